@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine's fast path: parse -> flow table -> message assembly.
+ *
+ * Where a packet goes:
+ *   ct_engine_feed -> ct_parse (parse.c)
+ *     RoCE/TCP  -> account_flow -> ct_flow_table_get (flow_table.c)
+ *                  -> ct_msg_roce / ct_msg_tcp (message.c), ct_cm_inspect (cm.c)
+ *     PFC/PAUSE -> account_pfc
+ *     otherwise -> engine counters only
+ */
+#include "engine_internal.h"
+
+#include <commtap/roce_opcode.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_EVICT_RING 4096
+
+static void *default_alloc(size_t size, size_t align, void *ctx)
+{
+	void *p;
+
+	(void)ctx;
+	size = (size + align - 1) / align * align;
+	p = aligned_alloc(align, size);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+static void default_free(void *ptr, void *ctx)
+{
+	(void)ctx;
+	free(ptr);
+}
+
+/* Eviction callback: keep a copy for the slow path, or count the loss. */
+static void on_evict(void *ctx, const struct ct_flow *flow, enum ct_evict_reason why)
+{
+	struct ct_engine *e = ctx;
+	struct ct_flow *slot;
+
+	if (why == CT_EVICT_FLUSH)
+		return;
+	if (e->evict_head - e->evict_tail == e->evict_slots) {
+		e->c.evicted_unreported++;
+		return;
+	}
+	slot = &e->evict_ring[e->evict_head % e->evict_slots];
+	memcpy(slot, flow, sizeof(*slot));
+	ct_msg_finish(slot);
+	e->evict_head++;
+}
+
+int ct_engine_create(const struct ct_engine_config *cfg, struct ct_engine **out)
+{
+	struct ct_allocator a = {default_alloc, default_free, NULL};
+	struct ct_engine *e;
+	int err;
+
+	if (cfg->alloc)
+		a = *cfg->alloc;
+	e = a.alloc(sizeof(*e), 64, a.ctx);
+	if (!e)
+		return -ENOMEM;
+	e->alloc = a;
+	e->tcp_msg_gap_ns = cfg->tcp_msg_gap_ns;
+	e->evict_slots = cfg->evict_ring_slots ? cfg->evict_ring_slots : DEFAULT_EVICT_RING;
+	e->evict_ring = a.alloc((size_t)e->evict_slots * sizeof(struct ct_flow), 64, a.ctx);
+	e->reads = a.alloc(CT_READ_TABLE_SLOTS * sizeof(struct ct_read_entry), 64, a.ctx);
+	e->cm_log = a.alloc(CT_CM_LOG_SLOTS * sizeof(struct ct_cm_event), 64, a.ctx);
+	if (!e->evict_ring || !e->reads || !e->cm_log) {
+		ct_engine_destroy(e);
+		return -ENOMEM;
+	}
+	err = ct_flow_table_create(cfg->memory_budget, cfg->idle_timeout_ns, &a, on_evict, e,
+				   &e->table);
+	if (err) {
+		ct_engine_destroy(e);
+		return err;
+	}
+	*out = e;
+	return 0;
+}
+
+void ct_engine_destroy(struct ct_engine *e)
+{
+	if (!e)
+		return;
+	struct ct_allocator a = e->alloc;
+
+	ct_flow_table_destroy(e->table);
+	if (e->evict_ring)
+		a.free(e->evict_ring, a.ctx);
+	if (e->reads)
+		a.free(e->reads, a.ctx);
+	if (e->cm_log)
+		a.free(e->cm_log, a.ctx);
+	a.free(e, a.ctx);
+}
+
+static inline void count_opcode(struct ct_flow *f, uint8_t op)
+{
+	unsigned i;
+
+	for (i = 0; i < f->op_used; i++) {
+		if (f->op_id[i] == op) {
+			if (__builtin_expect(++f->op_count[i] == 0, 0))
+				f->cold.op_count_hi[i]++;
+			return;
+		}
+	}
+	if (f->op_used < CT_OP_SLOTS) {
+		f->op_id[f->op_used] = op;
+		f->op_count[f->op_used++] = 1;
+		return;
+	}
+	for (i = 0; i < CT_OP_EXTRA; i++) {
+		if (f->cold.op_extra_count[i] && f->cold.op_extra_id[i] == op)
+			break;
+		if (!f->cold.op_extra_count[i]) {
+			f->cold.op_extra_id[i] = op;
+			break;
+		}
+	}
+	if (i < CT_OP_EXTRA)
+		f->cold.op_extra_count[i]++;
+	else
+		f->cold.op_other++;
+}
+
+static void account_flow(struct ct_engine *e, const struct ct_pkt *p, uint64_t ts)
+{
+	struct ct_flow_key key;
+	struct ct_flow *f;
+	int created;
+
+	memcpy(&key.src, &p->src, sizeof(key.src));
+	memcpy(&key.dst, &p->dst, sizeof(key.dst));
+	memset(key.zero, 0, sizeof(key.zero));
+	if (p->kind == CT_PKT_ROCE) {
+		key.id = p->roce.dqpn;
+		key.transport = CT_TRANSPORT_ROCE;
+	} else {
+		key.id = (uint32_t)p->tcp.sport << 16 | p->tcp.dport;
+		key.transport = CT_TRANSPORT_TCP;
+	}
+	f = ct_flow_table_get(e->table, &key, ct_flow_key_hash(&key), ts, &created);
+
+	f->packets++;
+	f->bytes += p->wire_len;
+	if (ts > f->last_ts)
+		f->last_ts = ts;
+	if (p->ecn == 3 && __builtin_expect(++f->ecn_ce == 0, 0))
+		f->cold.ecn_ce_hi++;
+	f->ecn_seen |= (uint8_t)(1u << p->ecn);
+	if (!created && f->dscp != p->dscp)
+		f->seen |= CT_SEEN_DSCP_MIX;
+	f->dscp = p->dscp;
+	f->pcp = p->pcp;
+
+	if (p->kind == CT_PKT_ROCE) {
+		e->c.roce_packets++;
+		e->c.roce_bytes += p->wire_len;
+		count_opcode(f, p->roce.opcode);
+		ct_msg_roce(e, f, p);
+		if (__builtin_expect(p->roce.dqpn == 1, 0))
+			ct_cm_inspect(e, p, ts);
+	} else {
+		e->c.tcp_packets++;
+		e->c.tcp_bytes += p->wire_len;
+		ct_msg_tcp(e, f, p, ts);
+	}
+}
+
+static void account_pfc(struct ct_engine *e, const struct ct_pfc *pfc)
+{
+	struct ct_pfc_counters *c = &e->c.pfc;
+
+	if (pfc->opcode == 0x0001) {
+		c->pause_frames++;
+		c->pause_quanta += pfc->quanta[0];
+		return;
+	}
+	c->pfc_frames++;
+	for (int i = 0; i < 8; i++) {
+		if (!(pfc->class_enable & (1u << i)))
+			continue;
+		c->frames[i]++;
+		c->quanta[i] += pfc->quanta[i];
+		if (pfc->quanta[i])
+			c->xoff[i]++;
+	}
+}
+
+void ct_engine_feed(struct ct_engine *e, const struct ct_packet *pkts, unsigned n)
+{
+	struct ct_pkt p;
+	uint64_t ts = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct ct_packet *in = &pkts[i];
+
+		ts = in->ts_ns;
+		if (!e->c.packets || ts < e->c.first_ts)
+			e->c.first_ts = ts;
+		if (ts > e->c.last_ts)
+			e->c.last_ts = ts;
+		e->c.packets++;
+		if (in->cap_len < in->wire_len)
+			e->c.truncated++;
+
+		switch (ct_parse(in->data, in->cap_len, in->wire_len, &p)) {
+		case CT_PKT_ROCE:
+		case CT_PKT_TCP:
+			account_flow(e, &p, ts);
+			break;
+		case CT_PKT_PFC:
+			account_pfc(e, &p.pfc);
+			break;
+		case CT_PKT_OTHER_IP:
+			e->c.other_ip++;
+			break;
+		case CT_PKT_OTHER_L2:
+			e->c.other_l2++;
+			break;
+		case CT_PKT_MALFORMED:
+			e->c.malformed++;
+			e->c.malformed_by_reason[p.malformed]++;
+			break;
+		}
+		e->c.bytes += p.wire_len;
+		e->c.encapsulated += p.encap;
+	}
+	/* Idle eviction keeps pace with the input: one record examined per packet. */
+	ct_flow_table_expire(e->table, e->c.last_ts, n);
+}
+
+void ct_engine_get_counters(const struct ct_engine *e, struct ct_engine_counters *c)
+{
+	*c = e->c;
+	ct_flow_table_get_stats(e->table, &c->table);
+}
+
+unsigned ct_engine_drain_evicted(struct ct_engine *e,
+				 void (*fn)(const struct ct_flow *flow, void *ctx), void *ctx)
+{
+	unsigned n = 0;
+
+	for (; e->evict_tail != e->evict_head; e->evict_tail++, n++)
+		fn(&e->evict_ring[e->evict_tail % e->evict_slots], ctx);
+	return n;
+}
+
+void ct_engine_foreach_flow(struct ct_engine *e, void (*fn)(struct ct_flow *flow, void *ctx),
+			    void *ctx)
+{
+	ct_flow_table_foreach(e->table, fn, ctx);
+}
+
+unsigned ct_engine_cm_events(const struct ct_engine *e, const struct ct_cm_event **events)
+{
+	*events = e->cm_log;
+	return e->cm_count;
+}
+
+struct finish_ctx {
+	void (*fn)(const struct ct_flow *flow, void *ctx);
+	void *ctx;
+};
+
+static void finish_one(struct ct_flow *f, void *arg)
+{
+	struct finish_ctx *fc = arg;
+
+	ct_msg_finish(f);
+	fc->fn(f, fc->ctx);
+}
+
+void ct_engine_finish(struct ct_engine *e, void (*fn)(const struct ct_flow *flow, void *ctx),
+		      void *ctx)
+{
+	struct finish_ctx fc = {fn, ctx};
+
+	ct_engine_drain_evicted(e, fn, ctx);
+	ct_flow_table_foreach(e->table, finish_one, &fc);
+	ct_flow_table_flush(e->table);
+}

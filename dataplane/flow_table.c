@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: MIT
+#include <commtap/flow_table.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One index slot: the key's hash and the record index + 1 (0: empty). */
+struct slot {
+	uint32_t hash;
+	uint32_t idx1;
+};
+
+struct ct_flow_table {
+	struct ct_flow *flows; /* capacity records; key.transport == 0 marks a free one */
+	struct slot *slots;    /* slot_mask + 1 entries */
+	uint32_t *free_stack;
+	uint32_t free_top;
+	uint32_t capacity;
+	uint32_t slot_mask;
+	uint32_t live;
+	uint32_t expire_hand;
+	uint32_t evict_hand;
+	uint64_t idle_timeout_ns;
+	uint64_t inserts;
+	uint64_t evicted_idle;
+	uint64_t evicted_full;
+	size_t memory_bytes;
+	ct_evict_fn on_evict;
+	void *evict_ctx;
+	struct ct_allocator alloc;
+};
+
+static void *default_alloc(size_t size, size_t align, void *ctx)
+{
+	void *p;
+
+	(void)ctx;
+	size = (size + align - 1) / align * align;
+	p = aligned_alloc(align, size);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+static void default_free(void *ptr, void *ctx)
+{
+	(void)ctx;
+	free(ptr);
+}
+
+static uint32_t slots_for(uint32_t capacity)
+{
+	uint32_t n = 16;
+
+	while (n < 2 * (uint64_t)capacity)
+		n <<= 1;
+	return n;
+}
+
+size_t ct_flow_table_bytes_per_flow(void)
+{
+	return sizeof(struct ct_flow) + 2 * sizeof(struct slot) + sizeof(uint32_t);
+}
+
+uint32_t ct_flow_table_capacity_for(size_t budget_bytes)
+{
+	size_t overhead = sizeof(struct ct_flow_table) + 4096;
+	uint64_t cap;
+
+	if (budget_bytes <= overhead)
+		return 0;
+	cap = (budget_bytes - overhead) / ct_flow_table_bytes_per_flow();
+	if (cap > (1u << 30))
+		cap = 1u << 30;
+	/* The index is rounded up to a power of two: shrink until it all fits. */
+	while (cap && (uint64_t)cap * (sizeof(struct ct_flow) + sizeof(uint32_t)) +
+				      (uint64_t)slots_for((uint32_t)cap) * sizeof(struct slot) >
+			      budget_bytes - overhead)
+		cap -= cap / 64 + 1;
+	return (uint32_t)cap;
+}
+
+int ct_flow_table_create(size_t budget_bytes, uint64_t idle_timeout_ns,
+			 const struct ct_allocator *alloc, ct_evict_fn on_evict, void *evict_ctx,
+			 struct ct_flow_table **out)
+{
+	struct ct_allocator a = {default_alloc, default_free, NULL};
+	struct ct_flow_table *t;
+	uint32_t cap = ct_flow_table_capacity_for(budget_bytes);
+
+	if (cap < 16)
+		return -EINVAL;
+	if (alloc)
+		a = *alloc;
+	t = a.alloc(sizeof(*t), 64, a.ctx);
+	if (!t)
+		return -ENOMEM;
+	t->alloc = a;
+	t->capacity = cap;
+	t->slot_mask = slots_for(cap) - 1;
+	t->idle_timeout_ns = idle_timeout_ns;
+	t->on_evict = on_evict;
+	t->evict_ctx = evict_ctx;
+	t->flows = a.alloc((size_t)cap * sizeof(struct ct_flow), 64, a.ctx);
+	t->slots = a.alloc((size_t)(t->slot_mask + 1) * sizeof(struct slot), 64, a.ctx);
+	t->free_stack = a.alloc((size_t)cap * sizeof(uint32_t), 64, a.ctx);
+	if (!t->flows || !t->slots || !t->free_stack) {
+		ct_flow_table_destroy(t);
+		return -ENOMEM;
+	}
+	/* Hand out low indices first so a small workload stays compact. */
+	for (uint32_t i = 0; i < cap; i++)
+		t->free_stack[i] = cap - 1 - i;
+	t->free_top = cap;
+	t->memory_bytes = sizeof(*t) + (size_t)cap * (sizeof(struct ct_flow) + sizeof(uint32_t)) +
+			  (size_t)(t->slot_mask + 1) * sizeof(struct slot);
+	*out = t;
+	return 0;
+}
+
+void ct_flow_table_destroy(struct ct_flow_table *t)
+{
+	if (!t)
+		return;
+	struct ct_allocator a = t->alloc;
+
+	if (t->flows)
+		a.free(t->flows, a.ctx);
+	if (t->slots)
+		a.free(t->slots, a.ctx);
+	if (t->free_stack)
+		a.free(t->free_stack, a.ctx);
+	a.free(t, a.ctx);
+}
+
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+uint32_t ct_flow_key_hash(const struct ct_flow_key *key)
+{
+	uint64_t w[5];
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	memcpy(w, key, sizeof(w));
+	for (int i = 0; i < 5; i++) {
+		h ^= w[i] * 0xc2b2ae3d27d4eb4full;
+		h = rotl64(h, 31) * 0x9e3779b97f4a7c15ull;
+	}
+	/* murmur3 finalizer */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+static inline int key_equal(const struct ct_flow_key *a, const struct ct_flow_key *b)
+{
+	uint64_t x[5], y[5];
+
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]));
+}
+
+static inline uint32_t find_slot(const struct ct_flow_table *t, const struct ct_flow_key *key,
+				 uint32_t hash, int *found)
+{
+	uint32_t i = hash & t->slot_mask;
+
+	for (;;) {
+		const struct slot *s = &t->slots[i];
+
+		if (!s->idx1) {
+			*found = 0;
+			return i;
+		}
+		if (s->hash == hash && key_equal(&t->flows[s->idx1 - 1].key, key)) {
+			*found = 1;
+			return i;
+		}
+		i = (i + 1) & t->slot_mask;
+	}
+}
+
+struct ct_flow *ct_flow_table_lookup(struct ct_flow_table *t, const struct ct_flow_key *key,
+				     uint32_t hash)
+{
+	int found;
+	uint32_t i = find_slot(t, key, hash, &found);
+
+	return found ? &t->flows[t->slots[i].idx1 - 1] : NULL;
+}
+
+/* Remove index slot i, shifting later entries of its probe run back. */
+static void slot_delete(struct ct_flow_table *t, uint32_t i)
+{
+	uint32_t j = i;
+
+	for (;;) {
+		j = (j + 1) & t->slot_mask;
+		if (!t->slots[j].idx1)
+			break;
+		uint32_t home = t->slots[j].hash & t->slot_mask;
+
+		/* Move j back to i unless its home lies cyclically in (i, j]. */
+		if ((i <= j) ? (home <= i || home > j) : (home <= i && home > j)) {
+			t->slots[i] = t->slots[j];
+			i = j;
+		}
+	}
+	t->slots[i].idx1 = 0;
+	t->slots[i].hash = 0;
+}
+
+static void evict(struct ct_flow_table *t, uint32_t idx, enum ct_evict_reason why)
+{
+	struct ct_flow *f = &t->flows[idx];
+	uint32_t hash = ct_flow_key_hash(&f->key);
+	int found;
+	uint32_t s = find_slot(t, &f->key, hash, &found);
+
+	if (t->on_evict)
+		t->on_evict(t->evict_ctx, f, why);
+	if (found)
+		slot_delete(t, s);
+	f->key.transport = 0;
+	t->free_stack[t->free_top++] = idx;
+	t->live--;
+	if (why == CT_EVICT_IDLE)
+		t->evicted_idle++;
+	else if (why == CT_EVICT_FULL)
+		t->evicted_full++;
+}
+
+/* Sampled LRU: of the next CT_EVICT_SAMPLE live records, evict the stalest. */
+static void evict_one_for_space(struct ct_flow_table *t)
+{
+	uint32_t best = UINT32_MAX, seen = 0;
+	uint64_t best_ts = UINT64_MAX;
+
+	for (uint32_t n = 0; n < t->capacity && seen < CT_EVICT_SAMPLE; n++) {
+		uint32_t i = t->evict_hand;
+
+		t->evict_hand = (t->evict_hand + 1 == t->capacity) ? 0 : t->evict_hand + 1;
+		if (!t->flows[i].key.transport)
+			continue;
+		seen++;
+		if (t->flows[i].last_ts < best_ts) {
+			best_ts = t->flows[i].last_ts;
+			best = i;
+		}
+	}
+	evict(t, best, CT_EVICT_FULL);
+}
+
+struct ct_flow *ct_flow_table_get(struct ct_flow_table *t, const struct ct_flow_key *key,
+				  uint32_t hash, uint64_t now, int *created)
+{
+	int found;
+	uint32_t s = find_slot(t, key, hash, &found);
+	struct ct_flow *f;
+	uint32_t idx;
+
+	if (found) {
+		*created = 0;
+		return &t->flows[t->slots[s].idx1 - 1];
+	}
+	if (!t->free_top) {
+		evict_one_for_space(t);
+		s = find_slot(t, key, hash, &found); /* the shift may have moved the run */
+	}
+	idx = t->free_stack[--t->free_top];
+	f = &t->flows[idx];
+	memset(f, 0, sizeof(*f));
+	f->key = *key;
+	f->pcp = 0xff;
+	f->cold.first_ts = now;
+	f->last_ts = now;
+	t->slots[s].hash = hash;
+	t->slots[s].idx1 = idx + 1;
+	t->live++;
+	t->inserts++;
+	*created = 1;
+	return f;
+}
+
+void ct_flow_table_expire(struct ct_flow_table *t, uint64_t now, unsigned n)
+{
+	if (!t->idle_timeout_ns || !t->live)
+		return;
+	while (n--) {
+		uint32_t i = t->expire_hand;
+		struct ct_flow *f = &t->flows[i];
+
+		t->expire_hand = (i + 1 == t->capacity) ? 0 : i + 1;
+		if (f->key.transport && now > f->last_ts && now - f->last_ts > t->idle_timeout_ns)
+			evict(t, i, CT_EVICT_IDLE);
+	}
+}
+
+void ct_flow_table_flush(struct ct_flow_table *t)
+{
+	for (uint32_t i = 0; i < t->capacity && t->live; i++)
+		if (t->flows[i].key.transport)
+			evict(t, i, CT_EVICT_FLUSH);
+}
+
+void ct_flow_table_foreach(struct ct_flow_table *t, void (*fn)(struct ct_flow *f, void *ctx),
+			   void *ctx)
+{
+	for (uint32_t i = 0; i < t->capacity; i++)
+		if (t->flows[i].key.transport)
+			fn(&t->flows[i], ctx);
+}
+
+void ct_flow_table_get_stats(const struct ct_flow_table *t, struct ct_flow_table_stats *st)
+{
+	st->inserts = t->inserts;
+	st->evicted_idle = t->evicted_idle;
+	st->evicted_full = t->evicted_full;
+	st->live = t->live;
+	st->capacity = t->capacity;
+	st->memory_bytes = t->memory_bytes;
+}

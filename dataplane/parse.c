@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Packet parser. Each layer checks that the bytes it reads were captured
+ * before it reads them, and takes lengths from the headers (IP total length,
+ * UDP length) so that truncated mirror copies keep their true size.
+ */
+#include <commtap/parse.h>
+#include <commtap/roce_opcode.h>
+
+#include <arpa/inet.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ETH_HLEN	  14
+#define VLAN_HLEN	  4
+#define IPV4_MIN_HLEN	  20
+#define IPV6_HLEN	  40
+#define UDP_HLEN	  8
+#define TCP_MIN_HLEN	  20
+#define BTH_LEN		  12
+#define ICRC_LEN	  4
+#define ERSPAN_II_HLEN	  8
+#define ERSPAN_III_HLEN	  12
+#define ERSPAN_III_PLAT	  8
+#define MAX_ENCAP_DEPTH	  2
+#define IPPROTO_GRE_	  47
+
+#define GRE_F_CSUM	0x8000
+#define GRE_F_ROUTING	0x4000
+#define GRE_F_KEY	0x2000
+#define GRE_F_SEQ	0x1000
+#define GRE_VERSION	0x0007
+
+struct frame {
+	const uint8_t *d;
+	uint32_t cap;	   /* captured bytes */
+	uint32_t orig_len; /* frame length as captured by the pcap header */
+};
+
+static inline uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t rd24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static inline uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t rd64(const uint8_t *p)
+{
+	return (uint64_t)rd32(p) << 32 | rd32(p + 4);
+}
+
+/* True when len bytes starting at off were captured. */
+static inline int have(const struct frame *f, uint32_t off, uint32_t len)
+{
+	return off <= f->cap && len <= f->cap - off;
+}
+
+static inline enum ct_pkt_kind malformed(struct ct_pkt *pkt, enum ct_malformed why)
+{
+	pkt->malformed = why;
+	pkt->kind = CT_PKT_MALFORMED;
+	return CT_PKT_MALFORMED;
+}
+
+static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth,
+				  struct ct_pkt *pkt);
+
+static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t udp_payload,
+				  struct ct_pkt *pkt)
+{
+	struct ct_roce *r = &pkt->roce;
+	const struct ct_opcode_info *info;
+	uint32_t need;
+
+	if (!have(f, off, BTH_LEN))
+		return malformed(pkt, CT_MAL_BTH_TRUNCATED);
+	const uint8_t *b = f->d + off;
+
+	r->opcode = b[0];
+	info = &ct_opcode_table[r->opcode];
+	if (!info->valid || (b[1] & 0x0f) != 0) /* reserved opcode, or TVer != 0 */
+		return malformed(pkt, CT_MAL_BTH_BAD_OPCODE);
+	r->se = b[1] >> 7;
+	r->pad = (b[1] >> 4) & 3;
+	r->pkey = rd16(b + 2);
+	r->dqpn = rd24(b + 5);
+	r->ackreq = b[8] >> 7;
+	r->psn = rd24(b + 9);
+	r->ext = info->ext;
+
+	need = BTH_LEN + info->ext_len + r->pad + ICRC_LEN;
+	if (udp_payload < need)
+		return malformed(pkt, CT_MAL_ROCE_BAD_LENGTH);
+	r->payload_len = udp_payload - need;
+
+	off += BTH_LEN;
+	if (!have(f, off, info->ext_len))
+		return malformed(pkt, CT_MAL_ROCE_EXT_TRUNCATED);
+	b = f->d + off;
+	/* Extension headers in wire order (IBTA 9.2): routing, then operation. */
+	if (info->ext & CT_EXT_DETH) {
+		r->deth_sqpn = rd24(b + 5);
+		b += 8;
+	}
+	if (info->ext & CT_EXT_XRCETH)
+		b += 4;
+	if (info->ext & CT_EXT_RETH) {
+		r->reth_va = rd64(b);
+		r->reth_rkey = rd32(b + 8);
+		r->reth_len = rd32(b + 12);
+		b += 16;
+	} else {
+		r->reth_len = 0;
+	}
+	if (info->ext & CT_EXT_ATOMICETH) {
+		r->reth_va = rd64(b);
+		r->reth_rkey = rd32(b + 8);
+		b += 28;
+	}
+	if (info->ext & CT_EXT_AETH) {
+		r->aeth_syndrome = b[0];
+		r->aeth_msn = rd24(b + 1);
+		b += 4;
+	}
+	if (info->ext & CT_EXT_ATOMICACKETH)
+		b += 8;
+	if (info->ext & (CT_EXT_IMMDT | CT_EXT_IETH)) {
+		r->imm = rd32(b);
+		b += 4;
+	}
+	if (info->ext & CT_EXT_CNP)
+		b += 16;
+	off += info->ext_len;
+	r->payload = f->d + off;
+	r->payload_cap = f->cap - off;
+	if (r->payload_cap > r->payload_len)
+		r->payload_cap = r->payload_len;
+	pkt->kind = CT_PKT_ROCE;
+	return CT_PKT_ROCE;
+}
+
+static enum ct_pkt_kind parse_udp(const struct frame *f, uint32_t off, uint32_t l4_len,
+				  struct ct_pkt *pkt)
+{
+	uint16_t udp_len;
+
+	if (!have(f, off, UDP_HLEN))
+		return malformed(pkt, CT_MAL_UDP_TRUNCATED);
+	udp_len = rd16(f->d + off + 4);
+	if (udp_len < UDP_HLEN || udp_len > l4_len)
+		return malformed(pkt, CT_MAL_UDP_BAD_LENGTH);
+	pkt->udp_sport = rd16(f->d + off);
+	if (rd16(f->d + off + 2) != CT_ROCE_UDP_PORT) {
+		pkt->kind = CT_PKT_OTHER_IP;
+		return CT_PKT_OTHER_IP;
+	}
+	return parse_bth(f, off + UDP_HLEN, udp_len - UDP_HLEN, pkt);
+}
+
+static enum ct_pkt_kind parse_tcp(const struct frame *f, uint32_t off, uint32_t l4_len,
+				  struct ct_pkt *pkt)
+{
+	const uint8_t *t;
+	uint32_t doff;
+
+	if (!have(f, off, TCP_MIN_HLEN))
+		return malformed(pkt, CT_MAL_TCP_TRUNCATED);
+	t = f->d + off;
+	doff = (uint32_t)(t[12] >> 4) * 4;
+	/* Options are skipped by the data offset; their bytes need not be captured. */
+	if (doff < TCP_MIN_HLEN || doff > l4_len)
+		return malformed(pkt, CT_MAL_TCP_BAD_HEADER);
+	pkt->tcp.sport = rd16(t);
+	pkt->tcp.dport = rd16(t + 2);
+	pkt->tcp.seq = rd32(t + 4);
+	pkt->tcp.ack = rd32(t + 8);
+	pkt->tcp.flags = t[13];
+	pkt->tcp.payload_len = l4_len - doff;
+	pkt->kind = CT_PKT_TCP;
+	return CT_PKT_TCP;
+}
+
+/* GRE carrying a mirror copy: ERSPAN type I/II (0x88be), III (0x22eb) or TEB. */
+static enum ct_pkt_kind parse_gre(const struct frame *f, uint32_t off, int depth,
+				  struct ct_pkt *pkt)
+{
+	uint16_t flags, proto;
+	uint32_t hlen = 4;
+
+	if (depth >= MAX_ENCAP_DEPTH)
+		return malformed(pkt, CT_MAL_ENCAP_TOO_DEEP);
+	if (!have(f, off, 4))
+		return malformed(pkt, CT_MAL_GRE_TRUNCATED);
+	flags = rd16(f->d + off);
+	proto = rd16(f->d + off + 2);
+	if ((flags & GRE_VERSION) || (flags & GRE_F_ROUTING))
+		return malformed(pkt, CT_MAL_GRE_UNSUPPORTED);
+	hlen += (flags & GRE_F_CSUM) ? 4 : 0;
+	hlen += (flags & GRE_F_KEY) ? 4 : 0;
+	hlen += (flags & GRE_F_SEQ) ? 4 : 0;
+	if (!have(f, off, hlen))
+		return malformed(pkt, CT_MAL_GRE_TRUNCATED);
+	off += hlen;
+
+	switch (proto) {
+	case CT_GRE_ERSPAN_II:
+		/* Type I has no sequence number and no ERSPAN header. */
+		if (flags & GRE_F_SEQ) {
+			if (!have(f, off, ERSPAN_II_HLEN))
+				return malformed(pkt, CT_MAL_ERSPAN_TRUNCATED);
+			off += ERSPAN_II_HLEN;
+		}
+		break;
+	case CT_GRE_ERSPAN_III:
+		if (!have(f, off, ERSPAN_III_HLEN))
+			return malformed(pkt, CT_MAL_ERSPAN_TRUNCATED);
+		if (f->d[off + 11] & 0x01) { /* O bit: platform-specific subheader */
+			if (!have(f, off, ERSPAN_III_HLEN + ERSPAN_III_PLAT))
+				return malformed(pkt, CT_MAL_ERSPAN_TRUNCATED);
+			off += ERSPAN_III_PLAT;
+		}
+		off += ERSPAN_III_HLEN;
+		break;
+	case CT_ETHERTYPE_TEB:
+		break;
+	default:
+		return malformed(pkt, CT_MAL_GRE_UNSUPPORTED);
+	}
+	pkt->encap = 1;
+	return parse_eth(f, off, depth + 1, pkt);
+}
+
+static enum ct_pkt_kind parse_l4(const struct frame *f, uint8_t proto, uint32_t off,
+				 uint32_t l4_len, int depth, struct ct_pkt *pkt)
+{
+	pkt->ip_proto = proto;
+	switch (proto) {
+	case IPPROTO_UDP:
+		return parse_udp(f, off, l4_len, pkt);
+	case IPPROTO_TCP:
+		return parse_tcp(f, off, l4_len, pkt);
+	case IPPROTO_GRE_:
+		return parse_gre(f, off, depth, pkt);
+	default:
+		pkt->kind = CT_PKT_OTHER_IP;
+		return CT_PKT_OTHER_IP;
+	}
+}
+
+static void addr_from_v4(struct ct_addr *a, const uint8_t *v4)
+{
+	memset(a->b, 0, 10);
+	a->b[10] = 0xff;
+	a->b[11] = 0xff;
+	memcpy(a->b + 12, v4, 4);
+}
+
+static enum ct_pkt_kind parse_ipv4(const struct frame *f, uint32_t off, uint32_t l2_len,
+				   int depth, struct ct_pkt *pkt)
+{
+	const uint8_t *ip;
+	uint32_t ihl, total;
+
+	if (!have(f, off, IPV4_MIN_HLEN))
+		return malformed(pkt, CT_MAL_IPV4_TRUNCATED);
+	ip = f->d + off;
+	ihl = (uint32_t)(ip[0] & 0x0f) * 4;
+	if ((ip[0] >> 4) != 4 || ihl < IPV4_MIN_HLEN)
+		return malformed(pkt, CT_MAL_IPV4_BAD_HEADER);
+	if (!have(f, off, ihl)) /* options cut off */
+		return malformed(pkt, CT_MAL_IPV4_TRUNCATED);
+	total = rd16(ip + 2);
+	if (total < ihl)
+		return malformed(pkt, CT_MAL_IPV4_BAD_LENGTH);
+
+	pkt->ip_version = 4;
+	pkt->dscp = ip[1] >> 2;
+	pkt->ecn = ip[1] & 3;
+	pkt->wire_len = l2_len + total;
+	addr_from_v4(&pkt->src, ip + 12);
+	addr_from_v4(&pkt->dst, ip + 16);
+	if (rd16(ip + 6) & 0x1fff) { /* a later fragment has no L4 header */
+		pkt->ip_proto = ip[9];
+		pkt->kind = CT_PKT_OTHER_IP;
+		return CT_PKT_OTHER_IP;
+	}
+	return parse_l4(f, ip[9], off + ihl, total - ihl, depth, pkt);
+}
+
+static enum ct_pkt_kind parse_ipv6(const struct frame *f, uint32_t off, uint32_t l2_len,
+				   int depth, struct ct_pkt *pkt)
+{
+	const uint8_t *ip;
+	uint32_t remaining;
+	uint8_t next;
+
+	if (!have(f, off, IPV6_HLEN))
+		return malformed(pkt, CT_MAL_IPV6_TRUNCATED);
+	ip = f->d + off;
+	if ((ip[0] >> 4) != 6)
+		return malformed(pkt, CT_MAL_IPV6_BAD_HEADER);
+	uint8_t tclass = (uint8_t)((rd16(ip) >> 4) & 0xff);
+
+	remaining = rd16(ip + 4);
+	pkt->ip_version = 6;
+	pkt->dscp = tclass >> 2;
+	pkt->ecn = tclass & 3;
+	pkt->wire_len = l2_len + IPV6_HLEN + remaining;
+	memcpy(pkt->src.b, ip + 8, 16);
+	memcpy(pkt->dst.b, ip + 24, 16);
+	next = ip[6];
+	off += IPV6_HLEN;
+
+	for (int n = 0;; n++) {
+		uint32_t hlen;
+
+		switch (next) {
+		case 0:	 /* hop-by-hop options */
+		case 43: /* routing */
+		case 44: /* fragment */
+		case 51: /* authentication header */
+		case 60: /* destination options */
+			break;
+		default:
+			return parse_l4(f, next, off, remaining, depth, pkt);
+		}
+		if (n == CT_MAX_IPV6_EXT)
+			return malformed(pkt, CT_MAL_IPV6_EXT_TOO_MANY);
+		if (!have(f, off, 8))
+			return malformed(pkt, CT_MAL_IPV6_EXT_TRUNCATED);
+		const uint8_t *ext = f->d + off;
+
+		if (next == 44)
+			hlen = 8;
+		else if (next == 51)
+			hlen = ((uint32_t)ext[1] + 2) * 4;
+		else
+			hlen = ((uint32_t)ext[1] + 1) * 8;
+		if (hlen > remaining)
+			return malformed(pkt, CT_MAL_IPV6_BAD_HEADER);
+		if (next == 44 && (rd16(ext + 2) & 0xfff8)) { /* not the first fragment */
+			pkt->ip_proto = ext[0];
+			pkt->kind = CT_PKT_OTHER_IP;
+			return CT_PKT_OTHER_IP;
+		}
+		next = ext[0];
+		off += hlen;
+		remaining -= hlen;
+	}
+}
+
+/* IEEE 802.3 annex 31B (PAUSE) and 802.1Qbb (PFC) MAC control frames. */
+static enum ct_pkt_kind parse_mac_control(const struct frame *f, uint32_t off,
+					  struct ct_pkt *pkt)
+{
+	uint16_t opcode;
+
+	if (!have(f, off, 2))
+		return malformed(pkt, CT_MAL_MACCTRL_TRUNCATED);
+	opcode = rd16(f->d + off);
+	pkt->pfc.opcode = opcode;
+	if (opcode == 0x0101) {
+		if (!have(f, off, 4 + 16))
+			return malformed(pkt, CT_MAL_MACCTRL_TRUNCATED);
+		pkt->pfc.class_enable = f->d[off + 3];
+		for (int i = 0; i < 8; i++)
+			pkt->pfc.quanta[i] = rd16(f->d + off + 4 + 2 * i);
+	} else if (opcode == 0x0001) {
+		if (!have(f, off, 4))
+			return malformed(pkt, CT_MAL_MACCTRL_TRUNCATED);
+		pkt->pfc.class_enable = 0xff;
+		memset(pkt->pfc.quanta, 0, sizeof(pkt->pfc.quanta));
+		pkt->pfc.quanta[0] = rd16(f->d + off + 2);
+	} else {
+		pkt->kind = CT_PKT_OTHER_L2;
+		return CT_PKT_OTHER_L2;
+	}
+	pkt->kind = CT_PKT_PFC;
+	return CT_PKT_PFC;
+}
+
+static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth,
+				  struct ct_pkt *pkt)
+{
+	uint32_t l2_start = off;
+	uint16_t type;
+
+	if (!have(f, off, ETH_HLEN))
+		return malformed(pkt, CT_MAL_ETH_TRUNCATED);
+	type = rd16(f->d + off + 12);
+	off += ETH_HLEN;
+	pkt->vlan_count = 0;
+	pkt->pcp = 0xff;
+	while (type == CT_ETHERTYPE_VLAN || type == CT_ETHERTYPE_QINQ ||
+	       type == CT_ETHERTYPE_QINQ_OLD) {
+		if (pkt->vlan_count == CT_MAX_VLAN)
+			return malformed(pkt, CT_MAL_VLAN_TOO_DEEP);
+		if (!have(f, off, VLAN_HLEN))
+			return malformed(pkt, CT_MAL_VLAN_TRUNCATED);
+		uint16_t tci = rd16(f->d + off);
+
+		/* The innermost tag's priority is the one RoCE/PFC traffic classes use. */
+		pkt->pcp = tci >> 13;
+		pkt->vlan_id = tci & 0x0fff;
+		type = rd16(f->d + off + 2);
+		off += VLAN_HLEN;
+		pkt->vlan_count++;
+	}
+
+	uint32_t l2_len = off - l2_start;
+
+	switch (type) {
+	case CT_ETHERTYPE_IPV4:
+		return parse_ipv4(f, off, l2_len, depth, pkt);
+	case CT_ETHERTYPE_IPV6:
+		return parse_ipv6(f, off, l2_len, depth, pkt);
+	case CT_ETHERTYPE_MACCTRL:
+		return parse_mac_control(f, off, pkt);
+	default:
+		pkt->kind = CT_PKT_OTHER_L2;
+		return CT_PKT_OTHER_L2;
+	}
+}
+
+enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
+			  struct ct_pkt *pkt)
+{
+	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len};
+
+	pkt->malformed = CT_MAL_NONE;
+	pkt->wire_len = orig_len;
+	pkt->encap = 0;
+	pkt->ip_version = 0;
+	pkt->ip_proto = 0;
+	pkt->dscp = 0;
+	pkt->ecn = 0;
+	pkt->udp_sport = 0;
+	return parse_eth(&f, 0, 0, pkt);
+}
+
+static const char *const malformed_names[CT_MAL_COUNT] = {
+	[CT_MAL_NONE] = "none",
+	[CT_MAL_ETH_TRUNCATED] = "eth_truncated",
+	[CT_MAL_VLAN_TRUNCATED] = "vlan_truncated",
+	[CT_MAL_VLAN_TOO_DEEP] = "vlan_too_deep",
+	[CT_MAL_GRE_TRUNCATED] = "gre_truncated",
+	[CT_MAL_GRE_UNSUPPORTED] = "gre_unsupported",
+	[CT_MAL_ERSPAN_TRUNCATED] = "erspan_truncated",
+	[CT_MAL_ENCAP_TOO_DEEP] = "encap_too_deep",
+	[CT_MAL_IPV4_TRUNCATED] = "ipv4_truncated",
+	[CT_MAL_IPV4_BAD_HEADER] = "ipv4_bad_header",
+	[CT_MAL_IPV4_BAD_LENGTH] = "ipv4_bad_length",
+	[CT_MAL_IPV6_TRUNCATED] = "ipv6_truncated",
+	[CT_MAL_IPV6_BAD_HEADER] = "ipv6_bad_header",
+	[CT_MAL_IPV6_EXT_TRUNCATED] = "ipv6_ext_truncated",
+	[CT_MAL_IPV6_EXT_TOO_MANY] = "ipv6_ext_too_many",
+	[CT_MAL_UDP_TRUNCATED] = "udp_truncated",
+	[CT_MAL_UDP_BAD_LENGTH] = "udp_bad_length",
+	[CT_MAL_BTH_TRUNCATED] = "bth_truncated",
+	[CT_MAL_BTH_BAD_OPCODE] = "bth_bad_opcode",
+	[CT_MAL_ROCE_EXT_TRUNCATED] = "roce_ext_truncated",
+	[CT_MAL_ROCE_BAD_LENGTH] = "roce_bad_length",
+	[CT_MAL_TCP_TRUNCATED] = "tcp_truncated",
+	[CT_MAL_TCP_BAD_HEADER] = "tcp_bad_header",
+	[CT_MAL_MACCTRL_TRUNCATED] = "macctrl_truncated",
+};
+
+const char *ct_malformed_name(enum ct_malformed reason)
+{
+	if ((unsigned)reason >= CT_MAL_COUNT)
+		return "unknown";
+	return malformed_names[reason];
+}
+
+const char *ct_addr_format(const struct ct_addr *a, char *buf, unsigned len)
+{
+	if (ct_addr_is_v4(a))
+		return inet_ntop(AF_INET, a->b + 12, buf, len);
+	return inet_ntop(AF_INET6, a->b, buf, len);
+}
