@@ -253,7 +253,7 @@ void ct_msg_roce(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p)
 		}
 		if (info->kind == CT_MSG_ACK) {
 			ack(f, r);
-			f->resp_next_psn = r->psn;
+			f->resp_next_psn = (r->psn + 1) & PSN_MASK;
 		} else {
 			read_response(e, f, p, info);
 		}

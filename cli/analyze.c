@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * commtap analyze CAPTURE: run a capture file through the engine and write
+ * the report. Where a packet goes: ct_capture_next -> ct_engine_feed; flows
+ * leaving the engine -> ct_flow_set_add; at the end: sort, pair, write.
+ */
+#include "capture.h"
+#include "commands.h"
+
+#include <commtap/flow_set.h>
+#include <commtap/report.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DRAIN_EVERY 1024 /* packets between drains of the eviction ring */
+
+struct analyze_opts {
+	const char *capture;
+	const char *json_path;
+	const char *lines_path;
+	int table;
+	size_t memory_budget;
+	uint64_t idle_timeout_ns;
+	uint64_t tcp_msg_gap_ns;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: commtap analyze [options] CAPTURE\n"
+		"  Analyze a pcap or pcapng capture (Ethernet) and print its flows.\n"
+		"  --json FILE        write the commtap.report/v1 JSON report ('-' for stdout)\n"
+		"  --lines FILE       write one line per flow ('-' for stdout)\n"
+		"  --table            print the readable table even with --json/--lines\n"
+		"  --memory MIB       flow-table memory budget in MiB (default %u)\n"
+		"  --idle-timeout S   evict flows idle S seconds (default %llu; 0 never)\n"
+		"  --tcp-gap MS       idle gap that ends a TCP message, ms (default %g)\n"
+		"exit status: 0 ok, 1 error (nothing written), 2 capture broke off (report of what"
+		" was read written)\n",
+		CT_DEFAULT_MEMORY_BUDGET >> 20,
+		(unsigned long long)(CT_DEFAULT_IDLE_TIMEOUT_NS / 1000000000ull),
+		(double)CT_DEFAULT_TCP_MSG_GAP_NS / 1e6);
+}
+
+/* Parse a non-negative decimal number; -EINVAL names the flag on failure. */
+static int parse_number(const char *flag, const char *text, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || *end || v < 0 || v > max || v != v) {
+		fprintf(stderr, "commtap analyze: %s: '%s' is not a number in [0, %g]\n", flag,
+			text, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct analyze_opts *o)
+{
+	static const struct option longopts[] = {
+		{"json", required_argument, NULL, 'j'},
+		{"lines", required_argument, NULL, 'l'},
+		{"table", no_argument, NULL, 't'},
+		{"memory", required_argument, NULL, 'm'},
+		{"idle-timeout", required_argument, NULL, 'i'},
+		{"tcp-gap", required_argument, NULL, 'g'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	double v;
+	int c;
+
+	o->memory_budget = CT_DEFAULT_MEMORY_BUDGET;
+	o->idle_timeout_ns = CT_DEFAULT_IDLE_TIMEOUT_NS;
+	o->tcp_msg_gap_ns = CT_DEFAULT_TCP_MSG_GAP_NS;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->json_path = optarg;
+			break;
+		case 'l':
+			o->lines_path = optarg;
+			break;
+		case 't':
+			o->table = 1;
+			break;
+		case 'm':
+			if (parse_number("--memory", optarg, 1 << 20, &v))
+				return -EINVAL;
+			o->memory_budget = (size_t)(v * (1 << 20));
+			break;
+		case 'i':
+			if (parse_number("--idle-timeout", optarg, 1e9, &v))
+				return -EINVAL;
+			o->idle_timeout_ns = (uint64_t)(v * 1e9);
+			break;
+		case 'g':
+			if (parse_number("--tcp-gap", optarg, 1e9, &v))
+				return -EINVAL;
+			o->tcp_msg_gap_ns = (uint64_t)(v * 1e6);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(CT_EXIT_OK);
+		default:
+			fprintf(stderr, "commtap analyze: unknown or incomplete option '%s' (try --help)\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "commtap analyze: %s (try --help)\n",
+			optind == argc ? "missing CAPTURE file" : "more than one CAPTURE file given");
+		return -EINVAL;
+	}
+	o->capture = argv[optind];
+	if (!o->json_path && !o->lines_path)
+		o->table = 1;
+	return 0;
+}
+
+static void collect(const struct ct_flow *flow, void *ctx)
+{
+	struct ct_flow_set *set = ctx;
+
+	if (ct_flow_set_add(set, flow))
+		fprintf(stderr, "commtap analyze: out of memory: a flow is missing from the report\n");
+}
+
+/* Open a report destination; "-" is stdout. */
+static FILE *open_output(const char *path)
+{
+	FILE *f;
+
+	if (!strcmp(path, "-"))
+		return stdout;
+	f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "commtap analyze: cannot write %s: %s\n", path, strerror(errno));
+	return f;
+}
+
+static int close_output(FILE *f, const char *path)
+{
+	int err = ferror(f) ? -EIO : 0;
+
+	if (f == stdout)
+		err = fflush(f) ? -errno : err;
+	else if (fclose(f))
+		err = -errno;
+	if (err)
+		fprintf(stderr, "commtap analyze: writing %s failed: %s\n", path, strerror(-err));
+	return err;
+}
+
+static int write_reports(const struct analyze_opts *o, const struct ct_report *r)
+{
+	int err = 0;
+	FILE *f;
+
+	if (o->json_path) {
+		f = open_output(o->json_path);
+		if (!f)
+			return -EIO;
+		ct_report_write_json(r, f);
+		err |= close_output(f, o->json_path);
+	}
+	if (o->lines_path) {
+		f = open_output(o->lines_path);
+		if (!f)
+			return -EIO;
+		ct_report_write_lines(r, f);
+		err |= close_output(f, o->lines_path);
+	}
+	if (o->table) {
+		ct_report_write_table(r, stdout);
+		fflush(stdout);
+	}
+	return err ? -EIO : 0;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	struct ct_engine_config cfg = {0};
+	struct analyze_opts o = {0};
+	struct ct_report report = {0};
+	struct ct_capture *cap = NULL;
+	struct ct_engine *engine = NULL;
+	const struct ct_cm_event *cm;
+	struct ct_packet pkt;
+	char err[768];
+	int rc, status = CT_EXIT_ERROR;
+	unsigned n_cm;
+
+	if (parse_args(argc, argv, &o))
+		return CT_EXIT_ERROR;
+	rc = ct_capture_open(o.capture, &cap, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "commtap analyze: %s\n", err);
+		return CT_EXIT_ERROR;
+	}
+	cfg.memory_budget = o.memory_budget;
+	cfg.idle_timeout_ns = o.idle_timeout_ns;
+	cfg.tcp_msg_gap_ns = o.tcp_msg_gap_ns;
+	rc = ct_engine_create(&cfg, &engine);
+	if (rc) {
+		fprintf(stderr, "commtap analyze: cannot create the engine with %zu bytes: %s\n",
+			o.memory_budget, strerror(-rc));
+		goto cleanup;
+	}
+	ct_flow_set_init(&report.flows);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	while (!interrupted && (rc = ct_capture_next(cap, &pkt)) == 1) {
+		ct_engine_feed(engine, &pkt, 1);
+		if (ct_capture_packets_read(cap) % DRAIN_EVERY == 0)
+			ct_engine_drain_evicted(engine, collect, &report.flows);
+	}
+	if (rc < 0)
+		report.error = ct_capture_error(cap);
+	else if (interrupted)
+		report.error = "interrupted before the end of the capture";
+	if (report.error)
+		fprintf(stderr, "commtap analyze: %s; the report covers the %llu packets read\n",
+			report.error, ct_capture_packets_read(cap));
+
+	ct_engine_finish(engine, collect, &report.flows);
+	ct_engine_get_counters(engine, &report.counters);
+	n_cm = ct_engine_cm_events(engine, &cm);
+	ct_flow_set_sort(&report.flows);
+	ct_flow_set_pair(&report.flows, cm, n_cm);
+	report.source = o.capture;
+	report.source_kind = "pcap";
+	report.clock = "capture timestamps (the capturing host's CLOCK_REALTIME)";
+
+	if (write_reports(&o, &report))
+		status = CT_EXIT_ERROR;
+	else
+		status = report.error ? CT_EXIT_INCOMPLETE : CT_EXIT_OK;
+cleanup:
+	ct_flow_set_free(&report.flows);
+	ct_engine_destroy(engine);
+	ct_capture_close(cap);
+	return status;
+}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+/* commtap: one binary, one subcommand per job. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef COMMTAP_VERSION
+#define COMMTAP_VERSION "0.0.0"
+#endif
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"analyze", cmd_analyze, "analyze a pcap/pcapng capture and report its flows"},
+#ifndef COMMTAP_NO_BENCH
+	{"bench", cmd_bench, "measure the engine's per-packet cost on synthetic RoCEv2 traffic"},
+#endif
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: commtap COMMAND [options]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'commtap COMMAND --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return CT_EXIT_ERROR;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return CT_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("commtap %s\n", COMMTAP_VERSION);
+		return CT_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "commtap: unknown command '%s' (try 'commtap --help')\n", argv[1]);
+	return CT_EXIT_ERROR;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report: what an analysis found, written as versioned JSON
+ * (commtap.report/v1, docs/report-schema.md), as a readable table, or as one
+ * deterministic line per flow (for golden tests).
+ */
+#ifndef COMMTAP_REPORT_H
+#define COMMTAP_REPORT_H
+
+#include <stdio.h>
+
+#include <commtap/dataplane.h>
+#include <commtap/flow_set.h>
+
+#define CT_REPORT_SCHEMA "commtap.report/v1"
+
+struct ct_report {
+	const char *source;	  /* capture file or interface */
+	const char *source_kind;  /* "pcap" */
+	const char *clock;	  /* where the timestamps come from */
+	const char *error;	  /* why reading stopped early, NULL when complete */
+	struct ct_engine_counters counters;
+	struct ct_flow_set flows; /* sorted and paired */
+};
+
+/* Write the JSON report. Returns 0 or a negative errno. */
+int ct_report_write_json(const struct ct_report *r, FILE *out);
+void ct_report_write_table(const struct ct_report *r, FILE *out);
+void ct_report_write_lines(const struct ct_report *r, FILE *out);
+
+#endif

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/* commtap.report/v1 as JSON (json-c). The schema is in docs/report-schema.md. */
+#include <commtap/report.h>
+#include <commtap/roce_opcode.h>
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+
+#ifndef COMMTAP_VERSION
+#define COMMTAP_VERSION "0.0.0"
+#endif
+
+static void add_u64(json_object *o, const char *name, uint64_t v)
+{
+	json_object_object_add(o, name, json_object_new_uint64(v));
+}
+
+static json_object *addr_json(const struct ct_addr *a)
+{
+	char buf[64];
+
+	return json_object_new_string(ct_addr_format(a, buf, sizeof(buf)));
+}
+
+static json_object *hist_json(const uint64_t *hist)
+{
+	json_object *o = json_object_new_object();
+	char name[32];
+
+	for (unsigned b = 0; b < CT_HIST_BUCKETS; b++) {
+		if (!hist[b])
+			continue;
+		snprintf(name, sizeof(name), "%llu", (unsigned long long)ct_hist_bucket_floor(b));
+		add_u64(o, name, hist[b]);
+	}
+	return o;
+}
+
+static json_object *opcodes_json(const struct ct_flow_summary *f)
+{
+	json_object *o = json_object_new_object();
+	uint8_t order[CT_SUMMARY_OPS];
+	unsigned n = f->n_ops;
+
+	/* ascending opcode order, independent of arrival order */
+	for (unsigned i = 0; i < n; i++)
+		order[i] = (uint8_t)i;
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && f->op_id[order[j - 1]] > f->op_id[order[j]]; j--) {
+			uint8_t t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (unsigned i = 0; i < n; i++) {
+		const char *name = ct_opcode_name(f->op_id[order[i]]);
+
+		add_u64(o, name ? name : "unknown", f->op_count[order[i]]);
+	}
+	if (f->op_other)
+		add_u64(o, "other", f->op_other);
+	return o;
+}
+
+static json_object *flow_json(const struct ct_flow_set *s, size_t i)
+{
+	const struct ct_flow_summary *f = &s->flows[i];
+	json_object *o = json_object_new_object();
+	int roce = f->key.transport == CT_TRANSPORT_ROCE;
+
+	add_u64(o, "id", i);
+	json_object_object_add(o, "transport", json_object_new_string(roce ? "roce" : "tcp"));
+	json_object_object_add(o, "src", addr_json(&f->key.src));
+	json_object_object_add(o, "dst", addr_json(&f->key.dst));
+	if (roce) {
+		add_u64(o, "qpn", f->key.id);
+	} else {
+		add_u64(o, "sport", f->key.id >> 16);
+		add_u64(o, "dport", f->key.id & 0xffff);
+	}
+	add_u64(o, "packets", f->packets);
+	add_u64(o, "bytes", f->bytes);
+	add_u64(o, "messages", f->messages);
+	add_u64(o, "message_bytes", f->message_bytes);
+	json_object_object_add(o, "msg_size_hist", hist_json(f->msg_hist));
+	if (roce)
+		json_object_object_add(o, "opcodes", opcodes_json(f));
+	add_u64(o, "retransmits", f->retransmits);
+	if (roce) {
+		json_object *psn = json_object_new_object();
+		json_object *naks = json_object_new_object();
+		json_object *reads = json_object_new_object();
+
+		add_u64(psn, "gaps", f->psn_gaps);
+		add_u64(psn, "missing", f->psn_missing);
+		add_u64(psn, "duplicates", f->duplicates);
+		add_u64(psn, "go_back_n", f->go_back_n);
+		json_object_object_add(o, "psn", psn);
+		add_u64(naks, "sequence", f->naks_seq);
+		add_u64(naks, "rnr", f->naks_rnr);
+		add_u64(naks, "other", f->naks_other);
+		json_object_object_add(o, "naks", naks);
+		add_u64(reads, "requests", f->read_requests);
+		add_u64(reads, "bytes_requested", f->read_bytes_requested);
+		add_u64(reads, "responses_matched", f->reads_matched);
+		add_u64(reads, "length_mismatch", f->read_len_mismatch);
+		json_object_object_add(o, "reads", reads);
+		add_u64(o, "partial_messages", f->partial_messages);
+		json_object_object_add(o, "pmtu", f->pmtu ? json_object_new_int(f->pmtu) : NULL);
+	}
+	add_u64(o, "cnp", f->cnp);
+	add_u64(o, "ecn_ce", f->ecn_ce);
+	json_object_object_add(o, "dscp", json_object_new_int(f->dscp));
+	json_object_object_add(o, "pcp", f->pcp == 0xff ? NULL : json_object_new_int(f->pcp));
+	json_object_object_add(o, "reverse",
+			       f->reverse >= 0 ? json_object_new_int64(f->reverse) : NULL);
+	json_object_object_add(
+		o, "reverse_evidence",
+		f->reverse >= 0 ? json_object_new_string(ct_pair_evidence_name(f->reverse_evidence))
+				: NULL);
+	add_u64(o, "first_ts", f->first_ts);
+	add_u64(o, "last_ts", f->last_ts);
+	return o;
+}
+
+static json_object *capture_json(const struct ct_report *r)
+{
+	const struct ct_engine_counters *c = &r->counters;
+	json_object *o = json_object_new_object();
+	json_object *mal = json_object_new_object();
+	json_object *reasons = json_object_new_object();
+
+	json_object_object_add(o, "file", json_object_new_string(r->source ? r->source : ""));
+	json_object_object_add(o, "format",
+			       json_object_new_string(r->source_kind ? r->source_kind : "pcap"));
+	add_u64(o, "packets", c->packets);
+	add_u64(o, "bytes", c->bytes);
+	add_u64(o, "first_ts", c->first_ts);
+	add_u64(o, "last_ts", c->last_ts);
+	add_u64(o, "duration_ns", c->packets ? c->last_ts - c->first_ts : 0);
+	add_u64(o, "roce_packets", c->roce_packets);
+	add_u64(o, "tcp_packets", c->tcp_packets);
+	add_u64(o, "other_ip_packets", c->other_ip);
+	add_u64(o, "other_l2_packets", c->other_l2);
+	add_u64(o, "encapsulated", c->encapsulated);
+	add_u64(o, "truncated_frames", c->truncated);
+	add_u64(mal, "total", c->malformed);
+	for (unsigned i = 1; i < CT_MAL_COUNT; i++)
+		if (c->malformed_by_reason[i])
+			add_u64(reasons, ct_malformed_name(i), c->malformed_by_reason[i]);
+	json_object_object_add(mal, "by_reason", reasons);
+	json_object_object_add(o, "malformed", mal);
+	json_object_object_add(o, "complete", json_object_new_boolean(!r->error));
+	json_object_object_add(o, "error", r->error ? json_object_new_string(r->error) : NULL);
+	return o;
+}
+
+static json_object *engine_json(const struct ct_report *r)
+{
+	const struct ct_engine_counters *c = &r->counters;
+	json_object *o = json_object_new_object();
+
+	add_u64(o, "flow_capacity", c->table.capacity);
+	add_u64(o, "flow_memory_bytes", c->table.memory_bytes);
+	add_u64(o, "flows_inserted", c->table.inserts);
+	add_u64(o, "evicted_idle", c->table.evicted_idle);
+	add_u64(o, "evicted_full", c->table.evicted_full);
+	add_u64(o, "evicted_unreported", c->evicted_unreported);
+	add_u64(o, "cm_messages", c->cm_messages);
+	add_u64(o, "read_overwrites", c->read_overwrites);
+	return o;
+}
+
+static json_object *pfc_json(const struct ct_pfc_counters *p)
+{
+	json_object *o = json_object_new_object();
+	json_object *prios = json_object_new_array();
+
+	add_u64(o, "pause_frames", p->pause_frames);
+	add_u64(o, "pause_quanta", p->pause_quanta);
+	add_u64(o, "pfc_frames", p->pfc_frames);
+	for (int i = 0; i < 8; i++) {
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "priority", json_object_new_int(i));
+		add_u64(e, "frames", p->frames[i]);
+		add_u64(e, "quanta", p->quanta[i]);
+		add_u64(e, "xoff", p->xoff[i]);
+		json_object_array_add(prios, e);
+	}
+	json_object_object_add(o, "priorities", prios);
+	return o;
+}
+
+int ct_report_write_json(const struct ct_report *r, FILE *out)
+{
+	json_object *root = json_object_new_object();
+	json_object *clock = json_object_new_object();
+	json_object *flows = json_object_new_array_ext((int)r->flows.count);
+	const char *text;
+	int err = 0;
+
+	json_object_object_add(root, "schema", json_object_new_string(CT_REPORT_SCHEMA));
+	json_object_object_add(root, "generator",
+			       json_object_new_string("commtap " COMMTAP_VERSION));
+	json_object_object_add(clock, "source",
+			       json_object_new_string(r->source_kind ? r->source_kind : "pcap"));
+	json_object_object_add(clock, "description", json_object_new_string(r->clock));
+	json_object_object_add(clock, "unit", json_object_new_string("ns since the Unix epoch"));
+	json_object_object_add(root, "clock", clock);
+	json_object_object_add(root, "capture", capture_json(r));
+	json_object_object_add(root, "engine", engine_json(r));
+	for (size_t i = 0; i < r->flows.count; i++)
+		json_object_array_add(flows, flow_json(&r->flows, i));
+	json_object_object_add(root, "flows", flows);
+	json_object_object_add(root, "pfc", pfc_json(&r->counters.pfc));
+
+	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							    JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
+		err = -EIO;
+	json_object_put(root);
+	return err;
+}
