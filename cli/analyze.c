@@ -221,7 +221,13 @@ int cmd_analyze(int argc, char **argv)
 	cfg.idle_timeout_ns = o.idle_timeout_ns;
 	cfg.tcp_msg_gap_ns = o.tcp_msg_gap_ns;
 	rc = ct_engine_create(&cfg, &engine);
-	if (rc) {
+	if (rc == -EINVAL) {
+		fprintf(stderr,
+			"commtap analyze: --memory: %zu bytes is too small for the flow table (it needs "
+			"room for at least 16 flows of %zu bytes)\n",
+			o.memory_budget, ct_flow_table_bytes_per_flow());
+		goto cleanup;
+	} else if (rc) {
 		fprintf(stderr, "commtap analyze: cannot create the engine with %zu bytes: %s\n",
 			o.memory_budget, strerror(-rc));
 		goto cleanup;

@@ -118,6 +118,7 @@ static void request(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt 
 
 	if (request_psn(f, r->psn))
 		return;
+	f->state &= ~CT_FS_AFTER_READ;
 
 	switch (info->pos) {
 	case CT_POS_FIRST:
@@ -160,9 +161,15 @@ static void request(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt 
 		break;
 	default: /* READ request */
 		read_request(e, f, p);
+		f->state |= CT_FS_AFTER_READ;
+		f->cold.last_read_psn = r->psn;
 		if (r->reth_len > 0) {
-			/* The responses use one PSN per packet; without the path MTU, resync. */
+			/*
+			 * The responses use one PSN per packet; without the path MTU the
+			 * next request PSN is unknown: resync on it.
+			 */
 			if (!f->cold.pmtu) {
+				f->req_next_psn = (r->psn + 1) & PSN_MASK;
 				f->state &= ~CT_FS_REQ_PSN_OK;
 				return;
 			}

@@ -96,6 +96,14 @@ static json_object *flow_json(const struct ct_flow_set *s, size_t i)
 		add_u64(psn, "missing", f->psn_missing);
 		add_u64(psn, "duplicates", f->duplicates);
 		add_u64(psn, "go_back_n", f->go_back_n);
+		if (f->seen & CT_SEEN_REQ_PSN) {
+			add_u64(psn, "request_first", f->req_first_psn);
+			add_u64(psn, "request_last", f->req_last_psn);
+		}
+		if (f->seen & CT_SEEN_RESP_PSN) {
+			add_u64(psn, "response_first", f->resp_first_psn);
+			add_u64(psn, "response_last", f->resp_last_psn);
+		}
 		json_object_object_add(o, "psn", psn);
 		add_u64(naks, "sequence", f->naks_seq);
 		add_u64(naks, "rnr", f->naks_rnr);

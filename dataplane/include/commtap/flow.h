@@ -49,6 +49,7 @@ _Static_assert(sizeof(struct ct_flow_key) == 40, "flow key is 40 bytes");
 #define CT_FS_REPLAY	  0x10 /* inside a go-back-N replay */
 #define CT_FS_TCP_SEQ_OK  0x20
 #define CT_FS_MSG_SEND	  0x40 /* the request message in progress is a SEND, else a WRITE */
+#define CT_FS_AFTER_READ  0x80 /* the last request was a READ (its PSN: cold.last_read_psn) */
 
 /* ct_flow.seen bits: set once, for pairing and reporting */
 #define CT_SEEN_REQ_PSN	 0x01 /* cold.req_first_psn is valid */
@@ -66,7 +67,7 @@ struct ct_flow_cold {
 	uint64_t cnp;	      /* CNPs travelling on this flow */
 	uint64_t retransmits; /* request packets (TCP: segments) with already-seen PSNs */
 	uint64_t read_bytes_requested; /* sum of READ RETH lengths */
-	uint32_t op_count_hi[CT_OP_SLOTS]; /* carries of the 32-bit hot counters */
+	uint16_t op_count_hi[CT_OP_SLOTS]; /* carries of the 32-bit hot counters (48-bit totals) */
 	uint32_t ecn_ce_hi;
 	uint32_t psn_gaps;	   /* times the request PSN jumped ahead */
 	uint32_t psn_missing;	   /* PSNs skipped by those jumps */
@@ -87,6 +88,8 @@ struct ct_flow_cold {
 	uint8_t op_extra_id[CT_OP_EXTRA];
 	uint8_t pad[2];
 	uint32_t read_peer_qpn; /* with CT_SEEN_READ_PEER: QPN of the flow whose READ we answered */
+	uint32_t last_read_psn; /* PSN of the last READ request (CT_FS_AFTER_READ) */
+	uint8_t pad2[8];
 };
 
 struct ct_flow {

@@ -1,0 +1,27 @@
+#!/bin/sh
+# Golden test: `commtap analyze --lines` on a capture, diffed against the
+# committed expected file. With --regen, rewrite the expected file instead.
+#   run_golden.sh [--regen] COMMTAP CAPTURE EXPECTED
+set -eu
+regen=0
+if [ "${1:-}" = "--regen" ]; then regen=1; shift; fi
+commtap=$1 capture=$2 expected=$3
+
+if [ ! -r "$capture" ]; then
+	echo "SKIP: $capture not found (../shared/pcaps is absent)"
+	exit 77
+fi
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+"$commtap" analyze --lines "$out" "$capture"
+if [ "$regen" = 1 ] || [ -n "${COMMTAP_REGEN_GOLDEN:-}" ]; then
+	cp "$out" "$expected"
+	echo "regenerated $expected"
+	exit 0
+fi
+if ! diff -u "$expected" "$out"; then
+	echo "FAIL: $(basename "$capture") differs from $(basename "$expected");" \
+		"if the change is intended: COMMTAP_REGEN_GOLDEN=1 meson test -C BUILD --suite golden"
+	exit 1
+fi
+echo "ok: $(basename "$capture") matches $(basename "$expected")"
