@@ -1,0 +1,105 @@
+#!/bin/sh
+# commtap on a fresh Debian 12 machine:
+#   scripts/setup.sh demo   install what is missing, build, analyze the bundled capture
+#   scripts/setup.sh test   install what is missing, build, run the whole test suite
+#                           (unit, golden, CLI; again under ASan+UBSan; bounded fuzzing)
+# Run as root, or as a user who may sudo. Idempotent: installs only what is missing.
+set -eu
+
+cd "$(dirname "$0")/.."
+top=$(pwd)
+
+# Debian packages the build and the tests need.
+PACKAGES="gcc clang llvm libclang-rt-14-dev meson ninja-build pkg-config python3
+libpcap-dev libjson-c-dev libcmocka-dev tshark wireshark-common"
+
+as_root() {
+	if [ "$(id -u)" = 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null; then
+		sudo "$@"
+	else
+		echo "setup: need root to install packages: $*" >&2
+		exit 1
+	fi
+}
+
+install_packages() {
+	missing=""
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	echo "setup: installing$missing"
+	# wireshark-common asks whether to install dumpcap setuid: answer no, quietly.
+	echo "wireshark-common wireshark-common/install-setuid boolean false" |
+		as_root debconf-set-selections
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+}
+
+build() {
+	dir=$1
+	shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson setup --reconfigure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi
+	ninja -C "$dir"
+}
+
+# Sum meson's summaries into one closing line that any CI log reader understands.
+passed=0 failed=0 skipped=0
+run_suites() {
+	dir=$1
+	shift
+	log=$(mktemp)
+	set +e
+	meson test -C "$dir" --print-errorlogs "$@" 2>&1 | tee "$log"
+	rc=$?
+	set -e
+	ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+	bad=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+	to=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+	sk=$(sed -n 's/^Skipped: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+	rm -f "$log"
+	passed=$((passed + ${ok:-0}))
+	failed=$((failed + ${bad:-0} + ${to:-0}))
+	skipped=$((skipped + ${sk:-0}))
+	[ "$rc" -eq 0 ] || failed=$((failed > 0 ? failed : 1))
+}
+
+case "${1:-}" in
+demo)
+	install_packages
+	build build
+	sample=test/golden/captures/commtap_sample.pcap
+	echo
+	echo "commtap analyze $sample"
+	./build/cli/commtap analyze --json build/commtap_sample.report.json "$sample"
+	echo
+	echo "JSON report: $top/build/commtap_sample.report.json"
+	;;
+test)
+	install_packages
+	echo "== build and test"
+	build build
+	run_suites build --no-suite fuzz
+	echo "== ASan + UBSan"
+	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		run_suites build-asan --no-suite fuzz --no-suite bench
+	echo "== fuzzing (${FUZZ_SECONDS:-60} s per target)"
+	CC=clang build build-fuzz -Dfuzz=true
+	run_suites build-fuzz --suite fuzz
+	echo
+	echo "commtap: $passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	;;
+*)
+	echo "usage: scripts/setup.sh demo|test" >&2
+	exit 1
+	;;
+esac
