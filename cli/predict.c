@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * commtap predict PROFILE: what a job should send, before it runs.
+ * A table by default, --json for machines.
+ */
+#include "commands.h"
+
+#include "model.h"
+#include "profile.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB (1024.0 * 1024.0)
+
+static const char *model_kind_name(enum ct_model_kind k)
+{
+	return k == CT_MODEL_GPT ? "gpt" : k == CT_MODEL_DDP ? "ddp" : "moe";
+}
+
+static const char *mapping_name(enum ct_mapping m)
+{
+	return m == CT_MAP_CUSTOM ? "custom" : m == CT_MAP_EXPLICIT ? "explicit"
+								     : "deepspeed-default";
+}
+
+/* One on-off period of a class between two hosts within an iteration. */
+struct burst {
+	double start, end, bytes;
+};
+
+/* Merge the transfers of one host pair and class into bursts (overlaps join). */
+static size_t host_pair_bursts(const struct ct_prediction *pr, unsigned a, unsigned b, int cls,
+			       struct burst *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pr->n_xfers; i++) {
+		const struct ct_transfer *x = &pr->xfers[i];
+
+		if (x->src_host != a || x->dst_host != b || x->cls != cls)
+			continue;
+		if (n && x->start <= out[n - 1].end + 1e-9) {
+			out[n - 1].end = fmax(out[n - 1].end, x->start + x->duration);
+			out[n - 1].bytes += (double)x->bytes;
+		} else if (n < max) {
+			out[n++] = (struct burst){x->start, x->start + x->duration, (double)x->bytes};
+		} else {
+			out[n - 1].end = fmax(out[n - 1].end, x->start + x->duration);
+			out[n - 1].bytes += (double)x->bytes;
+		}
+	}
+	return n;
+}
+
+static void print_matrix_grid(const struct ct_prediction *pr, int cls, unsigned n, bool hosts)
+{
+	double max = 0;
+
+	for (unsigned a = 0; a < n; a++)
+		for (unsigned b = 0; b < n; b++)
+			max = fmax(max, hosts ? *ct_host_matrix(pr, cls, a, b)
+					      : *ct_rank_matrix(pr, cls, a, b));
+	if (max <= 0)
+		return;
+	printf("  %s %s x %s (bytes per iteration: '.' none, 1..9 log scale of the max %.1f MiB)\n",
+	       ct_class_name(cls), hosts ? "host" : "rank", hosts ? "host" : "rank", max / MIB);
+	for (unsigned a = 0; a < n; a++) {
+		printf("    %4u ", a);
+		for (unsigned b = 0; b < n; b++) {
+			double v = hosts ? *ct_host_matrix(pr, cls, a, b)
+					 : *ct_rank_matrix(pr, cls, a, b);
+			int level = v > 0 ? 9 + (int)floor(log10(v / max) * 2) : 0;
+
+			putchar(v <= 0 ? '.' : level < 1 ? '1' : '0' + level);
+		}
+		putchar('\n');
+	}
+}
+
+static void print_table(const struct ct_profile *p, const struct ct_prediction *pr)
+{
+	static const char *const cls_short[] = {"TP", "PP", "DP", "EP", "Emb"};
+
+	printf("profile %s (%s): %u GPUs on %u hosts of %u, p=%u t=%u d=%u ep=%u, mapping %s\n",
+	       p->name, model_kind_name(p->kind), p->gpus, p->hosts, p->gpus_per_host, p->p, p->t,
+	       p->d, p->ep, mapping_name(p->mapping));
+	printf("parameters: %.4g (%.2fM in units of 2^20)", pr->params, pr->params / MIB);
+	if (p->kind == CT_MODEL_MOE)
+		printf(", dense base %.4g (%.2fM), active per token %.4g", pr->params_dense,
+		       pr->params_dense / MIB, pr->params_active);
+	printf("\n");
+	if (p->kind != CT_MODEL_DDP) {
+		printf("stages:");
+		for (unsigned s = 0; s < p->p; s++)
+			printf(" %u:%u layers/%.4g params per TP rank", s, pr->stage_layers[s],
+			       pr->stage_rank_params[s]);
+		printf("\nvocabulary padded to %u\n", pr->vocab_padded);
+	} else {
+		printf("DDP buckets: %zu (first %.2f MiB, then up to %.0f MiB)\n", pr->n_buckets,
+		       pr->n_buckets ? pr->bucket_bytes[0] / MIB : 0, p->bucket_bytes / MIB);
+	}
+
+	printf("\niteration time (s): T_comp %.4f", pr->t_comp);
+	for (int c = 0; c < CT_CLASS_COUNT; c++)
+		if (pr->t_class[c] > 0)
+			printf("  T_%s %.4f", cls_short[c], pr->t_class[c]);
+	printf("  T_bubble %.4f  R_bubble %.3f  R_comm %.3f\n", pr->t_bubble, pr->r_bubble,
+	       pr->r_comm);
+	printf("  T_iter %.4f (T_comp + T_comm + T_bubble), %.4f (1F1B/bucket schedule)\n",
+	       pr->t_iter_formula, pr->t_iter);
+	printf("  inputs: F %.4g FLOP/s (%s), mu %.2f, NIC %.0f Gb/s, intra-host %s %.1f GB/s;"
+	       " C (GB/s):",
+	       p->hw.peak_flops, p->hw.flops_kind, p->hw.mu, p->hw.nic_gbps, p->hw.intra_host,
+	       p->hw.intra_host_Bps / 1e9);
+	for (int c = 0; c < CT_CLASS_COUNT; c++)
+		printf(" %s %.2f", cls_short[c], pr->c[c] / 1e9);
+	printf("\n  FLOPs per iteration (job): %.4g\n", pr->flops_per_iter);
+
+	printf("\nclasses crossing the NIC:");
+	bool any = false;
+
+	for (int c = 0; c < CT_CLASS_COUNT; c++)
+		if (pr->crosses_nic[c]) {
+			printf(" %s", ct_class_name(c));
+			any = true;
+		}
+	printf(any ? " (%.1f MiB per iteration over all NICs)\n"
+		   : " none: all traffic stays inside hosts, no NIC traffic (%.0f)\n",
+	       pr->nic_bytes_per_iter / MIB);
+
+	printf("\nper rank, per iteration: messages x size (MiB) = MiB sent\n");
+	printf("%5s %4s", "rank", "host");
+	for (int c = 0; c < CT_CLASS_COUNT; c++)
+		printf(" %26s", cls_short[c]);
+	printf("\n");
+	for (unsigned r = 0; r < pr->nranks; r++) {
+		printf("%5u %4u", r, p->rank_host[r]);
+		for (int c = 0; c < CT_CLASS_COUNT; c++) {
+			const struct ct_rank_traffic *t = ct_rank_traffic(pr, r, c);
+			char cell[40];
+
+			if (t->messages)
+				snprintf(cell, sizeof(cell), "%.0f x %.3f = %.1f", t->messages,
+					 t->msg_bytes / MIB, t->bytes / MIB);
+			else
+				snprintf(cell, sizeof(cell), "-");
+			printf(" %26s", cell);
+		}
+		printf("\n");
+	}
+
+	printf("\ncommunication matrices\n");
+	for (int c = 0; c < CT_CLASS_COUNT; c++) {
+		if (pr->nranks <= 64)
+			print_matrix_grid(pr, c, pr->nranks, false);
+		print_matrix_grid(pr, c, pr->nhosts, true);
+	}
+
+	printf("\nNIC traffic per host pair and class, one iteration (schedule from t=0):\n");
+	printf("%5s %5s %-12s %10s %7s %10s %10s %10s\n", "src", "dst", "class", "MiB", "bursts",
+	       "first on", "last off", "on time");
+	for (unsigned a = 0; a < pr->nhosts; a++)
+		for (unsigned b = 0; b < pr->nhosts; b++)
+			for (int c = 0; c < CT_CLASS_COUNT; c++) {
+				struct burst bursts[4096];
+				double on = 0, bytes = 0;
+				size_t n;
+
+				if (a == b || *ct_host_matrix(pr, c, a, b) <= 0)
+					continue;
+				n = host_pair_bursts(pr, a, b, c, bursts, 4096);
+				for (size_t i = 0; i < n; i++) {
+					on += bursts[i].end - bursts[i].start;
+					bytes += bursts[i].bytes;
+				}
+				printf("%5u %5u %-12s %10.1f %7zu %9.4fs %9.4fs %9.4fs\n", a, b,
+				       ct_class_name(c), bytes / MIB, n, bursts[0].start,
+				       bursts[n - 1].end, on);
+			}
+}
+
+static json_object *matrix_json(const struct ct_prediction *pr, int cls, unsigned n, bool hosts)
+{
+	json_object *rows = json_object_new_array();
+
+	for (unsigned a = 0; a < n; a++) {
+		json_object *row = json_object_new_array();
+
+		for (unsigned b = 0; b < n; b++)
+			json_object_array_add(row, json_object_new_double(
+							   hosts ? *ct_host_matrix(pr, cls, a, b)
+								 : *ct_rank_matrix(pr, cls, a, b)));
+		json_object_array_add(rows, row);
+	}
+	return rows;
+}
+
+static void print_json(const struct ct_profile *p, const struct ct_prediction *pr)
+{
+	json_object *root = json_object_new_object(), *t = json_object_new_object();
+	json_object *classes = json_object_new_object(), *ranks = json_object_new_array();
+	json_object *pairs = json_object_new_array(), *nic = json_object_new_array();
+
+	json_object_object_add(root, "schema", json_object_new_string("commtap.prediction/v1"));
+	json_object_object_add(root, "profile", json_object_new_string(p->name));
+	json_object_object_add(root, "model", json_object_new_string(model_kind_name(p->kind)));
+	json_object_object_add(root, "gpus", json_object_new_int((int)p->gpus));
+	json_object_object_add(root, "hosts", json_object_new_int((int)p->hosts));
+	json_object_object_add(root, "params", json_object_new_double(pr->params));
+	json_object_object_add(root, "params_dense", json_object_new_double(pr->params_dense));
+	json_object_object_add(root, "params_active", json_object_new_double(pr->params_active));
+	json_object_object_add(root, "flops_per_iteration",
+			       json_object_new_double(pr->flops_per_iter));
+	json_object_object_add(t, "comp", json_object_new_double(pr->t_comp));
+	for (int c = 0; c < CT_CLASS_COUNT; c++)
+		json_object_object_add(t, ct_class_name(c), json_object_new_double(pr->t_class[c]));
+	json_object_object_add(t, "bubble", json_object_new_double(pr->t_bubble));
+	json_object_object_add(t, "r_bubble", json_object_new_double(pr->r_bubble));
+	json_object_object_add(t, "r_comm", json_object_new_double(pr->r_comm));
+	json_object_object_add(t, "iteration_formula", json_object_new_double(pr->t_iter_formula));
+	json_object_object_add(t, "iteration_schedule", json_object_new_double(pr->t_iter));
+	json_object_object_add(root, "time_s", t);
+	for (int c = 0; c < CT_CLASS_COUNT; c++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "crosses_nic", json_object_new_boolean(pr->crosses_nic[c]));
+		json_object_object_add(o, "bandwidth_Bps", json_object_new_double(pr->c[c]));
+		json_object_object_add(o, "rank_matrix", matrix_json(pr, c, pr->nranks, false));
+		json_object_object_add(o, "host_matrix", matrix_json(pr, c, pr->nhosts, true));
+		json_object_object_add(classes, ct_class_name(c), o);
+		if (pr->crosses_nic[c])
+			json_object_array_add(nic, json_object_new_string(ct_class_name(c)));
+	}
+	json_object_object_add(root, "classes", classes);
+	json_object_object_add(root, "nic_classes", nic);
+	json_object_object_add(root, "nic_bytes_per_iteration",
+			       json_object_new_double(pr->nic_bytes_per_iter));
+	for (unsigned r = 0; r < pr->nranks; r++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "rank", json_object_new_int((int)r));
+		json_object_object_add(o, "host", json_object_new_int((int)p->rank_host[r]));
+		for (int c = 0; c < CT_CLASS_COUNT; c++) {
+			const struct ct_rank_traffic *rt = ct_rank_traffic(pr, r, c);
+			json_object *e = json_object_new_object();
+
+			json_object_object_add(e, "messages", json_object_new_double(rt->messages));
+			json_object_object_add(e, "message_bytes", json_object_new_double(rt->msg_bytes));
+			json_object_object_add(e, "bytes", json_object_new_double(rt->bytes));
+			json_object_object_add(o, ct_class_name(c), e);
+		}
+		json_object_array_add(ranks, o);
+	}
+	json_object_object_add(root, "ranks", ranks);
+	for (unsigned a = 0; a < pr->nhosts; a++)
+		for (unsigned b = 0; b < pr->nhosts; b++)
+			for (int c = 0; c < CT_CLASS_COUNT; c++) {
+				struct burst bursts[4096];
+				json_object *o, *list;
+				size_t n;
+
+				if (a == b || *ct_host_matrix(pr, c, a, b) <= 0)
+					continue;
+				n = host_pair_bursts(pr, a, b, c, bursts, 4096);
+				o = json_object_new_object();
+				list = json_object_new_array();
+				json_object_object_add(o, "src_host", json_object_new_int((int)a));
+				json_object_object_add(o, "dst_host", json_object_new_int((int)b));
+				json_object_object_add(o, "class", json_object_new_string(ct_class_name(c)));
+				for (size_t i = 0; i < n; i++) {
+					json_object *e = json_object_new_array();
+
+					json_object_array_add(e, json_object_new_double(bursts[i].start));
+					json_object_array_add(e, json_object_new_double(bursts[i].end));
+					json_object_array_add(e, json_object_new_double(bursts[i].bytes));
+					json_object_array_add(list, e);
+				}
+				json_object_object_add(o, "on_periods_s_s_bytes", list);
+				json_object_array_add(pairs, o);
+			}
+	json_object_object_add(root, "schedule", pairs);
+	puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY));
+	json_object_put(root);
+}
+
+int cmd_predict(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct ct_profile profile;
+	struct ct_prediction pred;
+	char err[512];
+	int json = 0, c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		if (c == 'j') {
+			json = 1;
+		} else if (c == 'h') {
+			printf("usage: commtap predict [--json] PROFILE\n"
+			       "  Predict a job's traffic from its profile (docs/profiles.md).\n");
+			return CT_EXIT_OK;
+		} else {
+			fprintf(stderr, "commtap predict: unknown option '%s' (try --help)\n",
+				argv[optind - 1]);
+			return CT_EXIT_ERROR;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "commtap predict: %s (try --help)\n",
+			optind == argc ? "missing PROFILE" : "more than one PROFILE given");
+		return CT_EXIT_ERROR;
+	}
+	rc = ct_profile_load(argv[optind], &profile, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "commtap predict: %s\n", err);
+		return CT_EXIT_ERROR;
+	}
+	rc = ct_predict(&profile, &pred);
+	if (rc) {
+		fprintf(stderr, "commtap predict: %s: %s\n", argv[optind],
+			rc == -ENOENT ? "unknown model architecture" : strerror(-rc));
+		ct_profile_free(&profile);
+		return CT_EXIT_ERROR;
+	}
+	if (json)
+		print_json(&profile, &pred);
+	else
+		print_table(&profile, &pred);
+	ct_prediction_free(&pred);
+	ct_profile_free(&profile);
+	return CT_EXIT_OK;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The analytic traffic model: from a profile, what each rank sends per
+ * iteration, to whom, in which class, and how long an iteration takes
+ * (docs/profiles.md gives the formulas and where they come from).
+ */
+#ifndef COMMTAP_MODEL_H
+#define COMMTAP_MODEL_H
+
+#include "profile.h"
+
+/* Per rank and class, per iteration. */
+struct ct_rank_traffic {
+	double messages;  /* collective calls or send/recv operations the rank takes part in */
+	double msg_bytes; /* size of one such message (the tensor, before ring splitting) */
+	double bytes;	  /* bytes the rank sends */
+};
+
+/* One transfer: the bytes one collective or send/recv moves from one rank to another. */
+enum ct_xfer_kind {
+	CT_XFER_COLLECTIVE = 0, /* NCCL collective: steps of up to 512 KiB */
+	CT_XFER_P2P = 1,	/* send/recv, all-to-all: chunks of up to 128 KiB */
+};
+
+struct ct_transfer {
+	double start;	 /* seconds from the start of the iteration */
+	double duration; /* seconds, at the class's effective bandwidth */
+	uint64_t bytes;
+	uint32_t src_rank, dst_rank;
+	uint16_t src_host, dst_host;
+	uint8_t cls;  /* enum ct_class */
+	uint8_t kind; /* enum ct_xfer_kind */
+};
+
+struct ct_prediction {
+	unsigned nranks, nhosts;
+	/* parameters */
+	double params;	      /* the model's parameters */
+	double params_dense;  /* MoE: the dense model it is built on (= params otherwise) */
+	double params_active; /* parameters a token passes through */
+	unsigned vocab_padded;
+	unsigned *stage_layers;	     /* p entries */
+	double *stage_rank_params;   /* p entries: parameters one TP rank of the stage holds */
+	double flops_per_iter;	     /* whole job */
+	/* traffic */
+	struct ct_rank_traffic *rank; /* nranks * CT_CLASS_COUNT */
+	double *rank_matrix;	      /* CT_CLASS_COUNT * nranks * nranks: bytes row -> column */
+	double *host_matrix;	      /* CT_CLASS_COUNT * nhosts * nhosts */
+	bool crosses_nic[CT_CLASS_COUNT];
+	double nic_bytes_per_iter; /* all classes, all hosts */
+	/* time */
+	double c[CT_CLASS_COUNT]; /* effective bandwidths used, bytes/s */
+	double t_comp, t_class[CT_CLASS_COUNT], t_bubble, r_bubble, r_comm;
+	double t_iter_formula; /* the published decomposition: T_comp + T_comm + T_bubble */
+	double t_iter;	       /* the simulated schedule's iteration (what synth renders) */
+	double t_fwd_mb, t_bwd_mb; /* per micro-batch compute of one stage */
+	/* DDP */
+	size_t n_buckets;
+	uint64_t *bucket_bytes; /* in all-reduce order (reverse registration) */
+	/* the iteration as transfers, in start order */
+	struct ct_transfer *xfers;
+	size_t n_xfers, cap_xfers;
+};
+
+/* Predict. Returns 0, -ENOMEM, or -ENOENT for an unknown DDP architecture. */
+int ct_predict(const struct ct_profile *p, struct ct_prediction *out);
+void ct_prediction_free(struct ct_prediction *pred);
+
+static inline double *ct_rank_matrix(const struct ct_prediction *pr, enum ct_class c,
+				     unsigned src, unsigned dst)
+{
+	return &pr->rank_matrix[((size_t)c * pr->nranks + src) * pr->nranks + dst];
+}
+
+static inline double *ct_host_matrix(const struct ct_prediction *pr, enum ct_class c,
+				     unsigned src, unsigned dst)
+{
+	return &pr->host_matrix[((size_t)c * pr->nhosts + src) * pr->nhosts + dst];
+}
+
+static inline struct ct_rank_traffic *ct_rank_traffic(const struct ct_prediction *pr,
+						      unsigned rank, enum ct_class c)
+{
+	return &pr->rank[(size_t)rank * CT_CLASS_COUNT + c];
+}
+
+#endif

@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Profile loading. Every field is checked as it is read; an error names the
+ * file, the JSON path of the field and what was expected, e.g.
+ *   gpt.json: $.parallelism.p: expected an integer in [1, 4096], got "four"
+ */
+#include "profile.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct loader {
+	const char *file;
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(struct loader *L, const char *path,
+						       const char *fmt, ...)
+{
+	char msg[384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(L->err, L->errlen, "%s: %s: %s", L->file, path, msg);
+	return -EINVAL;
+}
+
+static const char *shown(json_object *v)
+{
+	return v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "nothing";
+}
+
+/* Reject keys that are not in allowed (a NULL-terminated list). */
+static int check_keys(struct loader *L, json_object *obj, const char *path,
+		      const char *const *allowed)
+{
+	json_object_object_foreach(obj, key, val)
+	{
+		const char *const *a;
+
+		(void)val;
+		for (a = allowed; *a; a++)
+			if (!strcmp(*a, key))
+				break;
+		if (!*a) {
+			char expected[384] = "";
+
+			for (a = allowed; *a; a++) {
+				strncat(expected, *a, sizeof(expected) - strlen(expected) - 3);
+				if (a[1])
+					strncat(expected, ", ", sizeof(expected) - strlen(expected) - 1);
+			}
+			return fail(L, path, "unknown key \"%s\" (expected one of: %s)", key,
+				    expected);
+		}
+	}
+	return 0;
+}
+
+static int get_object(struct loader *L, json_object *parent, const char *path, const char *key,
+		      bool required, json_object **out, char *subpath, size_t sublen)
+{
+	json_object *v;
+
+	snprintf(subpath, sublen, "%s.%s", path, key);
+	*out = NULL;
+	if (!json_object_object_get_ex(parent, key, &v)) {
+		if (required)
+			return fail(L, subpath, "missing (expected an object)");
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_object))
+		return fail(L, subpath, "expected an object, got %s", shown(v));
+	*out = v;
+	return 0;
+}
+
+/* An integer field in [min, max]; absent and not required leaves *out. */
+static int get_uint(struct loader *L, json_object *obj, const char *path, const char *key,
+		    bool required, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char p[256];
+	json_object *v;
+	int64_t x;
+
+	snprintf(p, sizeof(p), "%s.%s", path, key);
+	if (!json_object_object_get_ex(obj, key, &v)) {
+		if (required)
+			return fail(L, p, "missing (expected an integer in [%llu, %llu])",
+				    (unsigned long long)min, (unsigned long long)max);
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_int))
+		return fail(L, p, "expected an integer in [%llu, %llu], got %s",
+			    (unsigned long long)min, (unsigned long long)max, shown(v));
+	x = json_object_get_int64(v);
+	if (x < 0 || (uint64_t)x < min || (uint64_t)x > max)
+		return fail(L, p, "expected an integer in [%llu, %llu], got %s",
+			    (unsigned long long)min, (unsigned long long)max, shown(v));
+	*out = (uint64_t)x;
+	return 0;
+}
+
+static int get_unsigned(struct loader *L, json_object *obj, const char *path, const char *key,
+			bool required, unsigned min, unsigned max, unsigned *out)
+{
+	uint64_t v = *out;
+	int err = get_uint(L, obj, path, key, required, min, max, &v);
+
+	*out = (unsigned)v;
+	return err;
+}
+
+static int get_double(struct loader *L, json_object *obj, const char *path, const char *key,
+		      bool required, double min, double max, double *out)
+{
+	char p[256];
+	json_object *v;
+	double x;
+
+	snprintf(p, sizeof(p), "%s.%s", path, key);
+	if (!json_object_object_get_ex(obj, key, &v)) {
+		if (required)
+			return fail(L, p, "missing (expected a number in [%g, %g])", min, max);
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+		return fail(L, p, "expected a number in [%g, %g], got %s", min, max, shown(v));
+	x = json_object_get_double(v);
+	if (!(x >= min && x <= max))
+		return fail(L, p, "expected a number in [%g, %g], got %s", min, max, shown(v));
+	*out = x;
+	return 0;
+}
+
+static int get_bool(struct loader *L, json_object *obj, const char *path, const char *key,
+		    bool *out)
+{
+	char p[256];
+	json_object *v;
+
+	snprintf(p, sizeof(p), "%s.%s", path, key);
+	if (!json_object_object_get_ex(obj, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean))
+		return fail(L, p, "expected true or false, got %s", shown(v));
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
+/* A string field; with choices, it must be one of them (its index in *choice). */
+static int get_string(struct loader *L, json_object *obj, const char *path, const char *key,
+		      bool required, const char *const *choices, char *out, size_t outlen,
+		      int *choice)
+{
+	char p[256];
+	json_object *v;
+	const char *s;
+
+	snprintf(p, sizeof(p), "%s.%s", path, key);
+	if (!json_object_object_get_ex(obj, key, &v)) {
+		if (required)
+			return fail(L, p, "missing (expected a string)");
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_string))
+		return fail(L, p, "expected a string, got %s", shown(v));
+	s = json_object_get_string(v);
+	if (strlen(s) >= outlen)
+		return fail(L, p, "longer than %zu characters", outlen - 1);
+	if (choices) {
+		char expected[256] = "";
+		int i;
+
+		for (i = 0; choices[i]; i++)
+			if (!strcmp(choices[i], s))
+				break;
+		if (!choices[i]) {
+			for (int j = 0; choices[j]; j++) {
+				strncat(expected, choices[j], sizeof(expected) - strlen(expected) - 3);
+				if (choices[j + 1])
+					strncat(expected, ", ", sizeof(expected) - strlen(expected) - 1);
+			}
+			return fail(L, p, "expected one of %s, got %s", expected, shown(v));
+		}
+		if (choice)
+			*choice = i;
+	}
+	snprintf(out, outlen, "%s", s);
+	return 0;
+}
+
+static int precision_bytes(struct loader *L, json_object *m, const char *path, unsigned dflt,
+			   unsigned *out)
+{
+	static const char *const names[] = {"fp16", "bf16", "fp32", NULL};
+	static const unsigned bytes[] = {2, 2, 4};
+	char buf[8];
+	int choice = -1;
+	int err = get_string(L, m, path, "precision", false, names, buf, sizeof(buf), &choice);
+
+	if (err)
+		return err;
+	*out = choice >= 0 ? bytes[choice] : dflt;
+	return 0;
+}
+
+static int load_transformer(struct loader *L, json_object *m, struct ct_profile *p)
+{
+	static const char *const gpt_keys[] = {"kind", "layers", "hidden", "seq_len", "vocab",
+					       "global_batch", "micro_batch", "micro_batches",
+					       "precision", "partition_pipeline_sends", NULL};
+	static const char *const moe_keys[] = {"kind", "layers", "hidden", "seq_len", "vocab",
+					       "global_batch", "micro_batch", "micro_batches",
+					       "precision", "partition_pipeline_sends", "experts",
+					       "top_k", "moe_interval", NULL};
+	const char *path = "$.model";
+	int err;
+
+	p->vocab = 50257;
+	err = check_keys(L, m, path, p->kind == CT_MODEL_MOE ? moe_keys : gpt_keys);
+	err = err ?: get_unsigned(L, m, path, "layers", true, 1, 100000, &p->layers);
+	err = err ?: get_unsigned(L, m, path, "hidden", true, 1, 1 << 20, &p->hidden);
+	err = err ?: get_unsigned(L, m, path, "seq_len", true, 1, 1 << 24, &p->seq_len);
+	err = err ?: get_unsigned(L, m, path, "vocab", false, 1, 1 << 26, &p->vocab);
+	err = err ?: get_unsigned(L, m, path, "global_batch", true, 1, 1 << 24, &p->global_batch);
+	err = err ?: get_unsigned(L, m, path, "micro_batch", true, 1, 1 << 20, &p->micro_batch);
+	err = err ?: get_unsigned(L, m, path, "micro_batches", true, 1, 1 << 20, &p->micro_batches);
+	err = err ?: precision_bytes(L, m, path, 2, &p->bytes_per_elem);
+	err = err ?: get_bool(L, m, path, "partition_pipeline_sends", &p->partition_pipeline_sends);
+	if (err || p->kind != CT_MODEL_MOE)
+		return err;
+	p->top_k = 1;
+	p->moe_interval = 2;
+	err = get_unsigned(L, m, path, "experts", true, 1, 1 << 16, &p->experts);
+	err = err ?: get_unsigned(L, m, path, "top_k", false, 1, 2, &p->top_k);
+	err = err ?: get_unsigned(L, m, path, "moe_interval", false, 1, 1000, &p->moe_interval);
+	return err;
+}
+
+static int load_ddp(struct loader *L, json_object *m, struct ct_profile *p)
+{
+	static const char *const keys[] = {"kind", "architecture", "layer_params", "seq_len",
+					   "batch_per_gpu", "precision", "bucket_mb",
+					   "first_bucket_mb", NULL};
+	const char *path = "$.model";
+	double bucket_mb = 25, first_mb = 1;
+	json_object *list;
+	int err;
+
+	err = check_keys(L, m, path, keys);
+	err = err ?: get_string(L, m, path, "architecture", false, NULL, p->arch, sizeof(p->arch),
+				NULL);
+	err = err ?: get_unsigned(L, m, path, "seq_len", false, 1, 1 << 20, &p->seq_len);
+	err = err ?: get_unsigned(L, m, path, "batch_per_gpu", true, 1, 1 << 20, &p->batch_per_gpu);
+	err = err ?: precision_bytes(L, m, path, 4, &p->bytes_per_elem);
+	err = err ?: get_double(L, m, path, "bucket_mb", false, 0.001, 1 << 20, &bucket_mb);
+	err = err ?: get_double(L, m, path, "first_bucket_mb", false, 0.001, 1 << 20, &first_mb);
+	if (err)
+		return err;
+	/* PyTorch's bucket_cap_mb is in MiB. */
+	p->bucket_bytes = (uint64_t)(bucket_mb * 1048576.0);
+	p->first_bucket_bytes = (uint64_t)(first_mb * 1048576.0);
+
+	if (json_object_object_get_ex(m, "layer_params", &list)) {
+		if (p->arch[0])
+			return fail(L, "$.model", "give either \"architecture\" or "
+						  "\"layer_params\", not both");
+		if (!json_object_is_type(list, json_type_array) || !json_object_array_length(list))
+			return fail(L, "$.model.layer_params",
+				    "expected a non-empty array of parameter counts, got %s",
+				    shown(list));
+		p->n_layer_params = json_object_array_length(list);
+		p->layer_params = calloc(p->n_layer_params, sizeof(*p->layer_params));
+		if (!p->layer_params)
+			return -ENOMEM;
+		for (size_t i = 0; i < p->n_layer_params; i++) {
+			json_object *v = json_object_array_get_idx(list, i);
+			char ip[64];
+
+			snprintf(ip, sizeof(ip), "$.model.layer_params[%zu]", i);
+			if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0)
+				return fail(L, ip, "expected a positive integer, got %s", shown(v));
+			p->layer_params[i] = (uint64_t)json_object_get_int64(v);
+		}
+	} else if (!p->arch[0]) {
+		return fail(L, "$.model", "missing \"architecture\" (a named model) or "
+					  "\"layer_params\" (parameter counts in registration order)");
+	}
+	return 0;
+}
+
+static int load_model(struct loader *L, json_object *root, struct ct_profile *p)
+{
+	static const char *const kinds[] = {"gpt", "ddp", "moe", NULL};
+	static const enum ct_model_kind kind_of[] = {CT_MODEL_GPT, CT_MODEL_DDP, CT_MODEL_MOE};
+	char sub[64], kind[8];
+	json_object *m;
+	int choice = -1;
+	int err = get_object(L, root, "$", "model", true, &m, sub, sizeof(sub));
+
+	err = err ?: get_string(L, m, "$.model", "kind", true, kinds, kind, sizeof(kind), &choice);
+	if (err)
+		return err;
+	p->kind = kind_of[choice];
+	return p->kind == CT_MODEL_DDP ? load_ddp(L, m, p) : load_transformer(L, m, p);
+}
+
+static int load_parallelism(struct loader *L, json_object *root, struct ct_profile *p)
+{
+	static const char *const keys[] = {"p", "t", "d", "ep", "schedule", "recompute", NULL};
+	static const char *const schedules[] = {"1f1b", NULL};
+	char sub[64], sched[8];
+	json_object *o;
+	bool transformer = p->kind != CT_MODEL_DDP;
+	int err = get_object(L, root, "$", "parallelism", transformer, &o, sub, sizeof(sub));
+
+	p->p = p->t = p->ep = 1;
+	p->d = 0;
+	p->recompute = p->kind == CT_MODEL_GPT;
+	if (err || !o)
+		return err;
+	err = check_keys(L, o, sub, keys);
+	err = err ?: get_unsigned(L, o, sub, "p", transformer, 1, 4096, &p->p);
+	err = err ?: get_unsigned(L, o, sub, "t", transformer, 1, 4096, &p->t);
+	err = err ?: get_unsigned(L, o, sub, "d", transformer, 1, 1 << 20, &p->d);
+	err = err ?: get_unsigned(L, o, sub, "ep", false, 1, 1 << 20, &p->ep);
+	err = err ?: get_string(L, o, sub, "schedule", false, schedules, sched, sizeof(sched), NULL);
+	err = err ?: get_bool(L, o, sub, "recompute", &p->recompute);
+	return err;
+}
+
+/* Combinations that cannot describe a real job. */
+static int validate(struct loader *L, struct ct_profile *p)
+{
+	if (p->kind == CT_MODEL_DDP) {
+		if (p->p != 1 || p->t != 1)
+			return fail(L, "$.parallelism", "a DDP job has p = t = 1, got p=%u t=%u",
+				    p->p, p->t);
+		if (!p->d)
+			p->d = p->gpus;
+		if (p->d != p->gpus)
+			return fail(L, "$.parallelism.d", "d = %u but the job has %u GPUs "
+						 "($.placement.gpus)", p->d, p->gpus);
+		return 0;
+	}
+	if ((uint64_t)p->p * p->t * p->d != p->gpus)
+		return fail(L, "$.parallelism",
+			    "p·t·d = %u·%u·%u = %llu but the job has %u GPUs ($.placement.gpus)",
+			    p->p, p->t, p->d, (unsigned long long)p->p * p->t * p->d, p->gpus);
+	if ((uint64_t)p->micro_batch * p->micro_batches * p->d != p->global_batch)
+		return fail(L, "$.model.global_batch",
+			    "gb = %u but b·m·d = %u·%u·%u = %llu", p->global_batch, p->micro_batch,
+			    p->micro_batches, p->d,
+			    (unsigned long long)p->micro_batch * p->micro_batches * p->d);
+	if (p->layers < p->p)
+		return fail(L, "$.model.layers", "%u layers cannot fill %u pipeline stages",
+			    p->layers, p->p);
+	if (p->hidden % p->t)
+		return fail(L, "$.model.hidden", "hidden size %u is not divisible by t = %u",
+			    p->hidden, p->t);
+	if (p->kind == CT_MODEL_MOE) {
+		if (p->d % p->ep)
+			return fail(L, "$.parallelism.ep",
+				    "ep = %u must divide the data-parallel size d = %u", p->ep, p->d);
+		if (p->experts % p->ep)
+			return fail(L, "$.model.experts", "%u experts cannot be split over ep = %u",
+				    p->experts, p->ep);
+	} else if (p->ep != 1) {
+		return fail(L, "$.parallelism.ep", "expert parallelism needs model kind \"moe\"");
+	}
+	return 0;
+}
+
+static int parse_address(const char *text, struct ct_addr *a)
+{
+	uint8_t v4[4];
+
+	if (inet_pton(AF_INET, text, v4) == 1) {
+		memset(a->b, 0, 10);
+		a->b[10] = a->b[11] = 0xff;
+		memcpy(a->b + 12, v4, 4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, text, a->b) == 1 ? 0 : -EINVAL;
+}
+
+/* Rank -> host for the named mappings (see profile.h for rank numbering). */
+static void map_ranks(struct ct_profile *p)
+{
+	for (unsigned stage = 0; stage < p->p; stage++)
+		for (unsigned dp = 0; dp < p->d; dp++)
+			for (unsigned tp = 0; tp < p->t; tp++) {
+				unsigned slot;
+
+				if (p->mapping == CT_MAP_CUSTOM)
+					slot = (dp * p->p + stage) * p->t + tp;
+				else
+					slot = ct_rank_of(p, stage, dp, tp);
+				p->rank_host[ct_rank_of(p, stage, dp, tp)] = slot / p->gpus_per_host;
+			}
+}
+
+static int load_placement(struct loader *L, json_object *root, struct ct_profile *p)
+{
+	static const char *const keys[] = {"gpus", "gpus_per_host", "mapping", "rank_hosts",
+					   "hosts", NULL};
+	static const char *const mappings[] = {"deepspeed-default", "custom", "explicit", NULL};
+	char sub[64], mapping[24];
+	json_object *o, *list;
+	int choice = 0, err = get_object(L, root, "$", "placement", true, &o, sub, sizeof(sub));
+
+	err = err ?: check_keys(L, o, sub, keys);
+	err = err ?: get_unsigned(L, o, sub, "gpus", true, 1, 1 << 20, &p->gpus);
+	err = err ?: get_unsigned(L, o, sub, "gpus_per_host", false, 1, 1024, &p->gpus_per_host);
+	err = err ?: get_string(L, o, sub, "mapping", p->kind != CT_MODEL_DDP, mappings, mapping,
+				sizeof(mapping), &choice);
+	if (err)
+		return err;
+	p->mapping = (enum ct_mapping)(choice + 1);
+	err = validate(L, p);
+	if (err)
+		return err;
+	if (!p->gpus_per_host)
+		return fail(L, "$.placement.gpus_per_host",
+			    "missing, and the hardware platform does not give it");
+	if (p->gpus % p->gpus_per_host && p->mapping != CT_MAP_EXPLICIT)
+		return fail(L, "$.placement.gpus",
+			    "%u GPUs do not fill hosts of %u GPUs (use mapping \"explicit\")", p->gpus,
+			    p->gpus_per_host);
+	p->hosts = (p->gpus + p->gpus_per_host - 1) / p->gpus_per_host;
+	p->rank_host = calloc(p->gpus, sizeof(*p->rank_host));
+	if (!p->rank_host)
+		return -ENOMEM;
+
+	if (p->mapping == CT_MAP_EXPLICIT) {
+		if (!json_object_object_get_ex(o, "rank_hosts", &list))
+			return fail(L, "$.placement.rank_hosts",
+				    "missing (mapping \"explicit\" needs a host index per rank)");
+		if (!json_object_is_type(list, json_type_array) ||
+		    json_object_array_length(list) != p->gpus)
+			return fail(L, "$.placement.rank_hosts", "expected an array of %u host indices",
+				    p->gpus);
+		p->hosts = 0;
+		for (unsigned r = 0; r < p->gpus; r++) {
+			json_object *v = json_object_array_get_idx(list, r);
+			char ip[64];
+
+			snprintf(ip, sizeof(ip), "$.placement.rank_hosts[%u]", r);
+			if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
+			    json_object_get_int64(v) >= (int64_t)p->gpus)
+				return fail(L, ip, "expected a host index in [0, %u), got %s", p->gpus,
+					    shown(v));
+			p->rank_host[r] = (unsigned)json_object_get_int64(v);
+			if (p->rank_host[r] + 1 > p->hosts)
+				p->hosts = p->rank_host[r] + 1;
+		}
+	} else if (json_object_object_get_ex(o, "rank_hosts", &list)) {
+		return fail(L, "$.placement.rank_hosts", "only allowed with mapping \"explicit\"");
+	} else {
+		map_ranks(p);
+	}
+
+	p->host_addr = calloc(p->hosts, sizeof(*p->host_addr));
+	if (!p->host_addr)
+		return -ENOMEM;
+	if (json_object_object_get_ex(o, "hosts", &list)) {
+		if (!json_object_is_type(list, json_type_array) ||
+		    json_object_array_length(list) != p->hosts)
+			return fail(L, "$.placement.hosts", "expected an array of %u addresses",
+				    p->hosts);
+		for (unsigned h = 0; h < p->hosts; h++) {
+			json_object *v = json_object_array_get_idx(list, h);
+			char ip[64];
+
+			snprintf(ip, sizeof(ip), "$.placement.hosts[%u]", h);
+			if (!json_object_is_type(v, json_type_string) ||
+			    parse_address(json_object_get_string(v), &p->host_addr[h]))
+				return fail(L, ip, "expected an IPv4 or IPv6 address, got %s",
+					    shown(v));
+		}
+		p->host_addr_given = true;
+	} else {
+		/* Defaults from the benchmarking range, 198.18.0.0/15: 198.18.x.y, from .1 */
+		for (unsigned h = 0; h < p->hosts; h++) {
+			char text[32];
+
+			snprintf(text, sizeof(text), "198.18.%u.%u", (h + 1) / 256, (h + 1) % 256);
+			parse_address(text, &p->host_addr[h]);
+		}
+	}
+	return 0;
+}
+
+static int load_hardware(struct loader *L, json_object *root, struct ct_profile *p)
+{
+	static const char *const keys[] = {"platform", "peak_flops", "flops_kind", "mu",
+					   "nic_gbps", "intra_host", "intra_host_GBps",
+					   "c_tp_GBps", "c_pp_GBps", "c_dp_GBps", "c_ep_GBps",
+					   "nic_efficiency", NULL};
+	struct ct_hardware *hw = &p->hw;
+	char sub[64];
+	json_object *o;
+	double c[4] = {0, 0, 0, 0}, intra = 0;
+	int err = get_object(L, root, "$", "hardware", true, &o, sub, sizeof(sub));
+
+	err = err ?: check_keys(L, o, sub, keys);
+	err = err ?: get_string(L, o, sub, "platform", false, ct_platform_names(), hw->platform,
+				sizeof(hw->platform), NULL);
+	if (err)
+		return err;
+	if (hw->platform[0])
+		ct_platform_defaults(hw->platform, hw, &p->gpus_per_host);
+	else
+		hw->nic_efficiency = 0.9;
+	err = get_double(L, o, sub, "peak_flops", !hw->platform[0], 1e9, 1e18, &hw->peak_flops);
+	err = err ?: get_string(L, o, sub, "flops_kind", false, NULL, hw->flops_kind,
+				sizeof(hw->flops_kind), NULL);
+	err = err ?: get_double(L, o, sub, "mu", !hw->platform[0], 0.001, 1, &hw->mu);
+	err = err ?: get_double(L, o, sub, "nic_gbps", !hw->platform[0], 0.001, 1e6, &hw->nic_gbps);
+	err = err ?: get_string(L, o, sub, "intra_host", false, NULL, hw->intra_host,
+				sizeof(hw->intra_host), NULL);
+	err = err ?: get_double(L, o, sub, "intra_host_GBps", !hw->platform[0], 0.001, 1e6, &intra);
+	err = err ?: get_double(L, o, sub, "nic_efficiency", false, 0.01, 1, &hw->nic_efficiency);
+	err = err ?: get_double(L, o, sub, "c_tp_GBps", false, 0.001, 1e6, &c[0]);
+	err = err ?: get_double(L, o, sub, "c_pp_GBps", false, 0.001, 1e6, &c[1]);
+	err = err ?: get_double(L, o, sub, "c_dp_GBps", false, 0.001, 1e6, &c[2]);
+	err = err ?: get_double(L, o, sub, "c_ep_GBps", false, 0.001, 1e6, &c[3]);
+	if (err)
+		return err;
+	if (intra)
+		hw->intra_host_Bps = intra * 1e9;
+	if (c[0])
+		hw->c_tp = c[0] * 1e9;
+	if (c[1])
+		hw->c_pp = c[1] * 1e9;
+	if (c[2])
+		hw->c_dp = c[2] * 1e9;
+	if (c[3])
+		hw->c_ep = c[3] * 1e9;
+	return 0;
+}
+
+static int parse_file(struct loader *L, const char *path, json_object **root)
+{
+	struct json_tokener *tok;
+	char *text;
+	long size;
+	FILE *f = fopen(path, "rb");
+	int err = 0;
+
+	if (!f) {
+		err = -errno;
+		snprintf(L->err, L->errlen, "%s: cannot open: %s", path, strerror(errno));
+		return err;
+	}
+	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		snprintf(L->err, L->errlen, "%s: cannot read", path);
+		return -EIO;
+	}
+	text = malloc((size_t)size + 1);
+	if (!text || fread(text, 1, (size_t)size, f) != (size_t)size) {
+		free(text);
+		fclose(f);
+		snprintf(L->err, L->errlen, "%s: cannot read", path);
+		return -EIO;
+	}
+	fclose(f);
+	text[size] = 0;
+	tok = json_tokener_new();
+	*root = tok ? json_tokener_parse_ex(tok, text, (int)size + 1) : NULL;
+	if (!*root) {
+		size_t off = tok ? tok->char_offset : 0;
+		unsigned line = 1;
+
+		for (size_t i = 0; i < off && i < (size_t)size; i++)
+			line += text[i] == '\n';
+		snprintf(L->err, L->errlen, "%s: line %u: not valid JSON: %s", path, line,
+			 tok ? json_tokener_error_desc(json_tokener_get_error(tok)) : "no memory");
+		err = -EINVAL;
+	} else if (!json_object_is_type(*root, json_type_object)) {
+		err = fail(L, "$", "expected a JSON object");
+		json_object_put(*root);
+		*root = NULL;
+	}
+	if (tok)
+		json_tokener_free(tok);
+	free(text);
+	return err;
+}
+
+int ct_profile_load(const char *path, struct ct_profile *p, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"name", "description", "model", "parallelism",
+					   "placement", "hardware", NULL};
+	struct loader L = {path, err, errlen};
+	const char *base = strrchr(path, '/');
+	json_object *root = NULL;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->path, sizeof(p->path), "%s", path);
+	L.file = base ? base + 1 : path;
+	rc = parse_file(&L, path, &root);
+	if (rc)
+		return rc;
+	rc = check_keys(&L, root, "$", keys);
+	rc = rc ?: get_string(&L, root, "$", "name", true, NULL, p->name, sizeof(p->name), NULL);
+	rc = rc ?: get_string(&L, root, "$", "description", false, NULL, p->description,
+			      sizeof(p->description), NULL);
+	rc = rc ?: load_model(&L, root, p);
+	rc = rc ?: load_parallelism(&L, root, p);
+	/* hardware first: its platform gives the default GPUs per host */
+	rc = rc ?: load_hardware(&L, root, p);
+	rc = rc ?: load_placement(&L, root, p);
+	json_object_put(root);
+	if (rc)
+		ct_profile_free(p);
+	return rc;
+}
+
+void ct_profile_free(struct ct_profile *p)
+{
+	free(p->layer_params);
+	free(p->rank_host);
+	free(p->host_addr);
+	p->layer_params = NULL;
+	p->rank_host = NULL;
+	p->host_addr = NULL;
+}
+
+const char *ct_class_name(enum ct_class c)
+{
+	static const char *const names[] = {"TP", "PP", "DP", "EP", "EmbTableSyn", "Other"};
+
+	return (unsigned)c <= CT_CLASS_OTHER ? names[c] : "Other";
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A job profile: one training job's model, parallelism, placement and
+ * hardware, loaded from JSON (docs/profiles.md) and validated on load.
+ */
+#ifndef COMMTAP_PROFILE_H
+#define COMMTAP_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <commtap/parse.h>
+
+enum ct_model_kind {
+	CT_MODEL_GPT = 1,
+	CT_MODEL_DDP,
+	CT_MODEL_MOE,
+};
+
+enum ct_mapping {
+	CT_MAP_DEEPSPEED_DEFAULT = 1, /* TP and DP inside hosts, pipeline stages across */
+	CT_MAP_CUSTOM,		      /* TP and stages inside hosts, DP across */
+	CT_MAP_EXPLICIT,	      /* a host index per rank */
+};
+
+/* The traffic classes commtap tells apart. */
+enum ct_class {
+	CT_CLASS_TP = 0,
+	CT_CLASS_PP,
+	CT_CLASS_DP,
+	CT_CLASS_EP,
+	CT_CLASS_EMB, /* EmbTableSyn */
+	CT_CLASS_COUNT,
+	CT_CLASS_OTHER = CT_CLASS_COUNT,
+};
+
+struct ct_hardware {
+	char platform[32];
+	double peak_flops;    /* per GPU, FLOP/s */
+	char flops_kind[48];  /* which figure peak_flops is */
+	double mu;	      /* achieved fraction of peak */
+	double nic_gbps;      /* per host */
+	char intra_host[32];  /* the link between a host's GPUs */
+	double intra_host_Bps; /* effective all-reduce bandwidth inside a host */
+	double nic_efficiency; /* achieved fraction of the NIC rate */
+	/* effective bandwidths (bytes/s); 0 = derived from the links and the mapping */
+	double c_tp, c_pp, c_dp, c_ep;
+};
+
+struct ct_profile {
+	char path[256];
+	char name[64];
+	char description[256];
+	enum ct_model_kind kind;
+
+	/* gpt and moe */
+	unsigned layers, hidden, seq_len, vocab;
+	unsigned global_batch, micro_batch, micro_batches;
+	unsigned bytes_per_elem; /* precision: fp16/bf16 2, fp32 4 */
+	bool partition_pipeline_sends;
+	/* moe */
+	unsigned experts, top_k, moe_interval;
+	/* ddp */
+	char arch[32];		/* named architecture, or "" with layer_params */
+	uint64_t *layer_params; /* explicit parameter tensors, registration order */
+	size_t n_layer_params;
+	unsigned batch_per_gpu;
+	uint64_t bucket_bytes, first_bucket_bytes;
+
+	/* parallelism */
+	unsigned p, t, d, ep;
+	bool recompute;
+
+	/* placement */
+	unsigned gpus, gpus_per_host, hosts;
+	enum ct_mapping mapping;
+	unsigned *rank_host;	 /* gpus entries: the host of each rank */
+	struct ct_addr *host_addr; /* hosts entries */
+	bool host_addr_given;
+
+	struct ct_hardware hw;
+};
+
+/*
+ * Load and validate a profile. On failure returns a negative errno and
+ * writes "FILE: $.json.path: what was expected" into err.
+ */
+int ct_profile_load(const char *path, struct ct_profile *p, char *err, size_t errlen);
+void ct_profile_free(struct ct_profile *p);
+
+/* Fill hw with a named platform's defaults; -ENOENT if unknown. */
+int ct_platform_defaults(const char *name, struct ct_hardware *hw, unsigned *gpus_per_host);
+const char *const *ct_platform_names(void);
+
+const char *ct_class_name(enum ct_class c);
+
+/*
+ * Rank numbering follows Megatron: tensor-parallel rank fastest, then
+ * data-parallel, then pipeline stage: rank = (stage * d + dp) * t + tp.
+ */
+static inline unsigned ct_rank_of(const struct ct_profile *p, unsigned stage, unsigned dp,
+				  unsigned tp)
+{
+	return (stage * p->d + dp) * p->t + tp;
+}
+
+#endif
