@@ -91,7 +91,7 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 	o->tcp_msg_gap_ns = CT_DEFAULT_TCP_MSG_GAP_NS;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o->json_path = optarg;

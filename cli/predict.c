@@ -303,7 +303,7 @@ int cmd_predict(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == 'j') {
 			json = 1;
 		} else if (c == 'h') {

@@ -1,0 +1,750 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The synthesizer. For each iteration, every transfer of the schedule that
+ * leaves a host becomes NCCL messages (collective steps of up to 512 KiB,
+ * send/recv and all-to-all chunks of up to 128 KiB), spread over the
+ * connection's channels; each message becomes packets serialized at the
+ * sending host's NIC rate. RoCE: RDMA WRITE ... WRITE_LAST_WITH_IMM with a
+ * RETH on the first packet, a clear-to-send WRITE back from the receiver
+ * before each message, ACKs (coalesced, and on every message's last
+ * packet). TCP: segments of one MSS on several sockets, ACKs every second
+ * segment.
+ *
+ * Packets are described compactly, sorted by time, and turned into frames
+ * only when emitted.
+ */
+#include "synth.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COLLECTIVE_STEP	 (512u * 1024)
+#define P2P_CHUNK	 (128u * 1024)
+#define ACK_EVERY	 16   /* RoCE: an ACK per this many packets (and per message) */
+#define CTS_BYTES	 64   /* NCCL's clear-to-send write */
+#define CTS_LEAD_NS	 1000 /* the CTS precedes the data it clears */
+#define ACK_DELAY_NS	 1500
+#define ETH_MIN		 60
+#define MAX_FRAME	 9216
+#define STORAGE_PORT	 2049
+#define CNP_EVERY	 64 /* noise: one CE mark (and CNP) per this many packets into host 0 */
+
+enum { DIR_FWD = 0, DIR_REV = 1 };
+
+enum pkt_type {
+	PKT_DATA,  /* RoCE WRITE packet or TCP segment, forward */
+	PKT_CTS,   /* RoCE clear-to-send WRITE_ONLY, reverse */
+	PKT_ACK,   /* RoCE ACK or TCP pure ACK, the direction in pkt.dir */
+	PKT_CNP,   /* RoCE CNP, reverse */
+};
+
+/* One channel of a connection: a QP pair (RoCE) or a socket (TCP). */
+struct conn {
+	uint32_t src_rank, dst_rank; /* ranks, or UINT32_MAX for noise */
+	uint16_t src_host, dst_host; /* host index; UINT16_MAX: the storage server */
+	uint8_t cls;
+	uint8_t channel;
+	uint32_t qp_src, qp_dst;     /* RoCE QPs on the sending and receiving host */
+	uint32_t psn_fwd, psn_rev;   /* request PSNs of each side's QP */
+	uint16_t port_src, port_dst; /* TCP ports / RoCE UDP source ports */
+	uint32_t seq_fwd, seq_rev;
+	uint64_t packets[2], bytes[2]; /* truth, per direction */
+	uint64_t segs_unacked;
+};
+
+struct pkt {
+	uint64_t ts;
+	uint64_t order; /* tie-break: creation order */
+	uint32_t conn;
+	uint8_t type, dir, opcode, ecn;
+	uint32_t psn;	  /* PSN or TCP sequence number */
+	uint32_t payload; /* payload bytes */
+	uint32_t reth_len;
+	uint32_t aux; /* AETH MSN, TCP ack number */
+};
+
+/* A message waiting to be packetized. */
+struct msg {
+	uint64_t desired;
+	uint32_t conn;
+	uint32_t bytes;
+	uint64_t order;
+};
+
+struct synth {
+	const struct ct_profile *p;
+	const struct ct_prediction *pr;
+	const struct ct_synth_config *cfg;
+	struct conn *conns;
+	size_t n_conns, cap_conns;
+	uint32_t *conn_index; /* open addressing over conn keys, UINT32_MAX empty */
+	size_t index_mask;
+	struct pkt *pkts;
+	size_t n_pkts, cap_pkts;
+	struct msg *msgs;
+	size_t n_msgs, cap_msgs;
+	uint64_t order;
+	uint64_t *nic_free; /* per host: when its NIC can send again */
+	uint32_t *next_qp;  /* per host */
+	double nic_ns_per_byte;
+	uint64_t rng;
+	unsigned payload_max; /* RoCE path MTU / TCP MSS */
+	double class_bytes[CT_CLASS_COUNT + 1];
+	uint64_t data_pkts_to_host0;
+	int retransmitted;
+	uint8_t frame[MAX_FRAME];
+};
+
+static uint64_t rng_next(struct synth *S)
+{
+	/* splitmix64 */
+	uint64_t z = (S->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double rng_uniform(struct synth *S)
+{
+	return (double)(rng_next(S) >> 11) / (double)(1ull << 53);
+}
+
+void ct_synth_config_default(struct ct_synth_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->iterations = 5;
+	cfg->transport = CT_SYNTH_ROCE;
+	cfg->size_scale = 1;
+	cfg->time_scale = 1;
+	cfg->channels = 2;
+	cfg->seed = 1;
+	cfg->start_ns = 1700000000ull * 1000000000ull;
+}
+
+/* ---- connections ----------------------------------------------------------- */
+
+static uint64_t conn_key(uint32_t src, uint32_t dst, unsigned cls, unsigned ch)
+{
+	return (uint64_t)src << 40 ^ (uint64_t)dst << 16 ^ (uint64_t)cls << 8 ^ ch;
+}
+
+static int index_grow(struct synth *S)
+{
+	size_t slots = S->conn_index ? 2 * (S->index_mask + 1) : 1024;
+	uint32_t *idx = malloc(slots * sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	memset(idx, 0xff, slots * sizeof(*idx));
+	for (size_t i = 0; i < S->n_conns; i++) {
+		const struct conn *c = &S->conns[i];
+		size_t j = conn_key(c->src_rank, c->dst_rank, c->cls, c->channel) * 0x9e3779b97f4a7c15ull >> 20;
+
+		for (j &= slots - 1; idx[j] != UINT32_MAX; j = (j + 1) & (slots - 1))
+			;
+		idx[j] = (uint32_t)i;
+	}
+	free(S->conn_index);
+	S->conn_index = idx;
+	S->index_mask = slots - 1;
+	return 0;
+}
+
+/* The connection (channel) from src to dst for a class, made on first use. */
+static int conn_get(struct synth *S, uint32_t src, uint32_t dst, uint16_t src_host,
+		    uint16_t dst_host, unsigned cls, unsigned ch, uint32_t *out)
+{
+	uint64_t key = conn_key(src, dst, cls, ch);
+	struct conn *c;
+	size_t j;
+
+	if (!S->conn_index || 2 * (S->n_conns + 1) > S->index_mask + 1) {
+		int err = index_grow(S);
+
+		if (err)
+			return err;
+	}
+	for (j = (key * 0x9e3779b97f4a7c15ull >> 20) & S->index_mask;
+	     S->conn_index[j] != UINT32_MAX; j = (j + 1) & S->index_mask) {
+		c = &S->conns[S->conn_index[j]];
+		if (c->src_rank == src && c->dst_rank == dst && c->cls == cls && c->channel == ch) {
+			*out = S->conn_index[j];
+			return 0;
+		}
+	}
+	if (S->n_conns == S->cap_conns) {
+		size_t cap = S->cap_conns ? 2 * S->cap_conns : 256;
+		struct conn *nc = realloc(S->conns, cap * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		S->conns = nc;
+		S->cap_conns = cap;
+	}
+	c = &S->conns[S->n_conns];
+	memset(c, 0, sizeof(*c));
+	c->src_rank = src;
+	c->dst_rank = dst;
+	c->src_host = src_host;
+	c->dst_host = dst_host;
+	c->cls = (uint8_t)cls;
+	c->channel = (uint8_t)ch;
+	c->qp_src = S->next_qp[src_host == UINT16_MAX ? S->p->hosts : src_host]++;
+	c->qp_dst = S->next_qp[dst_host == UINT16_MAX ? S->p->hosts : dst_host]++;
+	c->psn_fwd = (uint32_t)(rng_next(S) & 0xffffff);
+	c->psn_rev = (uint32_t)(rng_next(S) & 0xffffff);
+	c->seq_fwd = (uint32_t)rng_next(S);
+	c->seq_rev = (uint32_t)rng_next(S);
+	if (S->cfg->transport == CT_SYNTH_TCP || cls == CT_CLASS_OTHER) {
+		c->port_src = (uint16_t)(32768 + (rng_next(S) % 28000));
+		c->port_dst = cls == CT_CLASS_OTHER ? STORAGE_PORT
+						    : (uint16_t)(40000 + (rng_next(S) % 20000));
+	} else {
+		c->port_src = (uint16_t)(0xc000 | (c->qp_src & 0x3fff));
+		c->port_dst = (uint16_t)(0xc000 | (c->qp_dst & 0x3fff));
+	}
+	S->conn_index[j] = (uint32_t)S->n_conns;
+	*out = (uint32_t)S->n_conns++;
+	return 0;
+}
+
+/* ---- packets ---------------------------------------------------------------- */
+
+static int pkt_add(struct synth *S, uint64_t ts, uint32_t conn, enum pkt_type type, int dir,
+		   uint8_t opcode, uint32_t psn, uint32_t payload, uint32_t reth_len, uint32_t aux,
+		   uint8_t ecn)
+{
+	struct pkt *k;
+
+	if (S->n_pkts == S->cap_pkts) {
+		size_t cap = S->cap_pkts ? 2 * S->cap_pkts : 65536;
+		struct pkt *np = realloc(S->pkts, cap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		S->pkts = np;
+		S->cap_pkts = cap;
+	}
+	k = &S->pkts[S->n_pkts++];
+	k->ts = ts;
+	k->order = S->order++;
+	k->conn = conn;
+	k->type = (uint8_t)type;
+	k->dir = (uint8_t)dir;
+	k->opcode = opcode;
+	k->psn = psn;
+	k->payload = payload;
+	k->reth_len = reth_len;
+	k->aux = aux;
+	k->ecn = ecn;
+	return 0;
+}
+
+/* L2..L4 header bytes the frame will have, for NIC serialization. */
+static unsigned header_bytes(const struct synth *S, int roce, unsigned ext)
+{
+	unsigned ip = ct_addr_is_v4(&S->p->host_addr[0]) ? 20 : 40;
+
+	return 14 + ip + (roce ? 8 + 12 + ext + 4 : 20) + 24 /* preamble, IFG, FCS */;
+}
+
+/* RoCE: one message as WRITE packets at the sender's NIC rate, with CTS and ACKs. */
+static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t bytes)
+{
+	struct conn *c = &S->conns[ci];
+	uint64_t t, cts_t = desired > CTS_LEAD_NS ? desired - CTS_LEAD_NS : desired;
+	unsigned n = (bytes + S->payload_max - 1) / S->payload_max;
+	int ce_host0 = S->cfg->noise && c->dst_host == 0;
+	int err;
+
+	if (!n)
+		n = 1;
+	/* clear-to-send from the receiver, and the sender's ACK of it */
+	err = pkt_add(S, cts_t, ci, PKT_CTS, DIR_REV, 0x0a, c->psn_rev, CTS_BYTES, CTS_BYTES, 0, 2);
+	err = err ?: pkt_add(S, cts_t + ACK_DELAY_NS, ci, PKT_ACK, DIR_FWD, 0x11, c->psn_rev, 0, 0,
+			     c->psn_rev, 2);
+	c->psn_rev = (c->psn_rev + 1) & 0xffffff;
+
+	t = desired;
+	if (S->nic_free[c->src_host] > t)
+		t = S->nic_free[c->src_host];
+	for (unsigned k = 0; k < n && !err; k++) {
+		uint32_t len = k + 1 < n ? S->payload_max : bytes - (n - 1) * S->payload_max;
+		uint8_t op = n == 1 ? 0x0b : k == 0 ? 0x06 : k + 1 < n ? 0x07 : 0x09;
+		uint8_t ecn = 2;
+
+		if (ce_host0 && ++S->data_pkts_to_host0 % CNP_EVERY == 0)
+			ecn = 3;
+		err = pkt_add(S, t, ci, PKT_DATA, DIR_FWD, op, c->psn_fwd, len,
+			      k == 0 ? bytes : 0, 0, ecn);
+		if (!err && ecn == 3) /* the receiver's NIC answers a CE mark with a CNP */
+			err = pkt_add(S, t + ACK_DELAY_NS, ci, PKT_CNP, DIR_REV, 0x81, 0, 0, 0, 0,
+				      2);
+		if (!err && (k + 1 == n || (k + 1) % ACK_EVERY == 0))
+			err = pkt_add(S, t + ACK_DELAY_NS, ci, PKT_ACK, DIR_REV, 0x11, c->psn_fwd,
+				      0, 0, c->psn_fwd, 2);
+		/* noise: one packet is sent again later (a retransmission) */
+		if (!err && S->cfg->noise && !S->retransmitted && n > 2 && k == 1) {
+			S->retransmitted = 1;
+			err = pkt_add(S, t + 20 * ACK_DELAY_NS, ci, PKT_DATA, DIR_FWD, op,
+				      c->psn_fwd, len, 0, 0, 2);
+		}
+		c->psn_fwd = (c->psn_fwd + 1) & 0xffffff;
+		t += (uint64_t)llround((len + header_bytes(S, 1, k == 0 ? 16 : 4)) *
+				       S->nic_ns_per_byte);
+	}
+	S->nic_free[c->src_host] = t;
+	return err;
+}
+
+/* TCP: one message as MSS segments, a pure ACK every second segment. */
+static int tcp_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t bytes)
+{
+	struct conn *c = &S->conns[ci];
+	uint64_t t = desired;
+	unsigned n = (bytes + S->payload_max - 1) / S->payload_max;
+	int err = 0;
+	unsigned host = c->src_host == UINT16_MAX ? S->p->hosts : c->src_host;
+
+	if (S->nic_free[host] > t)
+		t = S->nic_free[host];
+	for (unsigned k = 0; k < n && !err; k++) {
+		uint32_t len = k + 1 < n ? S->payload_max : bytes - (n - 1) * S->payload_max;
+
+		err = pkt_add(S, t, ci, PKT_DATA, DIR_FWD, 0x18, c->seq_fwd, len, 0, c->seq_rev, 0);
+		c->seq_fwd += len;
+		if (!err && (++c->segs_unacked % 2 == 0 || k + 1 == n))
+			err = pkt_add(S, t + ACK_DELAY_NS, ci, PKT_ACK, DIR_REV, 0x10, c->seq_rev, 0,
+				      0, c->seq_fwd, 0);
+		t += (uint64_t)llround((len + header_bytes(S, 0, 0)) * S->nic_ns_per_byte);
+	}
+	S->nic_free[host] = t;
+	return err;
+}
+
+/* ---- frames ----------------------------------------------------------------- */
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static const struct ct_addr *host_addr(const struct synth *S, uint16_t host,
+				       struct ct_addr *storage)
+{
+	if (host != UINT16_MAX)
+		return &S->p->host_addr[host];
+	/* the storage server of the noise: 198.19.200.1 (or 2001:db8:ffff::1) */
+	memset(storage, 0, sizeof(*storage));
+	if (ct_addr_is_v4(&S->p->host_addr[0])) {
+		storage->b[10] = storage->b[11] = 0xff;
+		storage->b[12] = 198;
+		storage->b[13] = 19;
+		storage->b[14] = 200;
+		storage->b[15] = 1;
+	} else {
+		storage->b[0] = 0x20;
+		storage->b[1] = 0x01;
+		storage->b[2] = 0x0d;
+		storage->b[3] = 0xb8;
+		storage->b[4] = storage->b[5] = 0xff;
+		storage->b[15] = 1;
+	}
+	return storage;
+}
+
+/* Build a packet's frame; returns its length (before Ethernet padding). */
+static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire_len,
+			    uint32_t *truth_len)
+{
+	const struct conn *c = &S->conns[k->conn];
+	uint16_t sh = k->dir == DIR_FWD ? c->src_host : c->dst_host;
+	uint16_t dh = k->dir == DIR_FWD ? c->dst_host : c->src_host;
+	struct ct_addr st1, st2;
+	const struct ct_addr *src = host_addr(S, sh, &st1), *dst = host_addr(S, dh, &st2);
+	int v4 = ct_addr_is_v4(src), tcp = S->cfg->transport == CT_SYNTH_TCP ||
+					    c->cls == CT_CLASS_OTHER;
+	uint8_t *f = S->frame, *ip, *l4;
+	unsigned iphl = v4 ? 20 : 40, l4len, hdr;
+	uint32_t payload = k->payload;
+
+	/* Ethernet: locally administered MACs naming the host */
+	memset(f, 0, 12);
+	f[0] = f[6] = 0x02;
+	put16(f + 4, dh);
+	put16(f + 10, sh);
+	put16(f + 12, v4 ? 0x0800 : 0x86dd);
+	ip = f + 14;
+	l4 = ip + iphl;
+
+	if (tcp) {
+		uint16_t sp = k->dir == DIR_FWD ? c->port_src : c->port_dst;
+		uint16_t dp = k->dir == DIR_FWD ? c->port_dst : c->port_src;
+
+		hdr = 20;
+		memset(l4, 0, hdr);
+		put16(l4, sp);
+		put16(l4 + 2, dp);
+		put32(l4 + 4, k->psn);
+		put32(l4 + 8, k->aux);
+		l4[12] = 5 << 4;
+		l4[13] = k->opcode;
+		put16(l4 + 14, 65535);
+	} else {
+		uint8_t *b = l4 + 8;
+		uint16_t sp = k->dir == DIR_FWD ? c->port_src : c->port_dst;
+		uint32_t dqpn = k->dir == DIR_FWD ? c->qp_dst : c->qp_src;
+		unsigned ext = 0;
+
+		memset(l4, 0, 8 + 12);
+		put16(l4, sp);
+		put16(l4 + 2, CT_ROCE_UDP_PORT);
+		b[0] = k->opcode;
+		put16(b + 2, 0xffff);
+		put32(b + 4, dqpn & 0xffffff);
+		put32(b + 8, k->psn & 0xffffff);
+		if (k->type == PKT_DATA || k->type == PKT_CTS) {
+			if (k->opcode == 0x09 || k->opcode == 0x0b || k->opcode == 0x0a || k->opcode == 0x06)
+				b[8] |= k->opcode == 0x06 ? 0 : 0x80; /* AckReq on a message's end */
+			if (k->opcode == 0x06 || k->opcode == 0x0a || k->opcode == 0x0b) {
+				memset(b + 12, 0, 16); /* RETH: VA, R_Key, DMA length */
+				put32(b + 12 + 8, 0x1000 + k->conn);
+				put32(b + 12 + 12, k->reth_len);
+				ext += 16;
+			}
+			if (k->opcode == 0x09 || k->opcode == 0x0b) {
+				put32(b + 12 + ext, k->conn); /* ImmDt */
+				ext += 4;
+			}
+		} else if (k->type == PKT_ACK) {
+			put32(b + 12, (uint32_t)0x1f << 24 | (k->aux & 0xffffff)); /* AETH: ACK */
+			ext = 4;
+		} else { /* CNP */
+			memset(b + 12, 0, 16);
+			ext = 16;
+		}
+		hdr = 8 + 12 + ext;
+		payload += 4; /* ICRC */
+	}
+	l4len = hdr + payload;
+
+	/* IP header */
+	if (v4) {
+		memset(ip, 0, 20);
+		ip[0] = 0x45;
+		ip[1] = (uint8_t)((k->type == PKT_CNP ? 48 << 2 : 26 << 2) | k->ecn);
+		put16(ip + 2, (uint16_t)(20 + l4len));
+		put16(ip + 6, 0x4000);
+		ip[8] = 64;
+		ip[9] = tcp ? 6 : 17;
+		memcpy(ip + 12, src->b + 12, 4);
+		memcpy(ip + 16, dst->b + 12, 4);
+	} else {
+		uint8_t tc = (uint8_t)((k->type == PKT_CNP ? 48 << 2 : 26 << 2) | k->ecn);
+
+		put32(ip, 6u << 28 | (uint32_t)tc << 20);
+		put16(ip + 4, (uint16_t)l4len);
+		ip[6] = tcp ? 6 : 17;
+		ip[7] = 64;
+		memcpy(ip + 8, src->b, 16);
+		memcpy(ip + 24, dst->b, 16);
+	}
+	if (!tcp)
+		put16(l4 + 4, (uint16_t)l4len); /* UDP length */
+	*truth_len = 14 + iphl + l4len;
+	*wire_len = *truth_len < ETH_MIN ? ETH_MIN : *truth_len;
+	return 14 + iphl + hdr;
+}
+
+static int emit_until(struct synth *S, uint64_t limit, ct_synth_emit_fn emit, void *ctx);
+
+static int pkt_cmp(const void *a, const void *b)
+{
+	const struct pkt *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->order < y->order ? -1 : 1;
+}
+
+static int emit_until(struct synth *S, uint64_t limit, ct_synth_emit_fn emit, void *ctx)
+{
+	size_t i;
+	int err = 0;
+
+	qsort(S->pkts, S->n_pkts, sizeof(*S->pkts), pkt_cmp);
+	for (i = 0; i < S->n_pkts && S->pkts[i].ts < limit && !err; i++) {
+		const struct pkt *k = &S->pkts[i];
+		struct conn *c = &S->conns[k->conn];
+		uint32_t wire, truth, hdr = build_frame(S, k, &wire, &truth);
+		uint32_t cap = wire;
+
+		if (S->cfg->snaplen && cap > S->cfg->snaplen)
+			cap = S->cfg->snaplen;
+		if (cap > hdr) /* payload bytes present in the copy are zeros */
+			memset(S->frame + hdr, 0, (cap < MAX_FRAME ? cap : MAX_FRAME) - hdr);
+		c->packets[k->dir]++;
+		c->bytes[k->dir] += truth;
+		err = emit(ctx, k->ts, S->frame, cap, wire);
+	}
+	memmove(S->pkts, S->pkts + i, (S->n_pkts - i) * sizeof(*S->pkts));
+	S->n_pkts -= i;
+	return err;
+}
+
+/* ---- the schedule, iteration by iteration ---------------------------------- */
+
+static int msg_add(struct synth *S, uint64_t desired, uint32_t conn, uint32_t bytes)
+{
+	if (S->n_msgs == S->cap_msgs) {
+		size_t cap = S->cap_msgs ? 2 * S->cap_msgs : 4096;
+		struct msg *nm = realloc(S->msgs, cap * sizeof(*nm));
+
+		if (!nm)
+			return -ENOMEM;
+		S->msgs = nm;
+		S->cap_msgs = cap;
+	}
+	S->msgs[S->n_msgs++] = (struct msg){desired, conn, bytes, S->order++};
+	return 0;
+}
+
+static int msg_cmp(const void *a, const void *b)
+{
+	const struct msg *x = a, *y = b;
+
+	if (x->desired != y->desired)
+		return x->desired < y->desired ? -1 : 1;
+	return x->order < y->order ? -1 : 1;
+}
+
+/* MoE: each pair's all-to-all share varies between iterations, less as training goes on. */
+static double ep_factor(struct synth *S, unsigned iteration)
+{
+	double spread = 0.6 / (1.0 + iteration / 8.0);
+
+	return 1.0 + spread * (2 * rng_uniform(S) - 1);
+}
+
+static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double stretch,
+			    double *iter_bytes)
+{
+	const struct ct_prediction *pr = S->pr;
+	const struct ct_synth_config *cfg = S->cfg;
+	double ts = cfg->time_scale * stretch * 1e9; /* schedule seconds -> ns */
+	int err = 0;
+
+	S->n_msgs = 0;
+	for (size_t i = 0; i < pr->n_xfers && !err; i++) {
+		const struct ct_transfer *x = &pr->xfers[i];
+		double scaled = (double)x->bytes * cfg->size_scale;
+		uint64_t bytes, step, nmsg, start;
+
+		if (x->src_host == x->dst_host)
+			continue;
+		if (x->cls == CT_CLASS_EP)
+			scaled *= ep_factor(S, it);
+		bytes = scaled < 1 ? 1 : (uint64_t)llround(scaled);
+		step = x->kind == CT_XFER_P2P ? P2P_CHUNK : COLLECTIVE_STEP;
+		nmsg = (bytes + step - 1) / step;
+		start = t0 + (uint64_t)llround(x->start * ts);
+		iter_bytes[x->cls] += (double)bytes;
+		for (uint64_t k = 0; k < nmsg && !err; k++) {
+			uint32_t ci;
+			uint64_t len = k + 1 < nmsg ? step : bytes - (nmsg - 1) * step;
+
+			err = conn_get(S, x->src_rank, x->dst_rank, x->src_host, x->dst_host, x->cls,
+				       (unsigned)(k % cfg->channels), &ci);
+			err = err ?: msg_add(S, start + (uint64_t)llround(k * x->duration * ts / nmsg),
+					     ci, (uint32_t)len);
+		}
+	}
+	/* noise: storage reads and writes of each host, at random times */
+	if (cfg->noise)
+		for (unsigned h = 0; h < S->p->hosts && !err; h++) {
+			uint32_t ci;
+			uint64_t when = t0 + (uint64_t)(rng_uniform(S) * S->pr->t_iter * ts);
+			uint32_t bytes = (uint32_t)(16384 + rng_next(S) % 262144);
+
+			err = conn_get(S, UINT32_MAX - h, UINT32_MAX, (uint16_t)h, UINT16_MAX,
+				       CT_CLASS_OTHER, 0, &ci);
+			err = err ?: msg_add(S, when, ci, bytes);
+			iter_bytes[CT_CLASS_OTHER] += bytes;
+		}
+	qsort(S->msgs, S->n_msgs, sizeof(*S->msgs), msg_cmp);
+	for (size_t i = 0; i < S->n_msgs && !err; i++) {
+		const struct msg *m = &S->msgs[i];
+		const struct conn *c = &S->conns[m->conn];
+
+		if (cfg->transport == CT_SYNTH_TCP || c->cls == CT_CLASS_OTHER)
+			err = tcp_message(S, m->conn, m->desired, m->bytes);
+		else
+			err = roce_message(S, m->conn, m->desired, m->bytes);
+	}
+	return err;
+}
+
+/* ---- truth ------------------------------------------------------------------ */
+
+static void truth_flow(json_object *flows, const struct synth *S, const struct conn *c, int dir)
+{
+	json_object *o = json_object_new_object();
+	int tcp = S->cfg->transport == CT_SYNTH_TCP || c->cls == CT_CLASS_OTHER;
+	struct ct_addr st1, st2;
+	uint16_t sh = dir == DIR_FWD ? c->src_host : c->dst_host;
+	uint16_t dh = dir == DIR_FWD ? c->dst_host : c->src_host;
+	char a[64], b[64];
+
+	if (!c->packets[dir])
+		return;
+	json_object_object_add(o, "transport", json_object_new_string(tcp ? "tcp" : "roce"));
+	json_object_object_add(o, "src",
+			       json_object_new_string(ct_addr_format(host_addr(S, sh, &st1), a, 64)));
+	json_object_object_add(o, "dst",
+			       json_object_new_string(ct_addr_format(host_addr(S, dh, &st2), b, 64)));
+	if (tcp) {
+		json_object_object_add(o, "sport", json_object_new_int(dir == DIR_FWD ? c->port_src
+										     : c->port_dst));
+		json_object_object_add(o, "dport", json_object_new_int(dir == DIR_FWD ? c->port_dst
+										     : c->port_src));
+	} else {
+		json_object_object_add(o, "qpn", json_object_new_int64(dir == DIR_FWD ? c->qp_dst
+										      : c->qp_src));
+	}
+	json_object_object_add(o, "class", json_object_new_string(ct_class_name(c->cls)));
+	json_object_object_add(o, "direction", json_object_new_string(dir == DIR_FWD ? "data"
+										  : "reverse"));
+	if (c->src_rank != UINT32_MAX && c->dst_rank != UINT32_MAX) {
+		json_object_object_add(o, "src_rank", json_object_new_int64(c->src_rank));
+		json_object_object_add(o, "dst_rank", json_object_new_int64(c->dst_rank));
+	}
+	json_object_object_add(o, "packets", json_object_new_uint64(c->packets[dir]));
+	json_object_object_add(o, "bytes", json_object_new_uint64(c->bytes[dir]));
+	json_object_array_add(flows, o);
+}
+
+static int write_truth(const struct synth *S, FILE *out, const uint64_t *starts, unsigned n,
+		       const double *per_iter)
+{
+	json_object *root = json_object_new_object(), *st = json_object_new_array();
+	json_object *flows = json_object_new_array(), *cls = json_object_new_object();
+	double mean = n > 1 ? (double)(starts[n] - starts[0]) / n / 1e9 : 0;
+	int err = 0;
+
+	json_object_object_add(root, "schema", json_object_new_string("commtap.truth/v1"));
+	json_object_object_add(root, "profile", json_object_new_string(S->p->name));
+	json_object_object_add(root, "transport",
+			       json_object_new_string(S->cfg->transport == CT_SYNTH_TCP ? "tcp"
+											 : "roce"));
+	json_object_object_add(root, "iterations", json_object_new_int((int)n));
+	for (unsigned i = 0; i < n; i++)
+		json_object_array_add(st, json_object_new_uint64(starts[i]));
+	json_object_object_add(root, "iteration_starts_ns", st);
+	json_object_object_add(root, "mean_period_s",
+			       json_object_new_double(n ? (double)(starts[n] - starts[0]) / n / 1e9
+							: 0));
+	(void)mean;
+	json_object_object_add(root, "size_scale", json_object_new_double(S->cfg->size_scale));
+	json_object_object_add(root, "time_scale", json_object_new_double(S->cfg->time_scale));
+	for (int c = 0; c <= CT_CLASS_COUNT; c++) {
+		json_object *list = json_object_new_array();
+		bool any = false;
+
+		for (unsigned i = 0; i < n; i++) {
+			double v = per_iter[i * (CT_CLASS_COUNT + 1) + c];
+
+			any |= v > 0;
+			json_object_array_add(list, json_object_new_double(v));
+		}
+		if (any)
+			json_object_object_add(cls, ct_class_name(c), list);
+		else
+			json_object_put(list);
+	}
+	json_object_object_add(root, "bytes_per_class_per_iteration", cls);
+	for (size_t i = 0; i < S->n_conns; i++) {
+		truth_flow(flows, S, &S->conns[i], DIR_FWD);
+		truth_flow(flows, S, &S->conns[i], DIR_REV);
+	}
+	json_object_object_add(root, "flows", flows);
+	if (fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY), out) < 0 ||
+	    fputc('\n', out) < 0)
+		err = -EIO;
+	json_object_put(root);
+	return err;
+}
+
+int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
+		 const struct ct_synth_config *cfg, ct_synth_emit_fn emit, void *ctx, FILE *truth)
+{
+	struct synth *S;
+	uint64_t *starts = NULL, t0 = cfg->start_ns;
+	double *per_iter = NULL;
+	int err = 0;
+
+	if (!cfg->iterations || cfg->size_scale <= 0 || cfg->time_scale <= 0 || cfg->jitter < 0 ||
+	    cfg->jitter >= 1 || !cfg->channels || cfg->channels > 64)
+		return -EINVAL;
+	S = calloc(1, sizeof(*S));
+	if (!S)
+		return -ENOMEM;
+	S->p = p;
+	S->pr = pr;
+	S->cfg = cfg;
+	S->rng = cfg->seed;
+	S->nic_ns_per_byte = 8.0 / p->hw.nic_gbps;
+	if (cfg->transport == CT_SYNTH_TCP)
+		S->payload_max = (cfg->mtu ? cfg->mtu : 9000) - 40 - (ct_addr_is_v4(&p->host_addr[0])
+									      ? 0
+									      : 20);
+	else
+		S->payload_max = cfg->mtu ? cfg->mtu : 4096;
+	S->nic_free = calloc(p->hosts + 1, sizeof(*S->nic_free));
+	S->next_qp = calloc(p->hosts + 1, sizeof(*S->next_qp));
+	starts = calloc(cfg->iterations + 1, sizeof(*starts));
+	per_iter = calloc((size_t)cfg->iterations * (CT_CLASS_COUNT + 1), sizeof(*per_iter));
+	if (!S->nic_free || !S->next_qp || !starts || !per_iter) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (unsigned h = 0; h <= p->hosts; h++)
+		S->next_qp[h] = 0x100 + (uint32_t)(rng_next(S) % 0x1000) * 16;
+
+	for (unsigned it = 0; it < cfg->iterations && !err; it++) {
+		double stretch = 1 + cfg->jitter * (2 * rng_uniform(S) - 1);
+
+		starts[it] = t0;
+		err = render_iteration(S, it, t0, stretch,
+				       &per_iter[(size_t)it * (CT_CLASS_COUNT + 1)]);
+		t0 += (uint64_t)llround(pr->t_iter * cfg->time_scale * stretch * 1e9);
+		/* packets before the next iteration's start can no longer be preceded */
+		err = err ?: emit_until(S, t0, emit, ctx);
+	}
+	starts[cfg->iterations] = t0;
+	err = err ?: emit_until(S, UINT64_MAX, emit, ctx);
+	if (!err && truth)
+		err = write_truth(S, truth, starts, cfg->iterations, per_iter);
+out:
+	free(starts);
+	free(per_iter);
+	free(S->nic_free);
+	free(S->next_qp);
+	free(S->conns);
+	free(S->conn_index);
+	free(S->pkts);
+	free(S->msgs);
+	free(S);
+	return err;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The traffic synthesizer: renders a prediction's schedule into the packets
+ * a mirror port would capture while the job trains, with the ground truth.
+ */
+#ifndef COMMTAP_SYNTH_H
+#define COMMTAP_SYNTH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+
+enum ct_synth_transport {
+	CT_SYNTH_ROCE = 0, /* NCCL over IB verbs on RoCEv2 */
+	CT_SYNTH_TCP = 1,  /* NCCL's socket transport */
+};
+
+struct ct_synth_config {
+	unsigned iterations;
+	enum ct_synth_transport transport;
+	double size_scale; /* multiply every transfer's bytes */
+	double time_scale; /* multiply every time of the schedule (compute and comm) */
+	double jitter;	   /* each iteration's length varies uniformly by +-jitter */
+	unsigned snaplen;  /* bytes of each frame kept; 0 = whole frames */
+	unsigned mtu;	   /* RoCE path MTU (256..4096) or TCP MSS + 52 */
+	unsigned channels; /* NCCL channels (QPs or sockets) per peer */
+	int noise;	   /* add storage TCP, CNPs/ECN marks and a retransmission */
+	uint64_t seed;
+	uint64_t start_ns; /* capture time of the first iteration */
+};
+
+void ct_synth_config_default(struct ct_synth_config *cfg);
+
+/* Receives each frame in time order; returns 0 or a negative errno to stop. */
+typedef int (*ct_synth_emit_fn)(void *ctx, uint64_t ts_ns, const uint8_t *frame,
+				uint32_t cap_len, uint32_t wire_len);
+
+/*
+ * Render. Writes the ground truth (commtap.truth/v1 JSON) to truth when it is
+ * not NULL. Returns 0, -ENOMEM, -EINVAL (bad config) or the emit error.
+ */
+int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
+		 const struct ct_synth_config *cfg, ct_synth_emit_fn emit, void *ctx,
+		 FILE *truth);
+
+#endif
