@@ -224,8 +224,8 @@ int cmd_analyze(int argc, char **argv)
 	if (rc == -EINVAL) {
 		fprintf(stderr,
 			"commtap analyze: --memory: %zu bytes is too small for the flow table (it needs "
-			"room for at least 16 flows of %zu bytes)\n",
-			o.memory_budget, ct_flow_table_bytes_per_flow());
+			"room for at least %d flows of %zu bytes)\n",
+			o.memory_budget, CT_FLOW_TABLE_MIN, ct_flow_table_bytes_per_flow());
 		goto cleanup;
 	} else if (rc) {
 		fprintf(stderr, "commtap analyze: cannot create the engine with %zu bytes: %s\n",

@@ -89,7 +89,7 @@ int ct_flow_table_create(size_t budget_bytes, uint64_t idle_timeout_ns,
 	struct ct_flow_table *t;
 	uint32_t cap = ct_flow_table_capacity_for(budget_bytes);
 
-	if (cap < 16)
+	if (cap < CT_FLOW_TABLE_MIN)
 		return -EINVAL;
 	if (alloc)
 		a = *alloc;

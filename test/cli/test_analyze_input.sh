@@ -65,6 +65,24 @@ fi
 # Report destination that cannot be written.
 expect_status "unwritable report" 1 "$commtap" analyze --json /nonexistent/dir/r.json "$sample"
 
+# Flows evicted early (idle, or a table too small) are merged back: the same
+# packets and bytes per flow as with room for all.
+counts() { sed -n 's/^[0-9]* \(.*\) packets=\([0-9]*\) bytes=\([0-9]*\) .*/\1 \2 \3/p' "$1" | sort; }
+"$commtap" analyze --lines "$tmp/full.lines" "$sample"
+"$commtap" analyze --idle-timeout 0.000001 --lines "$tmp/idle.lines" "$sample"
+"$commtap" analyze --memory 0.008 --json "$tmp/small.json" --lines "$tmp/small.lines" "$sample"
+if [ "$(counts "$tmp/full.lines")" = "$(counts "$tmp/idle.lines")" ]; then
+	ok "idle eviction keeps every flow's packets and bytes"
+else
+	fail "idle eviction changed per-flow counts"
+fi
+if [ "$(counts "$tmp/full.lines")" = "$(counts "$tmp/small.lines")" ] &&
+	grep -q '"evicted_full":[1-9]' "$tmp/small.json"; then
+	ok "a full table evicts ($(grep -o '"evicted_full":[0-9]*' "$tmp/small.json")) and keeps every flow's packets and bytes"
+else
+	fail "a full table lost counts or did not evict"
+fi
+
 # pcapng and microsecond pcap give the same flows as the nanosecond pcap.
 if command -v editcap >/dev/null; then
 	"$commtap" analyze --lines "$tmp/ns.lines" "$sample"

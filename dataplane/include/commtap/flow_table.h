@@ -24,7 +24,8 @@
 
 #include <commtap/flow.h>
 
-#define CT_EVICT_SAMPLE 8
+#define CT_EVICT_SAMPLE	  8
+#define CT_FLOW_TABLE_MIN 4 /* the smallest table a budget may buy */
 
 enum ct_evict_reason {
 	CT_EVICT_IDLE = 0,
@@ -59,7 +60,7 @@ uint32_t ct_flow_table_capacity_for(size_t budget_bytes);
 
 /*
  * Create a table within budget_bytes. alloc may be NULL (aligned calloc).
- * Returns 0, -EINVAL (budget too small for 16 flows) or -ENOMEM.
+ * Returns 0, -EINVAL (budget too small for CT_FLOW_TABLE_MIN flows) or -ENOMEM.
  */
 int ct_flow_table_create(size_t budget_bytes, uint64_t idle_timeout_ns,
 			 const struct ct_allocator *alloc, ct_evict_fn on_evict, void *evict_ctx,

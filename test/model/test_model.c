@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The analytic model on small profiles whose figures are worked out by hand
+ * in the comments, plus the invariants the model must keep.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "model.h"
+#include "profile.h"
+
+/* Write a profile to a temporary file and load it. */
+static int load_text(const char *json, struct ct_profile *p, char *err, size_t errlen)
+{
+	char path[] = "/tmp/commtap-profile-XXXXXX";
+	int fd = mkstemp(path), rc;
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(json, f);
+	fclose(f);
+	rc = ct_profile_load(path, p, err, errlen);
+	unlink(path);
+	return rc;
+}
+
+/* A tiny GPT: l=4 h=64 s=32 V=1000, (p,t,d)=(2,2,2), b=2 m=2 gb=8, F=1e12, mu=0.5. */
+static char *tiny_gpt(unsigned b, unsigned m, unsigned t, unsigned d)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"name\":\"tiny\",\"model\":{\"kind\":\"gpt\",\"layers\":4,\"hidden\":64,"
+		 "\"seq_len\":32,\"vocab\":1000,\"global_batch\":%u,\"micro_batch\":%u,"
+		 "\"micro_batches\":%u},"
+		 "\"parallelism\":{\"p\":2,\"t\":%u,\"d\":%u},"
+		 "\"placement\":{\"gpus\":%u,\"gpus_per_host\":%u,\"mapping\":\"deepspeed-default\"},"
+		 "\"hardware\":{\"peak_flops\":1e12,\"mu\":0.5,\"nic_gbps\":100,"
+		 "\"intra_host_GBps\":10}}",
+		 b * m * d, b, m, t, d, 2 * t * d, t * d);
+	return buf;
+}
+
+static void predict_text(const char *json, struct ct_profile *p, struct ct_prediction *pr)
+{
+	char err[512] = "";
+	int rc = load_text(json, p, err, sizeof(err));
+
+	if (rc)
+		fail_msg("profile rejected: %s", err);
+	assert_int_equal(ct_predict(p, pr), 0);
+}
+
+static void test_gpt_hand_computed(void **state)
+{
+	struct ct_profile p;
+	struct ct_prediction pr;
+
+	(void)state;
+	predict_text(tiny_gpt(2, 2, 2, 2), &p, &pr);
+	/* N = 12lh² + 13lh + (V+s)h = 196608 + 3328 + 66048 */
+	assert_float_equal(pr.params, 265984, 1e-6);
+	/* vocabulary padded to a multiple of 128·t = 256 */
+	assert_int_equal(pr.vocab_padded, 1024);
+	assert_int_equal(pr.stage_layers[0], 2);
+	assert_int_equal(pr.stage_layers[1], 2);
+	/* per TP rank: 2·(12h²/t + 7h/t + 6h) + Vpad·h/t + s·h = 50368 + 32768 + 2048 */
+	assert_float_equal(pr.stage_rank_params[0], 85184, 1e-6);
+	/* last stage: layers + final layer norm 2h + the tied output embedding */
+	assert_float_equal(pr.stage_rank_params[1], 50368 + 128 + 32768, 1e-6);
+
+	/* rank 0 = stage 0, dp 0, tp 0. TP all-reduces per micro-batch: forward 2/layer +
+	 * the embedding's, backward 4/layer (recompute on) = 5 + 8 = 13; m = 2 -> 26 */
+	struct ct_rank_traffic *tp = ct_rank_traffic(&pr, 0, CT_CLASS_TP);
+	assert_float_equal(tp->messages, 26, 1e-9);
+	assert_float_equal(tp->msg_bytes, 2.0 * 2 * 32 * 64, 1e-9); /* 2bsh = 8192 */
+	assert_float_equal(tp->bytes, 26 * 8192.0 * 2 * (2 - 1) / 2, 1e-6);
+	/* last stage (rank 4): forward 4 + 3 cross-entropy, backward 8 + output layer 1 */
+	assert_float_equal(ct_rank_traffic(&pr, 4, CT_CLASS_TP)->messages, 2 * 16, 1e-9);
+	/* PP: stage 0 sends one activation per micro-batch, stage 1 one gradient */
+	assert_float_equal(ct_rank_traffic(&pr, 0, CT_CLASS_PP)->bytes, 2 * 8192.0, 1e-6);
+	assert_float_equal(ct_rank_traffic(&pr, 4, CT_CLASS_PP)->bytes, 2 * 8192.0, 1e-6);
+	assert_int_equal(*ct_rank_matrix(&pr, CT_CLASS_PP, 0, 4), 2 * 8192);
+	assert_int_equal(*ct_rank_matrix(&pr, CT_CLASS_PP, 4, 0), 2 * 8192);
+	/* DP ring of d = 2: 2(d-1)/d of the stage's fp16 gradients */
+	assert_float_equal(ct_rank_traffic(&pr, 0, CT_CLASS_DP)->bytes, 2 * 85184.0, 1e-6);
+	/* embedding sync with the last stage: its word-embedding shard, 2·1024·64/2 bytes */
+	assert_float_equal(ct_rank_traffic(&pr, 0, CT_CLASS_EMB)->bytes, 65536, 1e-6);
+	assert_int_equal(*ct_rank_matrix(&pr, CT_CLASS_EMB, 0, 4), 65536);
+	/* T_comp = 8·m·N·b·s / (p·t·mu·F) = 8·2·265984·2·32 / (4·0.5e12) */
+	assert_float_equal(pr.t_comp, 8.0 * 2 * 265984 * 2 * 32 / 2e12, 1e-15);
+	/* R_bubble = (p-1)/(p-1+m) */
+	assert_float_equal(pr.r_bubble, 1.0 / 3, 1e-12);
+	/* 4 GPUs per host: stages on different hosts, so PP and EmbTableSyn cross the NIC */
+	assert_true(pr.crosses_nic[CT_CLASS_PP]);
+	assert_true(pr.crosses_nic[CT_CLASS_EMB]);
+	assert_false(pr.crosses_nic[CT_CLASS_TP]);
+	assert_false(pr.crosses_nic[CT_CLASS_DP]);
+	ct_prediction_free(&pr);
+	ct_profile_free(&p);
+}
+
+static void test_gpt_invariants(void **state)
+{
+	struct ct_profile p1, p2;
+	struct ct_prediction a, b;
+
+	(void)state;
+	/* TP and PP volumes scale with b·s·h: doubling b doubles them */
+	predict_text(tiny_gpt(2, 2, 2, 2), &p1, &a);
+	predict_text(tiny_gpt(4, 2, 2, 2), &p2, &b);
+	assert_float_equal(ct_rank_traffic(&b, 0, CT_CLASS_TP)->bytes,
+			   2 * ct_rank_traffic(&a, 0, CT_CLASS_TP)->bytes, 1e-6);
+	assert_float_equal(ct_rank_traffic(&b, 0, CT_CLASS_PP)->bytes,
+			   2 * ct_rank_traffic(&a, 0, CT_CLASS_PP)->bytes, 1e-6);
+	ct_prediction_free(&a);
+	ct_prediction_free(&b);
+	ct_profile_free(&p1);
+	ct_profile_free(&p2);
+
+	/* the TP-split part of a rank's parameters (hence of its DP volume) halves when t doubles */
+	predict_text(tiny_gpt(2, 2, 1, 2), &p1, &a);
+	predict_text(tiny_gpt(2, 2, 2, 2), &p2, &b);
+	double split_t1 = 2 * (12.0 * 64 * 64 + 7 * 64) + 1024 * 64; /* vocab padded to 128 */
+	double repl = 2 * 6.0 * 64 + 32 * 64;
+	assert_float_equal(a.stage_rank_params[0] - repl, split_t1, 1e-6);
+	assert_float_equal(b.stage_rank_params[0] - repl, split_t1 / 2, 1e-6);
+	ct_prediction_free(&a);
+	ct_prediction_free(&b);
+	ct_profile_free(&p1);
+	ct_profile_free(&p2);
+
+	/* R_bubble -> 0 as m grows */
+	double last = 1;
+
+	for (unsigned m = 1; m <= 256; m *= 4) {
+		predict_text(tiny_gpt(2, m, 2, 2), &p1, &a);
+		assert_true(a.r_bubble < last);
+		last = a.r_bubble;
+		ct_prediction_free(&a);
+		ct_profile_free(&p1);
+	}
+	assert_true(last < 0.01);
+}
+
+static void test_ddp_buckets(void **state)
+{
+	struct ct_profile p;
+	struct ct_prediction pr;
+
+	(void)state;
+	/* fp32 tensors in registration order; buckets fill in reverse: the first closes
+	 * past 1 MiB, the rest past 25 MiB. Reverse: 100000 (0.4 MB) + 400000 (1.6 MB)
+	 * -> bucket 0 = 2,000,000 B; then 5M (20 MB) + 2M (8 MB) -> bucket 1 = 28,000,000 B;
+	 * then 3M (12 MB) alone (the last) -> bucket 2 = 12,000,000 B. */
+	predict_text("{\"name\":\"ddp\",\"model\":{\"kind\":\"ddp\",\"layer_params\":"
+		     "[3000000,2000000,5000000,400000,100000],\"batch_per_gpu\":8},"
+		     "\"placement\":{\"gpus\":8,\"gpus_per_host\":4},"
+		     "\"hardware\":{\"platform\":\"V100-PCIe\"}}",
+		     &p, &pr);
+	assert_float_equal(pr.params, 10500000, 1e-6);
+	assert_int_equal(pr.n_buckets, 3);
+	assert_int_equal(pr.bucket_bytes[0], 2000000);
+	assert_int_equal(pr.bucket_bytes[1], 28000000);
+	assert_int_equal(pr.bucket_bytes[2], 12000000);
+	/* ring of 8: every rank sends 2·7/8 of each bucket to its successor */
+	assert_float_equal(ct_rank_traffic(&pr, 3, CT_CLASS_DP)->bytes, 42000000 * 14.0 / 8, 1e-3);
+	assert_float_equal(ct_rank_traffic(&pr, 3, CT_CLASS_DP)->messages, 3, 1e-9);
+	assert_true(*ct_host_matrix(&pr, CT_CLASS_DP, 0, 1) > 0); /* rank 3 -> 4 crosses */
+	assert_true(pr.crosses_nic[CT_CLASS_DP]);
+	assert_true(pr.t_iter >= pr.t_comp);
+	ct_prediction_free(&pr);
+	ct_profile_free(&p);
+}
+
+static void test_moe_one_host_has_no_nic_traffic(void **state)
+{
+	struct ct_profile p;
+	struct ct_prediction pr;
+	const char *json =
+		"{\"name\":\"moe\",\"model\":{\"kind\":\"moe\",\"layers\":4,\"hidden\":64,"
+		"\"seq_len\":32,\"vocab\":1000,\"global_batch\":16,\"micro_batch\":2,"
+		"\"micro_batches\":1,\"experts\":8,\"top_k\":2},"
+		"\"parallelism\":{\"p\":1,\"t\":1,\"d\":8,\"ep\":8,\"recompute\":false},"
+		"\"placement\":{\"gpus\":8,\"gpus_per_host\":%u,\"mapping\":\"deepspeed-default\"},"
+		"\"hardware\":{\"platform\":\"RTX3090-PCIe\"}}";
+	char buf[1024];
+
+	(void)state;
+	snprintf(buf, sizeof(buf), json, 8);
+	predict_text(buf, &p, &pr);
+	assert_float_equal(pr.nic_bytes_per_iter, 0, 0);
+	/* 2 MoE layers (every other of 4), 2 forward + 2 backward all-to-alls each, m = 1 */
+	assert_float_equal(ct_rank_traffic(&pr, 0, CT_CLASS_EP)->messages, 8, 1e-9);
+	/* each sends 7/8 of b·s·top_k·h·2 bytes per all-to-all */
+	assert_float_equal(ct_rank_traffic(&pr, 0, CT_CLASS_EP)->bytes,
+			   8 * 2.0 * 32 * 2 * 64 * 2 * 7 / 8, 1e-6);
+	/* experts add (E-1)(8h²+5h) + h·E per MoE layer to the dense count */
+	assert_float_equal(pr.params - pr.params_dense, 2 * (7 * (8.0 * 64 * 64 + 5 * 64) + 64 * 8),
+			   1e-6);
+	ct_prediction_free(&pr);
+	ct_profile_free(&p);
+
+	snprintf(buf, sizeof(buf), json, 4);
+	predict_text(buf, &p, &pr);
+	assert_true(pr.crosses_nic[CT_CLASS_EP]);
+	assert_true(pr.nic_bytes_per_iter > 0);
+	ct_prediction_free(&pr);
+	ct_profile_free(&p);
+}
+
+/* One case per validation error class: the message names the JSON path. */
+static void expect_error(const char *json, const char *path_in_message)
+{
+	struct ct_profile p;
+	char err[512] = "";
+
+	assert_int_not_equal(load_text(json, &p, err, sizeof(err)), 0);
+	if (!strstr(err, path_in_message))
+		fail_msg("error \"%s\" does not mention \"%s\"", err, path_in_message);
+}
+
+static void test_validation_errors(void **state)
+{
+	(void)state;
+	const char *hw = "\"hardware\":{\"platform\":\"A100\"}";
+	char buf[1024];
+
+	/* syntax */
+	expect_error("{\"name\": \"x\",\n \"model\": {", "line 2: not valid JSON");
+	/* unknown key */
+	snprintf(buf, sizeof(buf),
+		 "{\"name\":\"x\",\"model\":{\"kind\":\"ddp\",\"architecture\":\"vgg16\","
+		 "\"batch_per_gpu\":1,\"layerz\":1},\"placement\":{\"gpus\":8},%s}", hw);
+	expect_error(buf, "$.model: unknown key \"layerz\"");
+	/* missing field */
+	snprintf(buf, sizeof(buf),
+		 "{\"name\":\"x\",\"model\":{\"kind\":\"ddp\",\"architecture\":\"vgg16\"},"
+		 "\"placement\":{\"gpus\":8},%s}", hw);
+	expect_error(buf, "$.model.batch_per_gpu: missing");
+	/* wrong type */
+	snprintf(buf, sizeof(buf),
+		 "{\"name\":\"x\",\"model\":{\"kind\":\"gpt\",\"layers\":\"many\"}}");
+	expect_error(buf, "$.model.layers: expected an integer");
+	/* unknown enumeration value */
+	expect_error("{\"name\":\"x\",\"model\":{\"kind\":\"cnn\"}}", "$.model.kind: expected one of");
+	/* p·t·d != GPUs */
+	expect_error("{\"name\":\"x\",\"model\":{\"kind\":\"gpt\",\"layers\":4,\"hidden\":64,"
+		     "\"seq_len\":8,\"global_batch\":4,\"micro_batch\":1,\"micro_batches\":2},"
+		     "\"parallelism\":{\"p\":2,\"t\":2,\"d\":2},\"placement\":{\"gpus\":16,"
+		     "\"mapping\":\"custom\"},\"hardware\":{\"platform\":\"A100\"}}",
+		     "$.parallelism: p·t·d = 2·2·2 = 8 but the job has 16 GPUs");
+	/* gb != b·m·d */
+	expect_error("{\"name\":\"x\",\"model\":{\"kind\":\"gpt\",\"layers\":4,\"hidden\":64,"
+		     "\"seq_len\":8,\"global_batch\":5,\"micro_batch\":1,\"micro_batches\":2},"
+		     "\"parallelism\":{\"p\":2,\"t\":2,\"d\":2},\"placement\":{\"gpus\":8,"
+		     "\"mapping\":\"custom\"},\"hardware\":{\"platform\":\"A100\"}}",
+		     "$.model.global_batch: gb = 5 but b·m·d");
+	/* fewer layers than stages */
+	expect_error("{\"name\":\"x\",\"model\":{\"kind\":\"gpt\",\"layers\":1,\"hidden\":64,"
+		     "\"seq_len\":8,\"global_batch\":4,\"micro_batch\":1,\"micro_batches\":2},"
+		     "\"parallelism\":{\"p\":2,\"t\":2,\"d\":2},\"placement\":{\"gpus\":8,"
+		     "\"mapping\":\"custom\"},\"hardware\":{\"platform\":\"A100\"}}",
+		     "$.model.layers: 1 layers cannot fill 2 pipeline stages");
+	/* explicit mapping without its list */
+	expect_error("{\"name\":\"x\",\"model\":{\"kind\":\"gpt\",\"layers\":4,\"hidden\":64,"
+		     "\"seq_len\":8,\"global_batch\":4,\"micro_batch\":1,\"micro_batches\":2},"
+		     "\"parallelism\":{\"p\":2,\"t\":2,\"d\":2},\"placement\":{\"gpus\":8,"
+		     "\"mapping\":\"explicit\"},\"hardware\":{\"platform\":\"A100\"}}",
+		     "$.placement.rank_hosts: missing");
+	/* bad address */
+	snprintf(buf, sizeof(buf),
+		 "{\"name\":\"x\",\"model\":{\"kind\":\"ddp\",\"architecture\":\"vgg16\","
+		 "\"batch_per_gpu\":1},\"placement\":{\"gpus\":8,\"hosts\":[\"198.18.0.300\"]},%s}",
+		 hw);
+	expect_error(buf, "$.placement.hosts[0]: expected an IPv4 or IPv6 address");
+	/* unknown platform */
+	expect_error("{\"name\":\"x\",\"model\":{\"kind\":\"ddp\",\"architecture\":\"vgg16\","
+		     "\"batch_per_gpu\":1},\"placement\":{\"gpus\":8},"
+		     "\"hardware\":{\"platform\":\"TPUv9\"}}",
+		     "$.hardware.platform: expected one of");
+	/* a number out of range */
+	expect_error("{\"name\":\"x\",\"model\":{\"kind\":\"ddp\",\"architecture\":\"vgg16\","
+		     "\"batch_per_gpu\":1},\"placement\":{\"gpus\":8},"
+		     "\"hardware\":{\"platform\":\"A100\",\"mu\":3}}",
+		     "$.hardware.mu: expected a number in [0.001, 1]");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gpt_hand_computed),
+		cmocka_unit_test(test_gpt_invariants),
+		cmocka_unit_test(test_ddp_buckets),
+		cmocka_unit_test(test_moe_one_host_has_no_nic_traffic),
+		cmocka_unit_test(test_validation_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
