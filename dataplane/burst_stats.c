@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+#include <commtap/burst_stats.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int double_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Linear interpolation between closest ranks. */
+static double percentile(const double *sorted, size_t n, double q)
+{
+	double pos = q * (double)(n - 1);
+	size_t i = (size_t)pos;
+
+	if (i + 1 >= n)
+		return sorted[n - 1];
+	return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
+}
+
+void ct_dist_of(double *v, size_t n, struct ct_dist *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = n;
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), double_cmp);
+	out->p10 = percentile(v, n, 0.1);
+	out->median = percentile(v, n, 0.5);
+	out->p90 = percentile(v, n, 0.9);
+}
+
+struct interval {
+	uint64_t start, end, bytes;
+	uint64_t messages;
+};
+
+/* Join bursts (sorted by start) that overlap into intervals; returns how many. */
+static size_t join_overlaps(const struct ct_burst *b, size_t n, struct interval *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (k && b[i].start <= out[k - 1].end) {
+			out[k - 1].bytes += b[i].bytes;
+			out[k - 1].messages += b[i].messages;
+			if (b[i].end > out[k - 1].end)
+				out[k - 1].end = b[i].end;
+			continue;
+		}
+		out[k++] = (struct interval){b[i].start, b[i].end, b[i].bytes, b[i].messages};
+	}
+	return k;
+}
+
+int ct_onoff_of(const struct ct_burst *b, size_t n, struct ct_onoff *out)
+{
+	struct interval *iv = malloc((n + 1) * sizeof(*iv));
+	double *on = malloc((n + 1) * sizeof(double)), *off = malloc((n + 1) * sizeof(double));
+	double *bytes = malloc((n + 1) * sizeof(double)), total_on = 0;
+	size_t k;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!iv || !on || !off || !bytes) {
+		err = -ENOMEM;
+		goto out;
+	}
+	k = join_overlaps(b, n, iv);
+	for (size_t i = 0; i < k; i++) {
+		double dur = (double)(iv[i].end - iv[i].start) / 1e9;
+
+		on[i] = dur;
+		bytes[i] = (double)iv[i].bytes;
+		if (i)
+			off[i - 1] = (double)(iv[i].start - iv[i - 1].end) / 1e9;
+		total_on += dur;
+		if (dur > 0 && (double)iv[i].bytes * 8 / dur / 1e9 > out->peak_gbps)
+			out->peak_gbps = (double)iv[i].bytes * 8 / dur / 1e9;
+	}
+	out->bursts = k;
+	if (k) {
+		double span = (double)(iv[k - 1].end - iv[0].start) / 1e9;
+
+		out->duty_cycle = span > 0 ? total_on / span : 1;
+	}
+	ct_dist_of(on, k, &out->on_s);
+	ct_dist_of(off, k ? k - 1 : 0, &out->off_s);
+	ct_dist_of(bytes, k, &out->burst_bytes);
+out:
+	free(iv);
+	free(on);
+	free(off);
+	free(bytes);
+	return err;
+}
+
+/* The iteration a time falls in, or -1. */
+static long iteration_of(const struct ct_period *p, uint64_t t)
+{
+	size_t lo = 0, hi = p->iterations;
+
+	if (!p->iterations || t < p->starts[0])
+		return -1;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->starts[mid] <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (lo + 1 == p->iterations && (double)(t - p->starts[lo]) >= p->period_s * 1e9)
+		return -1;
+	return (long)lo;
+}
+
+int ct_iteration_volumes_of(const struct ct_burst *b, size_t n, const struct ct_period *p,
+			    struct ct_iteration_volumes *out)
+{
+	size_t it = p->iterations;
+	double *first = NULL, *last = NULL, mean = 0, var = 0;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!p->periodic || !it)
+		return 0;
+	out->bytes = calloc(it, sizeof(double));
+	out->messages = calloc(it, sizeof(double));
+	first = malloc(it * sizeof(double));
+	last = malloc(it * sizeof(double));
+	if (!out->bytes || !out->messages || !first || !last) {
+		err = -ENOMEM;
+		ct_iteration_volumes_free(out);
+		goto out;
+	}
+	for (size_t i = 0; i < it; i++)
+		first[i] = last[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		long k = iteration_of(p, b[i].start);
+		double phase;
+
+		if (k < 0)
+			continue;
+		out->bytes[k] += (double)b[i].bytes;
+		out->messages[k] += b[i].messages;
+		phase = ct_period_phase(p, b[i].start);
+		if (first[k] < 0 || phase < first[k])
+			first[k] = phase;
+		if (phase > last[k])
+			last[k] = phase;
+	}
+	out->iterations = it;
+	for (size_t i = 0; i < it; i++)
+		mean += out->bytes[i];
+	mean /= (double)it;
+	for (size_t i = 0; i < it; i++)
+		var += (out->bytes[i] - mean) * (out->bytes[i] - mean);
+	out->bytes_cv = mean > 0 && it > 1 ? sqrt(var / (double)(it - 1)) / mean : 0;
+	{
+		struct ct_dist d;
+		size_t m = 0;
+
+		for (size_t i = 0; i < it; i++)
+			if (first[i] >= 0)
+				first[m++] = first[i];
+		ct_dist_of(first, m, &d);
+		out->phase_first = m ? d.median : -1;
+		m = 0;
+		for (size_t i = 0; i < it; i++)
+			if (last[i] >= 0)
+				last[m++] = last[i];
+		ct_dist_of(last, m, &d);
+		out->phase_last = m ? d.median : -1;
+	}
+out:
+	free(first);
+	free(last);
+	return err;
+}
+
+void ct_iteration_volumes_free(struct ct_iteration_volumes *v)
+{
+	free(v->bytes);
+	free(v->messages);
+	v->bytes = v->messages = NULL;
+	v->iterations = 0;
+}
+
+struct edge {
+	uint64_t t;
+	int delta; /* +1 start, -1 end */
+	uint32_t sender;
+	double rate;
+};
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->delta - y->delta; /* ends before starts at the same instant */
+}
+
+int ct_incast_of(const struct ct_burst *b, size_t n, unsigned *max_senders, double *peak_gbps)
+{
+	struct edge *e = malloc(2 * n * sizeof(*e) + 1);
+	uint32_t *senders = NULL, *active = NULL;
+	size_t n_senders = 0;
+	double rate = 0;
+	unsigned distinct = 0;
+
+	*max_senders = 0;
+	*peak_gbps = 0;
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		double dur = (double)(b[i].end - b[i].start);
+		double r = dur > 0 ? (double)b[i].bytes * 8 / dur : 0; /* Gb/s (bits per ns) */
+
+		e[2 * i] = (struct edge){b[i].start, +1, b[i].flow, r};
+		e[2 * i + 1] = (struct edge){b[i].end, -1, b[i].flow, r};
+	}
+	qsort(e, 2 * n, sizeof(*e), edge_cmp);
+	/* senders are compacted to indices for the per-sender activity count */
+	senders = malloc((n + 1) * sizeof(*senders));
+	active = calloc(n + 1, sizeof(*active));
+	if (!senders || !active) {
+		free(e);
+		free(senders);
+		free(active);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < 2 * n; i++) {
+		size_t s;
+
+		for (s = 0; s < n_senders && senders[s] != e[i].sender; s++)
+			;
+		if (s == n_senders)
+			senders[n_senders++] = e[i].sender;
+		if (e[i].delta > 0) {
+			if (!active[s]++)
+				distinct++;
+			rate += e[i].rate;
+		} else {
+			if (!--active[s])
+				distinct--;
+			rate -= e[i].rate;
+		}
+		if (distinct > *max_senders)
+			*max_senders = distinct;
+		if (rate > *peak_gbps)
+			*peak_gbps = rate;
+	}
+	free(e);
+	free(senders);
+	free(active);
+	return 0;
+}
+
+struct first_start {
+	long iteration;
+	uint32_t flow;
+	uint64_t start;
+};
+
+static int first_start_cmp(const void *a, const void *b)
+{
+	const struct first_start *x = a, *y = b;
+
+	if (x->iteration != y->iteration)
+		return x->iteration < y->iteration ? -1 : 1;
+	if (x->flow != y->flow)
+		return x->flow < y->flow ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+double ct_start_spread_s(const struct ct_burst *b, size_t n, const struct ct_period *p)
+{
+	struct first_start *fs;
+	double *spreads, result = -1;
+	size_t m = 0, k = 0;
+
+	if (!p->periodic || !p->iterations || !n)
+		return -1;
+	fs = malloc(n * sizeof(*fs));
+	spreads = malloc(p->iterations * sizeof(double));
+	if (!fs || !spreads)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		long it = iteration_of(p, b[i].start);
+
+		if (it >= 0)
+			fs[k++] = (struct first_start){it, b[i].flow, b[i].start};
+	}
+	qsort(fs, k, sizeof(*fs), first_start_cmp);
+	/* per iteration: the spread of each flow's first start */
+	for (size_t i = 0; i < k;) {
+		long it = fs[i].iteration;
+		uint64_t lo = UINT64_MAX, hi = 0;
+		size_t flows = 0;
+
+		for (; i < k && fs[i].iteration == it; i++) {
+			if (i && fs[i - 1].iteration == it && fs[i - 1].flow == fs[i].flow)
+				continue; /* not the flow's first burst */
+			flows++;
+			lo = fs[i].start < lo ? fs[i].start : lo;
+			hi = fs[i].start > hi ? fs[i].start : hi;
+		}
+		if (flows >= 2)
+			spreads[m++] = (double)(hi - lo) / 1e9;
+	}
+	if (m) {
+		struct ct_dist d;
+
+		ct_dist_of(spreads, m, &d);
+		result = d.median;
+	}
+out:
+	free(fs);
+	free(spreads);
+	return result;
+}
