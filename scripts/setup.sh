@@ -1,6 +1,7 @@
 #!/bin/sh
 # commtap on a fresh Debian 12 machine:
-#   scripts/setup.sh demo   install what is missing, build, analyze the bundled capture
+#   scripts/setup.sh demo   install what is missing, build, synthesize a bundled job's
+#                           traffic (GPT-3B) and analyze it
 #   scripts/setup.sh test   install what is missing, build, run the whole test suite
 #                           (unit, golden, CLI; again under ASan+UBSan; bounded fuzzing)
 # Run as root, or as a user who may sudo. Idempotent: installs only what is missing.
@@ -11,7 +12,7 @@ top=$(pwd)
 
 # Debian packages the build and the tests need.
 PACKAGES="gcc clang llvm libclang-rt-14-dev meson ninja-build pkg-config python3
-libpcap-dev libjson-c-dev libcmocka-dev tshark wireshark-common"
+libpcap-dev libjson-c-dev libcmocka-dev libfftw3-dev tshark wireshark-common"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then
@@ -75,12 +76,21 @@ case "${1:-}" in
 demo)
 	install_packages
 	build build
-	sample=test/golden/captures/commtap_sample.pcap
+	profile=profiles/bundled/gpt-3b-deepspeed-default.json
+	mkdir -p build/demo
 	echo
-	echo "commtap analyze $sample"
-	./build/cli/commtap analyze --json build/commtap_sample.report.json "$sample"
+	echo "== commtap predict $profile (summary)"
+	./build/cli/commtap predict "$profile" | sed -n '1,12p'
 	echo
-	echo "JSON report: $top/build/commtap_sample.report.json"
+	echo "== commtap synth: 5 iterations, sizes and times scaled by 1e-3, header-only copies"
+	./build/cli/commtap synth "$profile" -o build/demo/gpt-3b.pcap --iterations 5 \
+		--scale 1e-3 --time-scale 1e-3 --jitter 0.05 --snaplen 128 --noise
+	echo
+	echo "== commtap analyze build/demo/gpt-3b.pcap"
+	./build/cli/commtap analyze --table --json build/demo/gpt-3b.report.json build/demo/gpt-3b.pcap
+	echo
+	echo "JSON report: $top/build/demo/gpt-3b.report.json"
+	echo "ground truth: $top/build/demo/gpt-3b.truth.json"
 	;;
 test)
 	install_packages

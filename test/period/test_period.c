@@ -116,9 +116,9 @@ static void test_not_periodic(void **s)
 	ct_period_free(&p);
 	/* random bursts */
 	for (int i = 0; i < 60; i++) {
-		uint64_t s = (uint64_t)(uniform() * 60e9);
+		uint64_t at = (uint64_t)(uniform() * 60e9);
 
-		b[i] = (struct ct_burst){s, s + (uint64_t)(uniform() * 1e8), 1000, 1, 0};
+		b[i] = (struct ct_burst){at, at + (uint64_t)(uniform() * 1e8), 1000, 1, 0};
 	}
 	assert_int_equal(ct_period_estimate(b, 60, 0, &p), 0);
 	if (p.periodic)
