@@ -17,6 +17,7 @@
 #include <string.h>
 
 #define DEFAULT_EVICT_RING 4096
+#define DEFAULT_BURST_RING 65536
 
 static void *default_alloc(size_t size, size_t align, void *ctx)
 {
@@ -36,6 +37,55 @@ static void default_free(void *ptr, void *ctx)
 	free(ptr);
 }
 
+/* The open burst of f ends at its last packet: queue it for the slow path. */
+static void burst_emit(struct ct_engine *e, const struct ct_flow *f)
+{
+	struct ct_flow_burst *b;
+
+	e->c.bursts++;
+	if (e->burst_head - e->burst_tail == e->burst_slots) {
+		e->c.bursts_dropped++;
+		return;
+	}
+	b = &e->burst_ring[e->burst_head++ % e->burst_slots];
+	b->key = f->key;
+	b->start = f->cold.burst_start_ts;
+	b->end = f->last_ts;
+	b->bytes = f->bytes - f->cold.burst_start_bytes;
+	b->messages = (uint32_t)f->cold.messages - f->cold.burst_start_messages;
+	b->pad = 0;
+}
+
+static inline void burst_begin(struct ct_flow *f, uint64_t ts)
+{
+	f->cold.burst_start_ts = ts;
+	f->cold.burst_start_bytes = f->bytes;
+	f->cold.burst_start_messages = (uint32_t)f->cold.messages;
+	f->state |= CT_FS_IN_BURST;
+}
+
+/*
+ * Per packet: a gap longer than max(floor, 8 x the flow's usual gap) ends
+ * the open burst (the rare, cold path); otherwise the usual gap is updated
+ * (an integer moving average with weight 1/8).
+ */
+static inline void burst_track(struct ct_engine *e, struct ct_flow *f, uint64_t ts)
+{
+	uint64_t gap = ts > f->last_ts ? ts - f->last_ts : 0;
+	uint64_t limit = (uint64_t)f->gap_ewma * CT_BURST_GAP_FACTOR;
+
+	if (limit < e->burst_gap_ns)
+		limit = e->burst_gap_ns;
+	if (__builtin_expect(gap > limit, 0)) {
+		burst_emit(e, f);
+		burst_begin(f, ts);
+		return;
+	}
+	if (gap > UINT32_MAX)
+		gap = UINT32_MAX;
+	f->gap_ewma = (uint32_t)((int64_t)f->gap_ewma + ((int64_t)gap - f->gap_ewma) / 8);
+}
+
 /* Eviction callback: keep a copy for the slow path, or count the loss. */
 static void on_evict(void *ctx, const struct ct_flow *flow, enum ct_evict_reason why)
 {
@@ -44,6 +94,8 @@ static void on_evict(void *ctx, const struct ct_flow *flow, enum ct_evict_reason
 
 	if (why == CT_EVICT_FLUSH)
 		return;
+	if (flow->state & CT_FS_IN_BURST)
+		burst_emit(e, flow);
 	if (e->evict_head - e->evict_tail == e->evict_slots) {
 		e->c.evicted_unreported++;
 		return;
@@ -51,6 +103,7 @@ static void on_evict(void *ctx, const struct ct_flow *flow, enum ct_evict_reason
 	slot = &e->evict_ring[e->evict_head % e->evict_slots];
 	memcpy(slot, flow, sizeof(*slot));
 	ct_msg_finish(slot);
+	slot->state &= ~CT_FS_IN_BURST;
 	e->evict_head++;
 }
 
@@ -69,9 +122,12 @@ int ct_engine_create(const struct ct_engine_config *cfg, struct ct_engine **out)
 	e->tcp_msg_gap_ns = cfg->tcp_msg_gap_ns;
 	e->evict_slots = cfg->evict_ring_slots ? cfg->evict_ring_slots : DEFAULT_EVICT_RING;
 	e->evict_ring = a.alloc((size_t)e->evict_slots * sizeof(struct ct_flow), 64, a.ctx);
+	e->burst_gap_ns = cfg->burst_gap_ns ? cfg->burst_gap_ns : CT_DEFAULT_BURST_GAP_NS;
+	e->burst_slots = cfg->burst_ring_slots ? cfg->burst_ring_slots : DEFAULT_BURST_RING;
+	e->burst_ring = a.alloc((size_t)e->burst_slots * sizeof(struct ct_flow_burst), 64, a.ctx);
 	e->reads = a.alloc(CT_READ_TABLE_SLOTS * sizeof(struct ct_read_entry), 64, a.ctx);
 	e->cm_log = a.alloc(CT_CM_LOG_SLOTS * sizeof(struct ct_cm_event), 64, a.ctx);
-	if (!e->evict_ring || !e->reads || !e->cm_log) {
+	if (!e->evict_ring || !e->burst_ring || !e->reads || !e->cm_log) {
 		ct_engine_destroy(e);
 		return -ENOMEM;
 	}
@@ -94,6 +150,8 @@ void ct_engine_destroy(struct ct_engine *e)
 	ct_flow_table_destroy(e->table);
 	if (e->evict_ring)
 		a.free(e->evict_ring, a.ctx);
+	if (e->burst_ring)
+		a.free(e->burst_ring, a.ctx);
 	if (e->reads)
 		a.free(e->reads, a.ctx);
 	if (e->cm_log)
@@ -125,10 +183,12 @@ static inline void count_opcode(struct ct_flow *f, uint8_t op)
 			break;
 		}
 	}
-	if (i < CT_OP_EXTRA)
-		f->cold.op_extra_count[i]++;
-	else
+	if (i < CT_OP_EXTRA) {
+		if (f->cold.op_extra_count[i] != UINT32_MAX)
+			f->cold.op_extra_count[i]++;
+	} else if (f->cold.op_other != UINT32_MAX) {
 		f->cold.op_other++;
+	}
 }
 
 static void account_flow(struct ct_engine *e, const struct ct_pkt *p, uint64_t ts)
@@ -148,13 +208,17 @@ static void account_flow(struct ct_engine *e, const struct ct_pkt *p, uint64_t t
 		key.transport = CT_TRANSPORT_TCP;
 	}
 	f = ct_flow_table_get(e->table, &key, ct_flow_key_hash(&key), ts, &created);
+	if (created)
+		burst_begin(f, ts);
+	else
+		burst_track(e, f, ts);
 
 	f->packets++;
 	f->bytes += p->wire_len;
 	if (ts > f->last_ts)
 		f->last_ts = ts;
-	if (p->ecn == 3 && __builtin_expect(++f->ecn_ce == 0, 0))
-		f->cold.ecn_ce_hi++;
+	if (p->ecn == 3)
+		f->cold.ecn_ce++;
 	f->ecn_seen |= (uint8_t)(1u << p->ecn);
 	if (!created && f->dscp != p->dscp)
 		f->seen |= CT_SEEN_DSCP_MIX;
@@ -260,6 +324,16 @@ void ct_engine_foreach_flow(struct ct_engine *e, void (*fn)(struct ct_flow *flow
 	ct_flow_table_foreach(e->table, fn, ctx);
 }
 
+unsigned ct_engine_drain_bursts(struct ct_engine *e,
+				void (*fn)(const struct ct_flow_burst *burst, void *ctx), void *ctx)
+{
+	unsigned n = 0;
+
+	for (; e->burst_tail != e->burst_head; e->burst_tail++, n++)
+		fn(&e->burst_ring[e->burst_tail % e->burst_slots], ctx);
+	return n;
+}
+
 unsigned ct_engine_cm_events(const struct ct_engine *e, const struct ct_cm_event **events)
 {
 	*events = e->cm_log;
@@ -267,6 +341,7 @@ unsigned ct_engine_cm_events(const struct ct_engine *e, const struct ct_cm_event
 }
 
 struct finish_ctx {
+	struct ct_engine *e;
 	void (*fn)(const struct ct_flow *flow, void *ctx);
 	void *ctx;
 };
@@ -276,13 +351,16 @@ static void finish_one(struct ct_flow *f, void *arg)
 	struct finish_ctx *fc = arg;
 
 	ct_msg_finish(f);
+	if (f->state & CT_FS_IN_BURST)
+		burst_emit(fc->e, f);
+	f->state &= ~CT_FS_IN_BURST;
 	fc->fn(f, fc->ctx);
 }
 
 void ct_engine_finish(struct ct_engine *e, void (*fn)(const struct ct_flow *flow, void *ctx),
 		      void *ctx)
 {
-	struct finish_ctx fc = {fn, ctx};
+	struct finish_ctx fc = {e, fn, ctx};
 
 	ct_engine_drain_evicted(e, fn, ctx);
 	ct_flow_table_foreach(e->table, finish_one, &fc);

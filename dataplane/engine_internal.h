@@ -25,6 +25,11 @@ struct ct_engine {
 	struct ct_flow *evict_ring;
 	uint32_t evict_slots;
 	uint32_t evict_head, evict_tail; /* head: next write; tail: next read */
+	/* ring of finished bursts, likewise */
+	struct ct_flow_burst *burst_ring;
+	uint32_t burst_slots;
+	uint32_t burst_head, burst_tail;
+	uint64_t burst_gap_ns;
 	struct ct_read_entry *reads;
 	struct ct_cm_event *cm_log;
 	uint32_t cm_count;

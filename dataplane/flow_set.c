@@ -118,9 +118,7 @@ static void summary_from_flow(struct ct_flow_summary *sum, const struct ct_flow 
 	sum->seen = f->seen;
 	if (f->key.transport == CT_TRANSPORT_ROCE) {
 		sum->req_first_psn = c->req_first_psn;
-		/* the last request PSN on the wire (a READ reserves more after its own) */
-		sum->req_last_psn = (f->state & CT_FS_AFTER_READ) ? c->last_read_psn
-								 : (f->req_next_psn - 1) & PSN_MASK;
+		sum->req_last_psn = (f->req_next_psn - 1) & PSN_MASK;
 		sum->resp_first_psn = c->resp_first_psn;
 		sum->resp_last_psn = (f->resp_next_psn - 1) & PSN_MASK;
 		sum->read_peer_qpn = c->read_peer_qpn;

@@ -114,11 +114,9 @@ static void request(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt 
 		    const struct ct_opcode_info *info)
 {
 	const struct ct_roce *r = &p->roce;
-	uint32_t npsn = 1;
 
 	if (request_psn(f, r->psn))
 		return;
-	f->state &= ~CT_FS_AFTER_READ;
 
 	switch (info->pos) {
 	case CT_POS_FIRST:
@@ -161,23 +159,16 @@ static void request(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt 
 		break;
 	default: /* READ request */
 		read_request(e, f, p);
-		f->state |= CT_FS_AFTER_READ;
-		f->cold.last_read_psn = r->psn;
-		if (r->reth_len > 0) {
-			/*
-			 * The responses use one PSN per packet; without the path MTU the
-			 * next request PSN is unknown: resync on it.
-			 */
-			if (!f->cold.pmtu) {
-				f->req_next_psn = (r->psn + 1) & PSN_MASK;
-				f->state &= ~CT_FS_REQ_PSN_OK;
-				return;
-			}
-			npsn = (r->reth_len + f->cold.pmtu - 1) / f->cold.pmtu;
-		}
-		break;
+		/*
+		 * The responses use one PSN per packet of the path MTU, which the
+		 * requester's side does not show reliably: re-synchronise on the
+		 * next request rather than guess (no gap check across a READ).
+		 */
+		f->req_next_psn = (r->psn + 1) & PSN_MASK;
+		f->state &= ~CT_FS_REQ_PSN_OK;
+		return;
 	}
-	f->req_next_psn = (r->psn + npsn) & PSN_MASK;
+	f->req_next_psn = (r->psn + 1) & PSN_MASK;
 	f->state |= CT_FS_REQ_PSN_OK;
 }
 

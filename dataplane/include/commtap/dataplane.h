@@ -34,12 +34,16 @@ struct ct_engine_config {
 	uint64_t idle_timeout_ns; /* evict flows idle this long; 0 never */
 	uint64_t tcp_msg_gap_ns;  /* an idle gap this long ends a TCP message */
 	uint32_t evict_ring_slots; /* evicted flows held for the slow path; 0: 4096 */
+	uint64_t burst_gap_ns;	   /* the shortest idle gap that ends a burst; 0: default */
+	uint32_t burst_ring_slots; /* finished bursts held for the slow path; 0: 65536 */
 	const struct ct_allocator *alloc; /* NULL: aligned_alloc */
 };
 
 #define CT_DEFAULT_MEMORY_BUDGET   (64u << 20)
 #define CT_DEFAULT_IDLE_TIMEOUT_NS (60ull * 1000000000ull)
 #define CT_DEFAULT_TCP_MSG_GAP_NS  (1000000ull) /* 1 ms */
+#define CT_DEFAULT_BURST_GAP_NS	   (100000ull)	/* 100 us */
+#define CT_BURST_GAP_FACTOR	   8 /* a gap this many times the flow's usual one ends a burst */
 
 struct ct_pfc_counters {
 	uint64_t pause_frames; /* 802.3x PAUSE (all priorities) */
@@ -65,6 +69,8 @@ struct ct_engine_counters {
 	uint64_t cm_messages;	     /* RDMA CM REQ/REP seen (for pairing) */
 	uint64_t cm_dropped;	     /* CM messages the CM log had no room for */
 	uint64_t read_overwrites;    /* outstanding READs forgotten before answered */
+	uint64_t bursts;	     /* bursts finished */
+	uint64_t bursts_dropped;     /* finished bursts the burst ring had no room for */
 	uint64_t first_ts, last_ts;
 	struct ct_pfc_counters pfc;
 	struct ct_flow_table_stats table;
@@ -82,6 +88,18 @@ struct ct_cm_event {
 	uint64_t ts;
 };
 
+/*
+ * An on period of one flow: it ends when the flow stays idle longer than
+ * max(burst_gap_ns, CT_BURST_GAP_FACTOR x its usual gap between packets).
+ */
+struct ct_flow_burst {
+	struct ct_flow_key key;
+	uint64_t start, end; /* first and last packet */
+	uint64_t bytes;	     /* wire bytes */
+	uint32_t messages;   /* messages completed during it */
+	uint32_t pad;
+};
+
 struct ct_engine;
 
 int ct_engine_create(const struct ct_engine_config *cfg, struct ct_engine **out);
@@ -96,13 +114,17 @@ unsigned ct_engine_drain_evicted(struct ct_engine *e,
 				 void (*fn)(const struct ct_flow *flow, void *ctx), void *ctx);
 void ct_engine_foreach_flow(struct ct_engine *e, void (*fn)(struct ct_flow *flow, void *ctx),
 			    void *ctx);
+/* Hand finished bursts to fn, oldest first; returns how many. */
+unsigned ct_engine_drain_bursts(struct ct_engine *e,
+				void (*fn)(const struct ct_flow_burst *burst, void *ctx), void *ctx);
 /* CM messages logged so far (up to the log's size). */
 unsigned ct_engine_cm_events(const struct ct_engine *e, const struct ct_cm_event **events);
 
 /*
  * End of input: close messages still open (a TCP message in progress is
- * complete; a RoCE message without its last packet is partial) and hand all
- * flows to fn, emptying the table. Evicted flows still in the ring go first.
+ * complete; a RoCE message without its last packet is partial; open bursts
+ * end) and hand all flows to fn, emptying the table. Evicted flows still in
+ * the ring go first. Drain the bursts after it.
  */
 void ct_engine_finish(struct ct_engine *e, void (*fn)(const struct ct_flow *flow, void *ctx),
 		      void *ctx);

@@ -49,7 +49,7 @@ _Static_assert(sizeof(struct ct_flow_key) == 40, "flow key is 40 bytes");
 #define CT_FS_REPLAY	  0x10 /* inside a go-back-N replay */
 #define CT_FS_TCP_SEQ_OK  0x20
 #define CT_FS_MSG_SEND	  0x40 /* the request message in progress is a SEND, else a WRITE */
-#define CT_FS_AFTER_READ  0x80 /* the last request was a READ (its PSN: cold.last_read_psn) */
+#define CT_FS_IN_BURST	  0x80 /* a burst is open (cold.burst_*) */
 
 /* ct_flow.seen bits: set once, for pairing and reporting */
 #define CT_SEEN_REQ_PSN	 0x01 /* cold.req_first_psn is valid */
@@ -58,38 +58,42 @@ _Static_assert(sizeof(struct ct_flow_key) == 40, "flow key is 40 bytes");
 #define CT_SEEN_READ_PEER 0x08 /* cold.read_peer_qpn is valid */
 
 struct ct_flow_cold {
+	/* 64-bit counters */
 	uint64_t first_ts;
 	uint64_t messages;	/* completed verbs messages carried by this flow */
 	uint64_t message_bytes; /* their payload bytes */
 	uint64_t msg_hist[CT_HIST_BUCKETS];
-	uint64_t op_extra_count[CT_OP_EXTRA];
-	uint64_t op_other;    /* packets of opcodes beyond all slots */
+	uint64_t ecn_ce;      /* packets marked CE (a conditional, cold write) */
 	uint64_t cnp;	      /* CNPs travelling on this flow */
 	uint64_t retransmits; /* request packets (TCP: segments) with already-seen PSNs */
 	uint64_t read_bytes_requested; /* sum of READ RETH lengths */
-	uint16_t op_count_hi[CT_OP_SLOTS]; /* carries of the 32-bit hot counters (48-bit totals) */
-	uint32_t ecn_ce_hi;
-	uint32_t psn_gaps;	   /* times the request PSN jumped ahead */
-	uint32_t psn_missing;	   /* PSNs skipped by those jumps */
-	uint32_t duplicates;	   /* replay episodes of a single packet */
-	uint32_t go_back_n;	   /* replay episodes of more than one packet */
-	uint32_t naks_seq;	   /* NAK: PSN sequence error */
-	uint32_t partial_messages; /* messages seen without their start or end */
+	uint64_t burst_start_ts;       /* the open burst: when it started ... */
+	uint64_t burst_start_bytes;    /* ... and ct_flow.bytes then */
+	/* 32-bit counters and PSNs */
+	uint32_t op_extra_count[CT_OP_EXTRA]; /* saturating */
+	uint32_t op_other;		      /* packets of opcodes beyond all slots, saturating */
+	uint32_t psn_gaps;		      /* times the request PSN jumped ahead */
+	uint32_t psn_missing;		      /* PSNs skipped by those jumps */
+	uint32_t duplicates;		      /* replay episodes of a single packet */
+	uint32_t go_back_n;		      /* replay episodes of more than one packet */
+	uint32_t naks_seq;		      /* NAK: PSN sequence error */
+	uint32_t partial_messages;	      /* messages seen without their start or end */
 	uint32_t read_requests;
 	uint32_t reads_matched;	    /* READ responses whose total equals the request */
 	uint32_t read_len_mismatch; /* READ responses that differ from the request */
 	uint32_t req_first_psn;	    /* for pairing: first request PSN ... */
 	uint32_t resp_first_psn;    /* ... and first response/ACK PSN */
 	uint32_t resp_msg_first_psn;
-	uint16_t naks_rnr;  /* RNR NAK */
-	uint16_t naks_other; /* NAK: invalid request, access or operation error */
-	uint16_t pmtu;	    /* largest FIRST/MIDDLE payload seen: the path MTU */
+	uint32_t read_peer_qpn;	       /* with CT_SEEN_READ_PEER: QPN of the flow whose READ we answered */
+	uint32_t burst_start_messages; /* low 32 bits of messages when the open burst started */
+	/* 16 and 8 bits */
+	uint16_t op_count_hi[CT_OP_SLOTS]; /* carries of the 32-bit hot counters (48-bit totals) */
+	uint16_t naks_rnr;		   /* RNR NAK, saturating */
+	uint16_t naks_other; /* NAK: invalid request, access or operation error, saturating */
+	uint16_t pmtu;	     /* largest FIRST/MIDDLE payload seen: the path MTU */
 	uint16_t replay_len; /* packets in the current replay episode */
 	uint8_t op_extra_id[CT_OP_EXTRA];
-	uint8_t pad[2];
-	uint32_t read_peer_qpn; /* with CT_SEEN_READ_PEER: QPN of the flow whose READ we answered */
-	uint32_t last_read_psn; /* PSN of the last READ request (CT_FS_AFTER_READ) */
-	uint8_t pad2[8];
+	uint8_t pad[6];
 };
 
 struct ct_flow {
@@ -109,7 +113,7 @@ struct ct_flow {
 		};
 		uint64_t tcp_last_data_ts; /* TCP: time of the last segment with payload */
 	};
-	uint32_t ecn_ce;
+	uint32_t gap_ewma; /* smoothed gap between packets inside a burst, ns (saturating) */
 	uint32_t op_count[CT_OP_SLOTS];
 	uint8_t op_id[CT_OP_SLOTS];
 	uint8_t op_used; /* slots in use */
@@ -144,10 +148,9 @@ static inline uint64_t ct_hist_bucket_floor(unsigned b)
 void ct_flow_foreach_opcode(const struct ct_flow *f,
 			    void (*fn)(uint8_t opcode, uint64_t count, void *ctx), void *ctx);
 
-/* ECN-CE marked packets, with the carry of the 32-bit hot counter. */
 static inline uint64_t ct_flow_ecn_ce(const struct ct_flow *f)
 {
-	return (uint64_t)f->cold.ecn_ce_hi << 32 | f->ecn_ce;
+	return f->cold.ecn_ce;
 }
 
 #endif
