@@ -26,6 +26,8 @@ struct analyze_opts {
 	size_t memory_budget;
 	uint64_t idle_timeout_ns;
 	uint64_t tcp_msg_gap_ns;
+	uint64_t burst_gap_ns;
+	double nic_gbps;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -47,11 +49,13 @@ static void usage(FILE *out)
 		"  --memory MIB       flow-table memory budget in MiB (default %u)\n"
 		"  --idle-timeout S   evict flows idle S seconds (default %llu; 0 never)\n"
 		"  --tcp-gap MS       idle gap that ends a TCP message, ms (default %g)\n"
+		"  --burst-gap MS     shortest idle gap that ends a burst, ms (default %g)\n"
+		"  --nic-gbps G       receivers' NIC rate for the cc section (default 100)\n"
 		"exit status: 0 ok, 1 error (nothing written), 2 capture broke off (report of what"
 		" was read written)\n",
 		CT_DEFAULT_MEMORY_BUDGET >> 20,
 		(unsigned long long)(CT_DEFAULT_IDLE_TIMEOUT_NS / 1000000000ull),
-		(double)CT_DEFAULT_TCP_MSG_GAP_NS / 1e6);
+		(double)CT_DEFAULT_TCP_MSG_GAP_NS / 1e6, (double)CT_DEFAULT_BURST_GAP_NS / 1e6);
 }
 
 /* Parse a non-negative decimal number; -EINVAL names the flag on failure. */
@@ -80,6 +84,8 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		{"memory", required_argument, NULL, 'm'},
 		{"idle-timeout", required_argument, NULL, 'i'},
 		{"tcp-gap", required_argument, NULL, 'g'},
+		{"burst-gap", required_argument, NULL, 'b'},
+		{"nic-gbps", required_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -89,6 +95,8 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 	o->memory_budget = CT_DEFAULT_MEMORY_BUDGET;
 	o->idle_timeout_ns = CT_DEFAULT_IDLE_TIMEOUT_NS;
 	o->tcp_msg_gap_ns = CT_DEFAULT_TCP_MSG_GAP_NS;
+	o->burst_gap_ns = CT_DEFAULT_BURST_GAP_NS;
+	o->nic_gbps = 100;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -117,6 +125,18 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 				return -EINVAL;
 			o->tcp_msg_gap_ns = (uint64_t)(v * 1e6);
 			break;
+		case 'b':
+			if (parse_number("--burst-gap", optarg, 1e9, &v))
+				return -EINVAL;
+			o->burst_gap_ns = (uint64_t)(v * 1e6);
+			if (!o->burst_gap_ns)
+				o->burst_gap_ns = 1;
+			break;
+		case 'n':
+			if (parse_number("--nic-gbps", optarg, 1e6, &v))
+				return -EINVAL;
+			o->nic_gbps = v;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(CT_EXIT_OK);
@@ -137,12 +157,34 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 	return 0;
 }
 
+struct collected {
+	struct ct_flow_set flows;
+	struct ct_burst_log bursts;
+	int out_of_memory;
+};
+
+static void collect_burst(const struct ct_flow_burst *burst, void *ctx)
+{
+	struct collected *c = ctx;
+
+	if (ct_burst_log_add(&c->bursts, burst) && !c->out_of_memory++)
+		fprintf(stderr, "commtap analyze: out of memory: bursts are missing from the report\n");
+}
+
+static void drain(struct ct_engine *engine, struct collected *c);
+
 static void collect(const struct ct_flow *flow, void *ctx)
 {
-	struct ct_flow_set *set = ctx;
+	struct collected *c = ctx;
 
-	if (ct_flow_set_add(set, flow))
+	if (ct_flow_set_add(&c->flows, flow))
 		fprintf(stderr, "commtap analyze: out of memory: a flow is missing from the report\n");
+}
+
+static void drain(struct ct_engine *engine, struct collected *c)
+{
+	ct_engine_drain_evicted(engine, collect, c);
+	ct_engine_drain_bursts(engine, collect_burst, c);
 }
 
 /* Open a report destination; "-" is stdout. */
@@ -202,6 +244,8 @@ int cmd_analyze(int argc, char **argv)
 	struct ct_engine_config cfg = {0};
 	struct analyze_opts o = {0};
 	struct ct_report report = {0};
+	struct collected got = {0};
+	struct ct_periodicity periodicity = {0};
 	struct ct_capture *cap = NULL;
 	struct ct_engine *engine = NULL;
 	const struct ct_cm_event *cm;
@@ -220,6 +264,7 @@ int cmd_analyze(int argc, char **argv)
 	cfg.memory_budget = o.memory_budget;
 	cfg.idle_timeout_ns = o.idle_timeout_ns;
 	cfg.tcp_msg_gap_ns = o.tcp_msg_gap_ns;
+	cfg.burst_gap_ns = o.burst_gap_ns;
 	rc = ct_engine_create(&cfg, &engine);
 	if (rc == -EINVAL) {
 		fprintf(stderr,
@@ -232,14 +277,14 @@ int cmd_analyze(int argc, char **argv)
 			o.memory_budget, strerror(-rc));
 		goto cleanup;
 	}
-	ct_flow_set_init(&report.flows);
+	ct_flow_set_init(&got.flows);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
 	while (!interrupted && (rc = ct_capture_next(cap, &pkt)) == 1) {
 		ct_engine_feed(engine, &pkt, 1);
 		if (ct_capture_packets_read(cap) % DRAIN_EVERY == 0)
-			ct_engine_drain_evicted(engine, collect, &report.flows);
+			drain(engine, &got);
 	}
 	if (rc < 0)
 		report.error = ct_capture_error(cap);
@@ -249,11 +294,18 @@ int cmd_analyze(int argc, char **argv)
 		fprintf(stderr, "commtap analyze: %s; the report covers the %llu packets read\n",
 			report.error, ct_capture_packets_read(cap));
 
-	ct_engine_finish(engine, collect, &report.flows);
+	ct_engine_finish(engine, collect, &got);
+	drain(engine, &got);
 	ct_engine_get_counters(engine, &report.counters);
 	n_cm = ct_engine_cm_events(engine, &cm);
+	report.flows = got.flows;
 	ct_flow_set_sort(&report.flows);
 	ct_flow_set_pair(&report.flows, cm, n_cm);
+	if (ct_periodicity_compute(&report.flows, &got.bursts, &periodicity))
+		fprintf(stderr, "commtap analyze: out of memory: the report has no periodicity\n");
+	else
+		report.periodicity = &periodicity;
+	report.nic_gbps = o.nic_gbps;
 	report.source = o.capture;
 	report.source_kind = "pcap";
 	report.clock = "capture timestamps (the capturing host's CLOCK_REALTIME)";
@@ -263,6 +315,8 @@ int cmd_analyze(int argc, char **argv)
 	else
 		status = report.error ? CT_EXIT_INCOMPLETE : CT_EXIT_OK;
 cleanup:
+	ct_periodicity_free(&periodicity);
+	ct_burst_log_free(&got.bursts);
 	ct_flow_set_free(&report.flows);
 	ct_engine_destroy(engine);
 	ct_capture_close(cap);

@@ -85,6 +85,7 @@ int ct_onoff_of(const struct ct_burst *b, size_t n, struct ct_onoff *out)
 			out->peak_gbps = (double)iv[i].bytes * 8 / dur / 1e9;
 	}
 	out->bursts = k;
+	out->total_on_s = total_on;
 	if (k) {
 		double span = (double)(iv[k - 1].end - iv[0].start) / 1e9;
 
@@ -101,24 +102,9 @@ out:
 	return err;
 }
 
-/* The iteration a time falls in, or -1. */
 static long iteration_of(const struct ct_period *p, uint64_t t)
 {
-	size_t lo = 0, hi = p->iterations;
-
-	if (!p->iterations || t < p->starts[0])
-		return -1;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->starts[mid] <= t)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (lo + 1 == p->iterations && (double)(t - p->starts[lo]) >= p->period_s * 1e9)
-		return -1;
-	return (long)lo;
+	return ct_period_iteration(p, t);
 }
 
 int ct_iteration_volumes_of(const struct ct_burst *b, size_t n, const struct ct_period *p,

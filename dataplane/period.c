@@ -341,6 +341,25 @@ void ct_period_free(struct ct_period *p)
 	p->starts = NULL;
 }
 
+long ct_period_iteration(const struct ct_period *p, uint64_t t)
+{
+	size_t lo = 0, hi = p->iterations;
+
+	if (!p->iterations || t < p->starts[0])
+		return -1;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->starts[mid] <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (lo + 1 == p->iterations && (double)(t - p->starts[lo]) >= p->period_s * 1e9)
+		return -1;
+	return (long)lo;
+}
+
 double ct_period_phase(const struct ct_period *p, uint64_t t)
 {
 	if (!p->periodic || !p->iterations || t < p->starts[0])

@@ -63,8 +63,74 @@ static json_object *opcodes_json(const struct ct_flow_summary *f)
 	return o;
 }
 
-static json_object *flow_json(const struct ct_flow_set *s, size_t i)
+static json_object *dist_json(const struct ct_dist *d)
 {
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "p10", json_object_new_double(d->p10));
+	json_object_object_add(o, "median", json_object_new_double(d->median));
+	json_object_object_add(o, "p90", json_object_new_double(d->p90));
+	return o;
+}
+
+static json_object *onoff_json(json_object *o, const struct ct_onoff *oo)
+{
+	add_u64(o, "bursts", oo->bursts);
+	json_object_object_add(o, "duty_cycle", json_object_new_double(oo->duty_cycle));
+	json_object_object_add(o, "on_s", dist_json(&oo->on_s));
+	json_object_object_add(o, "off_s", dist_json(&oo->off_s));
+	json_object_object_add(o, "burst_bytes", dist_json(&oo->burst_bytes));
+	json_object_object_add(o, "peak_gbps", json_object_new_double(oo->peak_gbps));
+	return o;
+}
+
+static json_object *flow_periodicity_json(const struct ct_flow_periodicity *fp)
+{
+	json_object *o = onoff_json(json_object_new_object(), &fp->onoff);
+	json_object *phase = json_object_new_object();
+
+	json_object_object_add(o, "period_s",
+			       fp->periodic ? json_object_new_double(fp->period_s) : NULL);
+	json_object_object_add(phase, "first",
+			       fp->phase_first >= 0 ? json_object_new_double(fp->phase_first) : NULL);
+	json_object_object_add(phase, "last",
+			       fp->phase_last >= 0 ? json_object_new_double(fp->phase_last) : NULL);
+	json_object_object_add(o, "phase", phase);
+	if (fp->n_bursts) {
+		/* the first bursts, for timelines: [start_ns, end_ns, bytes, messages] */
+		json_object *list = json_object_new_array();
+
+		for (size_t k = 0; k < fp->n_bursts && k < CT_REPORT_BURSTS_PER_FLOW; k++) {
+			json_object *e = json_object_new_array();
+
+			json_object_array_add(e, json_object_new_uint64(fp->bursts[k].start));
+			json_object_array_add(e, json_object_new_uint64(fp->bursts[k].end));
+			json_object_array_add(e, json_object_new_uint64(fp->bursts[k].bytes));
+			json_object_array_add(e, json_object_new_uint64(fp->bursts[k].messages));
+			json_object_array_add(list, e);
+		}
+		json_object_object_add(o, "first_bursts", list);
+	}
+	if (fp->volumes.iterations) {
+		json_object *it = json_object_new_object();
+		json_object *bytes = json_object_new_array(), *msgs = json_object_new_array();
+
+		for (size_t k = 0; k < fp->volumes.iterations; k++) {
+			json_object_array_add(bytes, json_object_new_uint64((uint64_t)fp->volumes.bytes[k]));
+			json_object_array_add(msgs,
+					      json_object_new_uint64((uint64_t)fp->volumes.messages[k]));
+		}
+		json_object_object_add(it, "bytes", bytes);
+		json_object_object_add(it, "messages", msgs);
+		json_object_object_add(it, "bytes_cv", json_object_new_double(fp->volumes.bytes_cv));
+		json_object_object_add(o, "per_iteration", it);
+	}
+	return o;
+}
+
+static json_object *flow_json(const struct ct_report *r, size_t i)
+{
+	const struct ct_flow_set *s = &r->flows;
 	const struct ct_flow_summary *f = &s->flows[i];
 	json_object *o = json_object_new_object();
 	int roce = f->key.transport == CT_TRANSPORT_ROCE;
@@ -129,6 +195,60 @@ static json_object *flow_json(const struct ct_flow_set *s, size_t i)
 				: NULL);
 	add_u64(o, "first_ts", f->first_ts);
 	add_u64(o, "last_ts", f->last_ts);
+	if (r->periodicity && i < r->periodicity->n_flows)
+		json_object_object_add(o, "periodicity",
+				       flow_periodicity_json(&r->periodicity->flows[i]));
+	return o;
+}
+
+static json_object *job_json(const struct ct_periodicity *p)
+{
+	json_object *o = json_object_new_object(), *starts = json_object_new_array();
+	const struct ct_period *j = &p->job;
+
+	json_object_object_add(o, "periodic", json_object_new_boolean(j->periodic));
+	json_object_object_add(o, "iteration_period_s",
+			       j->periodic ? json_object_new_double(j->period_s) : NULL);
+	json_object_object_add(o, "period_confidence", json_object_new_double(j->confidence));
+	add_u64(o, "iterations", j->periodic ? j->iterations : 0);
+	for (size_t k = 0; j->periodic && k < j->iterations; k++)
+		json_object_array_add(starts, json_object_new_uint64(j->starts[k]));
+	json_object_object_add(o, "iteration_starts", starts);
+	json_object_object_add(o, "reason", j->reason ? json_object_new_string(j->reason) : NULL);
+	add_u64(o, "bursts", p->bursts);
+	onoff_json(o, &p->job_onoff);
+	return o;
+}
+
+static json_object *cc_json(const struct ct_report *r)
+{
+	const struct ct_periodicity *p = r->periodicity;
+	json_object *o = json_object_new_object(), *list = json_object_new_array();
+
+	for (size_t i = 0; i < p->n_receivers; i++) {
+		const struct ct_receiver_cc *c = &p->receivers[i];
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "receiver", addr_json(&c->host));
+		json_object_object_add(e, "class", json_object_new_string("all"));
+		add_u64(e, "senders", c->senders);
+		add_u64(e, "incast_degree", c->incast_degree);
+		json_object_object_add(e, "peak_gbps", json_object_new_double(c->peak_gbps));
+		json_object_object_add(e, "nic_gbps", json_object_new_double(r->nic_gbps));
+		json_object_object_add(e, "peak_over_nic",
+				       json_object_new_double(r->nic_gbps > 0 ? c->peak_gbps / r->nic_gbps
+									      : 0));
+		onoff_json(e, &c->onoff);
+		json_object_object_add(e, "start_spread_s",
+				       c->start_spread_s >= 0 ? json_object_new_double(c->start_spread_s)
+							      : NULL);
+		json_object_object_add(e, "cnp_per_s_on", json_object_new_double(c->cnp_per_s_on));
+		json_object_object_add(e, "ecn_ce_fraction",
+				       json_object_new_double(c->ecn_ce_fraction));
+		add_u64(e, "retransmits", c->retransmits);
+		json_object_array_add(list, e);
+	}
+	json_object_object_add(o, "receivers", list);
 	return o;
 }
 
@@ -177,6 +297,8 @@ static json_object *engine_json(const struct ct_report *r)
 	add_u64(o, "evicted_unreported", c->evicted_unreported);
 	add_u64(o, "cm_messages", c->cm_messages);
 	add_u64(o, "read_overwrites", c->read_overwrites);
+	add_u64(o, "bursts", c->bursts);
+	add_u64(o, "bursts_dropped", c->bursts_dropped);
 	return o;
 }
 
@@ -220,9 +342,13 @@ int ct_report_write_json(const struct ct_report *r, FILE *out)
 	json_object_object_add(root, "capture", capture_json(r));
 	json_object_object_add(root, "engine", engine_json(r));
 	for (size_t i = 0; i < r->flows.count; i++)
-		json_object_array_add(flows, flow_json(&r->flows, i));
+		json_object_array_add(flows, flow_json(r, i));
+	if (r->periodicity)
+		json_object_object_add(root, "job", job_json(r->periodicity));
 	json_object_object_add(root, "flows", flows);
 	json_object_object_add(root, "pfc", pfc_json(&r->counters.pfc));
+	if (r->periodicity)
+		json_object_object_add(root, "cc", cc_json(r));
 
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 							    JSON_C_TO_STRING_NOSLASHESCAPE);

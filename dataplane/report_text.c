@@ -34,6 +34,8 @@ static void endpoint(const struct ct_flow_summary *f, char *buf, size_t len)
 		snprintf(buf, len, "%s:%u > %s:%u", src, f->key.id >> 16, dst, f->key.id & 0xffff);
 }
 
+static void write_periodicity_table(const struct ct_report *r, FILE *out);
+
 void ct_report_write_table(const struct ct_report *r, FILE *out)
 {
 	const struct ct_engine_counters *c = &r->counters;
@@ -81,6 +83,61 @@ void ct_report_write_table(const struct ct_report *r, FILE *out)
 			i, ep, f->packets, bytes, f->messages, avg, f->retransmits, f->cnp, f->ecn_ce,
 			rev);
 	}
+	if (r->periodicity)
+		write_periodicity_table(r, out);
+}
+
+static void write_periodicity_table(const struct ct_report *r, FILE *out)
+{
+	const struct ct_periodicity *p = r->periodicity;
+	const struct ct_period *j = &p->job;
+
+	fprintf(out, "\nperiodicity: ");
+	if (j->periodic)
+		fprintf(out, "iteration period %.6f s (confidence %.2f) over %zu iterations, duty cycle %.2f\n",
+			j->period_s, j->confidence, j->iterations, p->job_onoff.duty_cycle);
+	else
+		fprintf(out, "%s (%zu bursts)\n", j->reason ? j->reason : "not periodic", p->bursts);
+	fprintf(out, "%3s  %12s %6s %6s %6s %8s %10s %10s %10s %9s\n", "id", "period (s)", "phase",
+		"duty", "bursts", "on (ms)", "off (ms)", "burst", "iter CV", "peak Gb/s");
+	for (size_t i = 0; i < p->n_flows && i < r->flows.count; i++) {
+		const struct ct_flow_periodicity *fp = &p->flows[i];
+		char period[24], phase[16], burst[32], cv[16];
+
+		if (fp->periodic)
+			snprintf(period, sizeof(period), "%.6f", fp->period_s);
+		else
+			snprintf(period, sizeof(period), "-");
+		if (fp->phase_first >= 0)
+			snprintf(phase, sizeof(phase), "%.2f", fp->phase_first);
+		else
+			snprintf(phase, sizeof(phase), "-");
+		human_bytes((uint64_t)fp->onoff.burst_bytes.median, burst, sizeof(burst));
+		if (fp->volumes.iterations)
+			snprintf(cv, sizeof(cv), "%.3f", fp->volumes.bytes_cv);
+		else
+			snprintf(cv, sizeof(cv), "-");
+		fprintf(out, "%3zu  %12s %6s %6.2f %6zu %8.3f %10.3f %10s %10s %9.2f\n", i, period,
+			phase, fp->onoff.duty_cycle, fp->onoff.bursts, fp->onoff.on_s.median * 1e3,
+			fp->onoff.off_s.median * 1e3, burst, cv, fp->onoff.peak_gbps);
+	}
+	fprintf(out, "\ncongestion control, per receiver (all classes):\n");
+	fprintf(out, "%-40s %7s %6s %9s %9s %10s %10s %9s %9s %5s\n", "receiver", "senders",
+		"incast", "peak Gb/s", "on (ms)", "burst", "spread ms", "CNP/s on", "CE frac", "retx");
+	for (size_t i = 0; i < p->n_receivers; i++) {
+		const struct ct_receiver_cc *c = &p->receivers[i];
+		char host[64], burst[32], spread[24];
+
+		ct_addr_format(&c->host, host, sizeof(host));
+		human_bytes((uint64_t)c->onoff.burst_bytes.median, burst, sizeof(burst));
+		if (c->start_spread_s >= 0)
+			snprintf(spread, sizeof(spread), "%.3f", c->start_spread_s * 1e3);
+		else
+			snprintf(spread, sizeof(spread), "-");
+		fprintf(out, "%-40s %7u %6u %9.2f %9.3f %10s %10s %9.1f %9.4f %5llu\n", host,
+			c->senders, c->incast_degree, c->peak_gbps, c->onoff.on_s.median * 1e3, burst,
+			spread, c->cnp_per_s_on, c->ecn_ce_fraction, (unsigned long long)c->retransmits);
+	}
 }
 
 void ct_report_write_lines(const struct ct_report *r, FILE *out)
@@ -92,6 +149,16 @@ void ct_report_write_lines(const struct ct_report *r, FILE *out)
 		" other=%" PRIu64 " malformed=%" PRIu64 " flows=%zu complete=%s\n",
 		c->packets, c->bytes, c->roce_packets, c->tcp_packets, c->other_ip + c->other_l2,
 		c->malformed, r->flows.count, r->error ? "no" : "yes");
+	if (r->periodicity) {
+		const struct ct_period *j = &r->periodicity->job;
+
+		if (j->periodic)
+			fprintf(out, "# job period=%.6f iterations=%zu bursts=%zu\n", j->period_s,
+				j->iterations, r->periodicity->bursts);
+		else
+			fprintf(out, "# job period=none bursts=%zu (%s)\n", r->periodicity->bursts,
+				j->reason ? j->reason : "not periodic");
+	}
 	for (size_t i = 0; i < r->flows.count; i++) {
 		const struct ct_flow_summary *f = &r->flows.flows[i];
 		char src[64], dst[64];
@@ -151,6 +218,11 @@ void ct_report_write_lines(const struct ct_report *r, FILE *out)
 				ct_pair_evidence_name(f->reverse_evidence));
 		else
 			fprintf(out, " reverse=-");
+		if (r->periodicity && i < r->periodicity->n_flows) {
+			const struct ct_flow_periodicity *fp = &r->periodicity->flows[i];
+
+			fprintf(out, " bursts=%zu duty=%.3f", fp->onoff.bursts, fp->onoff.duty_cycle);
+		}
 		fprintf(out, " first=%" PRIu64 " last=%" PRIu64 "\n", f->first_ts, f->last_ts);
 	}
 }

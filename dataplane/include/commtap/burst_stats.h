@@ -25,6 +25,7 @@ void ct_dist_of(double *v, size_t n, struct ct_dist *out);
 struct ct_onoff {
 	struct ct_dist on_s, off_s, burst_bytes;
 	double duty_cycle;  /* time on / time from the first burst's start to the last's end */
+	double total_on_s;  /* time on */
 	double peak_gbps;   /* the highest burst rate (bytes / on time) */
 	size_t bursts;
 };

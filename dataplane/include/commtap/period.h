@@ -50,6 +50,9 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		       struct ct_period *out);
 void ct_period_free(struct ct_period *p);
 
+/* The iteration (index into starts) a time falls in, or -1. */
+long ct_period_iteration(const struct ct_period *p, uint64_t t);
+
 /*
  * Phase of a time inside the iteration that contains it, 0..1, given the
  * iteration starts; -1 outside them.

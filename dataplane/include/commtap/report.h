@@ -11,8 +11,10 @@
 
 #include <commtap/dataplane.h>
 #include <commtap/flow_set.h>
+#include <commtap/periodicity.h>
 
 #define CT_REPORT_SCHEMA "commtap.report/v1"
+#define CT_REPORT_BURSTS_PER_FLOW 64 /* bursts listed per flow in the JSON */
 
 struct ct_report {
 	const char *source;	  /* capture file or interface */
@@ -21,6 +23,8 @@ struct ct_report {
 	const char *error;	  /* why reading stopped early, NULL when complete */
 	struct ct_engine_counters counters;
 	struct ct_flow_set flows; /* sorted and paired */
+	const struct ct_periodicity *periodicity; /* NULL when not computed */
+	double nic_gbps; /* receivers' NIC rate, for the cc section */
 };
 
 /* Write the JSON report. Returns 0 or a negative errno. */

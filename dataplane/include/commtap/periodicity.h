@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The periodicity of a report's flows (slow path, per report): the job's
+ * iteration period from all bursts, each flow's on-off shape, phase and
+ * per-iteration volumes, and the per-receiver figures congestion control is
+ * tuned from.
+ */
+#ifndef COMMTAP_PERIODICITY_H
+#define COMMTAP_PERIODICITY_H
+
+#include <commtap/burst_stats.h>
+#include <commtap/dataplane.h>
+#include <commtap/flow_set.h>
+#include <commtap/period.h>
+
+struct ct_flow_periodicity {
+	int periodic;	    /* the flow's bursts recur every job iteration */
+	double period_s;    /* from its own burst starts, one job period apart */
+	struct ct_onoff onoff;
+	struct ct_iteration_volumes volumes; /* per job iteration */
+	double phase_first, phase_last;	     /* where in the iteration its bursts start */
+	const struct ct_burst *bursts;	     /* its bursts by start, in ct_periodicity.by_flow */
+	size_t n_bursts;
+};
+
+/* What one receiving host sees (all classes together until flows are classified). */
+struct ct_receiver_cc {
+	struct ct_addr host;
+	unsigned senders;	 /* distinct sending hosts */
+	unsigned incast_degree;	 /* most senders on toward it at once */
+	double peak_gbps;	 /* highest aggregate rate toward it */
+	struct ct_onoff onoff;	 /* of all traffic toward it */
+	double start_spread_s;	 /* median spread of the flows' first bursts per iteration, -1 n/a */
+	double cnp_per_s_on;	 /* CNPs it sent per second of on time */
+	double ecn_ce_fraction;	 /* CE-marked share of the packets toward it */
+	uint64_t retransmits;	 /* in flows toward it */
+};
+
+struct ct_periodicity {
+	struct ct_period job;
+	struct ct_onoff job_onoff;
+	struct ct_flow_periodicity *flows; /* one per flow of the set */
+	size_t n_flows;
+	struct ct_receiver_cc *receivers;
+	size_t n_receivers;
+	size_t bursts;
+	struct ct_burst *by_flow; /* every burst, grouped by flow, each group by start */
+};
+
+/* Bursts gathered from engines, for a report (grows as needed). */
+struct ct_burst_log {
+	struct ct_flow_burst *b;
+	size_t n, cap;
+};
+
+int ct_burst_log_add(struct ct_burst_log *log, const struct ct_flow_burst *b);
+void ct_burst_log_free(struct ct_burst_log *log);
+
+/*
+ * Compute the periodicity of the flows in set (sorted; burst keys are looked
+ * up in it). Returns 0 or -ENOMEM.
+ */
+int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_log *log,
+			   struct ct_periodicity *out);
+void ct_periodicity_free(struct ct_periodicity *p);
+
+#endif

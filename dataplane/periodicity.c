@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Periodicity of a report. The job's period comes from the spectral
+ * estimate on all bursts together (period.c); a flow's own period comes
+ * from its burst starts, one job iteration apart, so the cost per flow is
+ * linear in its bursts (no transform per flow).
+ */
+#include <commtap/periodicity.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ct_burst_log_add(struct ct_burst_log *log, const struct ct_flow_burst *b)
+{
+	if (log->n == log->cap) {
+		size_t cap = log->cap ? 2 * log->cap : 4096;
+		struct ct_flow_burst *nb = realloc(log->b, cap * sizeof(*nb));
+
+		if (!nb)
+			return -ENOMEM;
+		log->b = nb;
+		log->cap = cap;
+	}
+	log->b[log->n++] = *b;
+	return 0;
+}
+
+void ct_burst_log_free(struct ct_burst_log *log)
+{
+	free(log->b);
+	memset(log, 0, sizeof(*log));
+}
+
+static int by_flow_then_start(const void *a, const void *b)
+{
+	const struct ct_burst *x = a, *y = b;
+
+	if (x->flow != y->flow)
+		return x->flow < y->flow ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct ct_burst *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* A flow's period: its first burst in each job iteration, over the iterations between. */
+static void flow_period(const struct ct_burst *b, size_t n, const struct ct_period *job,
+			struct ct_flow_periodicity *fp)
+{
+	uint64_t first_start = 0, last_start = 0;
+	long first_it = -1, last_it = -1, prev = -1;
+	size_t seen = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		long it = ct_period_iteration(job, b[i].start);
+
+		if (it < 0 || it == prev)
+			continue;
+		prev = it;
+		seen++;
+		if (first_it < 0) {
+			first_it = it;
+			first_start = b[i].start;
+		}
+		last_it = it;
+		last_start = b[i].start;
+	}
+	if (seen >= CT_PERIOD_MIN_ITERATIONS && last_it > first_it) {
+		fp->periodic = 1;
+		fp->period_s = (double)(last_start - first_start) / (double)(last_it - first_it) / 1e9;
+	}
+}
+
+static int receivers_cc(const struct ct_flow_set *set, const struct ct_burst *all, size_t n,
+			const struct ct_period *job, struct ct_periodicity *out)
+{
+	struct ct_burst *rb = malloc((n + 1) * sizeof(*rb));
+	struct ct_addr *senders = malloc((set->count + 1) * sizeof(*senders));
+	int err = 0;
+
+	out->receivers = calloc(set->count + 1, sizeof(*out->receivers));
+	if (!rb || !senders || !out->receivers) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t f = 0; f < set->count && !err; f++) {
+		const struct ct_addr *host = &set->flows[f].key.dst;
+		struct ct_receiver_cc *r;
+		uint64_t ce = 0, packets = 0, cnp = 0;
+		size_t m = 0, ns = 0;
+		size_t k;
+
+		for (k = 0; k < out->n_receivers; k++)
+			if (!memcmp(&out->receivers[k].host, host, sizeof(*host)))
+				break;
+		if (k < out->n_receivers)
+			continue; /* this receiver was done with an earlier flow */
+		r = &out->receivers[out->n_receivers++];
+		r->host = *host;
+		for (size_t g = 0; g < set->count; g++) {
+			const struct ct_flow_summary *s = &set->flows[g];
+
+			if (!memcmp(&s->key.src, host, sizeof(*host)))
+				cnp += s->cnp; /* CNPs leave the receiver toward the senders */
+			if (memcmp(&s->key.dst, host, sizeof(*host)))
+				continue;
+			ce += s->ecn_ce;
+			packets += s->packets;
+			r->retransmits += s->retransmits;
+			size_t j;
+
+			for (j = 0; j < ns && memcmp(&senders[j], &s->key.src, sizeof(*host)); j++)
+				;
+			if (j == ns)
+				senders[ns++] = s->key.src;
+		}
+		r->senders = (unsigned)ns;
+		/* its bursts, with .flow naming the sending host for the incast sweep */
+		for (size_t i = 0; i < n; i++) {
+			const struct ct_flow_summary *s = &set->flows[all[i].flow];
+			size_t j;
+
+			if (memcmp(&s->key.dst, host, sizeof(*host)))
+				continue;
+			rb[m] = all[i];
+			for (j = 0; j < ns && memcmp(&senders[j], &s->key.src, sizeof(*host)); j++)
+				;
+			rb[m++].flow = (uint32_t)j;
+		}
+		qsort(rb, m, sizeof(*rb), by_start);
+		err = ct_incast_of(rb, m, &r->incast_degree, &r->peak_gbps);
+		err = err ?: ct_onoff_of(rb, m, &r->onoff);
+		r->start_spread_s = ct_start_spread_s(rb, m, job);
+		r->cnp_per_s_on = r->onoff.total_on_s > 0 ? (double)cnp / r->onoff.total_on_s : 0;
+		r->ecn_ce_fraction = packets ? (double)ce / (double)packets : 0;
+	}
+out:
+	free(rb);
+	free(senders);
+	return err;
+}
+
+int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_log *log,
+			   struct ct_periodicity *out)
+{
+	struct ct_burst *all = malloc((log->n + 1) * sizeof(*all));
+	struct ct_burst *job = malloc((log->n + 1) * sizeof(*job));
+	size_t n = 0;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->flows = calloc(set->count + 1, sizeof(*out->flows));
+	out->n_flows = set->count;
+	if (!all || !job || !out->flows) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < log->n; i++) {
+		const struct ct_flow_burst *fb = &log->b[i];
+		int64_t f = ct_flow_set_find(set, &fb->key);
+
+		if (f < 0)
+			continue;
+		all[n++] = (struct ct_burst){fb->start, fb->end, fb->bytes, fb->messages, (uint32_t)f};
+	}
+	out->bursts = n;
+	memcpy(job, all, n * sizeof(*job));
+	err = ct_period_estimate(job, n, 0, &out->job); /* sorts job by start */
+	err = err ?: ct_onoff_of(job, n, &out->job_onoff);
+	if (err)
+		goto out;
+
+	qsort(all, n, sizeof(*all), by_flow_then_start);
+	for (size_t i = 0; i < n && !err;) {
+		size_t j = i;
+		struct ct_flow_periodicity *fp = &out->flows[all[i].flow];
+
+		while (j < n && all[j].flow == all[i].flow)
+			j++;
+		fp->bursts = all + i;
+		fp->n_bursts = j - i;
+		err = ct_onoff_of(all + i, j - i, &fp->onoff);
+		fp->phase_first = fp->phase_last = -1;
+		if (!err && out->job.periodic) {
+			err = ct_iteration_volumes_of(all + i, j - i, &out->job, &fp->volumes);
+			fp->phase_first = fp->volumes.phase_first;
+			fp->phase_last = fp->volumes.phase_last;
+			flow_period(all + i, j - i, &out->job, fp);
+		}
+		i = j;
+	}
+	err = err ?: receivers_cc(set, all, n, &out->job, out);
+	out->by_flow = all;
+	all = NULL;
+out:
+	free(all);
+	free(job);
+	if (err)
+		ct_periodicity_free(out);
+	return err;
+}
+
+void ct_periodicity_free(struct ct_periodicity *p)
+{
+	for (size_t i = 0; p->flows && i < p->n_flows; i++)
+		ct_iteration_volumes_free(&p->flows[i].volumes);
+	free(p->flows);
+	free(p->receivers);
+	free(p->by_flow);
+	ct_period_free(&p->job);
+	memset(p, 0, sizeof(*p));
+}
