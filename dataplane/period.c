@@ -10,9 +10,12 @@
 #include <string.h>
 
 #define SERIES_BINS	 65536 /* bins of the byte series */
-#define HARMONICS	 5     /* multiples of a lag scored */
+#define HARMONICS	 5     /* multiples of a lag scored, at most */
 #define PEAK_MIN	 0.1   /* autocorrelation below this is not a candidate */
-#define NEAR_BEST	 0.85  /* the smallest lag scoring this close to the best wins */
+#define NEAR_BEST	 0.7   /* candidates scoring this close to the best are strong */
+#define HARMONIC_MIN	 0.25  /* a lag repeating this clearly makes its multiples harmonics */
+#define JITTER_SHARE	 0.06  /* iteration-length jitter the smoothing covers */
+#define MAX_CANDIDATES	 512
 #define CHAIN_TOLERANCE	 0.15  /* an anchor may arrive this fraction of a period early/late */
 #define MAX_SKIPPED	 3     /* iterations without traffic bridged by the anchor chain */
 
@@ -44,7 +47,7 @@ static void bin_bursts(const struct ct_burst *b, size_t n, uint64_t t0, double b
 	}
 }
 
-/* Normalised, unbiased autocorrelation of x (length n) into acf[0..n-1]. */
+/* Unbiased autocovariance of x (length n) into acf[0..n-1]. */
 static int autocorrelation(double *x, size_t n, double *acf)
 {
 	size_t m = 2 * n;
@@ -72,7 +75,7 @@ static int autocorrelation(double *x, size_t n, double *acf)
 	}
 	fftw_execute(inv);
 	for (size_t i = 0; i < n; i++)
-		acf[i] = in[0] > 0 ? in[i] / in[0] * (double)n / (double)(n - i) : 0;
+		acf[i] = in[i] / (double)(n - i);
 	fftw_destroy_plan(fwd);
 	fftw_destroy_plan(inv);
 	fftw_free(in);
@@ -80,52 +83,209 @@ static int autocorrelation(double *x, size_t n, double *acf)
 	return 0;
 }
 
-/* The best autocorrelation near each of a lag's first multiples, averaged. */
-static double harmonic_score(const double *acf, size_t n, size_t lag)
+/*
+ * The autocovariance at every lag -(n-1)..(n-1) with two prefix sums, so
+ * that a triangle-weighted sum around any lag costs O(1). Convolving the
+ * autocovariance with a triangle of half-width w is the autocovariance of
+ * the series smoothed by a box of width w: the iterations' jitter is
+ * absorbed when w is a few percent of the lag.
+ */
+struct covariance {
+	size_t n;
+	double *p0, *p1; /* prefix sums of A[k] and k*A[k], k = lag + n - 1 */
+};
+
+static int covariance_init(struct covariance *c, const double *acov, size_t n)
+{
+	size_t m = 2 * n - 1;
+
+	c->n = n;
+	c->p0 = malloc((m + 1) * sizeof(double));
+	c->p1 = malloc((m + 1) * sizeof(double));
+	if (!c->p0 || !c->p1)
+		return -ENOMEM;
+	c->p0[0] = c->p1[0] = 0;
+	for (size_t k = 0; k < m; k++) {
+		long lag = (long)k - (long)(n - 1);
+		double a = acov[lag < 0 ? -lag : lag];
+
+		c->p0[k + 1] = c->p0[k] + a;
+		c->p1[k + 1] = c->p1[k] + (double)k * a;
+	}
+	return 0;
+}
+
+static void covariance_free(struct covariance *c)
+{
+	free(c->p0);
+	free(c->p1);
+}
+
+/* sum of (w + 1 - |k - center|) A[k] over |k - center| <= w, k inside the array */
+static double triangle_sum(const struct covariance *c, long center, long w)
+{
+	long m = 2 * (long)c->n - 1, lo = center - w, hi = center + w;
+	double left, right;
+
+	if (lo < 0)
+		lo = 0;
+	if (hi > m - 1)
+		hi = m - 1;
+	if (center < lo || center > hi)
+		return 0;
+	/* k in [lo, center]: weight (w + 1 - center) + k */
+	left = (double)(w + 1 - center) * (c->p0[center + 1] - c->p0[lo]) +
+	       (c->p1[center + 1] - c->p1[lo]);
+	/* k in (center, hi]: weight (w + 1 + center) - k */
+	right = (double)(w + 1 + center) * (c->p0[hi + 1] - c->p0[center + 1]) -
+		(c->p1[hi + 1] - c->p1[center + 1]);
+	return left + right;
+}
+
+/* Autocorrelation at a lag of the series smoothed with half-width w. */
+static double smoothed(const struct covariance *c, double lag, double w)
+{
+	long zero = (long)c->n - 1, wi = (long)w;
+	double norm = triangle_sum(c, zero, wi);
+
+	if (lag >= (double)c->n - 1 || norm <= 0)
+		return 0;
+	return triangle_sum(c, zero + (long)llround(lag), wi) / norm;
+}
+
+/* Smoothing half-width at a lag: the jitter an iteration may have. */
+static double jitter_width(double lag)
+{
+	double w = JITTER_SHARE * lag;
+
+	return w < 1 ? 1 : w;
+}
+
+/*
+ * The smoothed autocorrelation at a lag's first multiples, averaged: the
+ * iteration's multiples all meet a repetition of the whole pattern, a
+ * nested rhythm's (micro-batches) soon fall between iterations.
+ */
+static double harmonic_score(const struct covariance *c, size_t n, double lag)
 {
 	double sum = 0;
-	unsigned k, used = 0;
+	unsigned used = 0;
 
-	for (k = 1; k <= HARMONICS && k * lag < n * 2 / 3; k++) {
-		size_t c = k * lag, w = (size_t)(0.05 * (double)lag * sqrt((double)k)) + 1;
-		double best = -1;
-
-		for (size_t j = c > w ? c - w : 1; j <= c + w && j < n; j++)
-			if (acf[j] > best)
-				best = acf[j];
-		sum += best;
+	for (unsigned k = 1; k <= HARMONICS && k * lag <= (double)n / 2; k++) {
+		sum += smoothed(c, k * lag, jitter_width(lag) * sqrt((double)k));
 		used++;
 	}
 	return used ? sum / used : 0;
 }
 
-/* The lag (in bins) of the iteration, or 0; its score in *score. */
+struct candidate {
+	size_t lag;
+	double score;
+	int harmonic;
+};
+
+/*
+ * The iteration's lag (in bins), or 0. Candidates are the peaks of the
+ * smoothed autocorrelation, each scored by its first multiples.
+ */
 static size_t pick_lag(const double *acf, size_t n, size_t min_lag, double *score)
 {
-	/* two repetitions in the series; the anchors must still show three iterations */
-	size_t max_lag = n / 2, best_lag = 0;
-	double best = 0;
+	size_t max_lag = n / 2, nc = 0, best_lag = 0;
+	double *curve = NULL, best = 0;
+	struct candidate *cand = NULL;
+	struct covariance cov = {0};
 
 	*score = 0;
-	for (size_t pass = 0; pass < 2; pass++) {
-		for (size_t l = min_lag; l < max_lag; l++) {
-			if (acf[l] < PEAK_MIN || acf[l] < acf[l - 1] || acf[l] < acf[l + 1])
-				continue;
-			double s = harmonic_score(acf, n, l);
+	curve = malloc(n * sizeof(double));
+	cand = malloc(MAX_CANDIDATES * sizeof(*cand));
+	if (!curve || !cand || covariance_init(&cov, acf, n))
+		goto out;
+	for (size_t l = min_lag; l < max_lag; l++)
+		curve[l] = smoothed(&cov, (double)l, jitter_width((double)l));
+	if (getenv("COMMTAP_PERIOD_DUMP")) {
+		FILE *d = fopen(getenv("COMMTAP_PERIOD_DUMP"), "w");
 
-			if (!pass) {
-				if (s > best)
-					best = s;
-			} else if (s >= NEAR_BEST * best) {
-				/* the smallest lag close to the best: not a multiple of it */
-				*score = s;
-				return l;
-			}
-		}
-		if (best <= 0)
-			return best_lag;
+		for (size_t l = 0; d && l < max_lag; l++)
+			fprintf(d, "%zu %g %g\n", l, acf[l], l >= min_lag ? curve[l] : 0.0);
+		if (d)
+			fclose(d);
 	}
+	/* skip the lobe around lag 0 (a burst resembles itself): up to its first minimum */
+	while (min_lag + 1 < max_lag && curve[min_lag + 1] <= curve[min_lag])
+		min_lag++;
+	for (size_t l = min_lag; l < max_lag && nc < MAX_CANDIDATES; l++) {
+		size_t w = (size_t)jitter_width((double)l), lo = l > w ? l - w : min_lag, hi = l + w;
+		int peak = curve[l] >= PEAK_MIN && hi < max_lag; /* not at the edge */
+
+		/* a peak: the highest point within its own smoothing width */
+		for (size_t j = lo < min_lag ? min_lag : lo; peak && j <= hi && j < max_lag; j++)
+			if (curve[j] > curve[l] || (curve[j] == curve[l] && j < l))
+				peak = 0;
+		if (peak)
+			cand[nc++] = (struct candidate){l, harmonic_score(&cov, n, (double)l), 0};
+	}
+	/*
+	 * A candidate near a multiple of a shorter candidate that clearly
+	 * repeats is its harmonic. (Longer lags score higher, being smoothed
+	 * wider, so strengths are not compared.)
+	 */
+	for (size_t i = 0; i < nc; i++) {
+		for (size_t j = 0; j < i && !cand[i].harmonic; j++) {
+			double k = round((double)cand[i].lag / (double)cand[j].lag);
+
+			cand[i].harmonic = k >= 2 && !cand[j].harmonic &&
+					   cand[j].score >= HARMONIC_MIN &&
+					   fabs((double)cand[i].lag - k * (double)cand[j].lag) <
+						   jitter_width((double)cand[j].lag) * sqrt(k);
+		}
+		if (!cand[i].harmonic && cand[i].score > best)
+			best = cand[i].score;
+	}
+	/*
+	 * Of the rest, the longest strong one is the iteration: a nested rhythm
+	 * (micro-batches, buckets) repeats inside it, at a shorter lag.
+	 */
+	for (size_t i = 0; i < nc; i++) {
+		if (getenv("COMMTAP_PERIOD_DEBUG"))
+			fprintf(stderr, "candidate lag %zu score %.3f%s\n", cand[i].lag, cand[i].score,
+				cand[i].harmonic ? " (harmonic)" : "");
+		if (!cand[i].harmonic && cand[i].score >= NEAR_BEST * best) {
+			best_lag = cand[i].lag;
+			*score = cand[i].score;
+		}
+	}
+out:
+	covariance_free(&cov);
+	free(curve);
+	free(cand);
 	return best_lag;
+}
+
+/*
+ * The mean period, in bins: the centroid of the positive autocovariance
+ * around the highest multiple K of the lag that the series still holds,
+ * divided by K. Pairs of iterations K apart meet there, so the centroid
+ * averages every iteration's length rather than trusting two bursts.
+ */
+static double refine_lag(const double *acov, size_t n, size_t lag)
+{
+	size_t k = (n / 2) / lag, lo, hi;
+	double w, mass = 0, moment = 0;
+
+	if (!k)
+		k = 1;
+	w = jitter_width((double)lag) * sqrt((double)k);
+	lo = (double)(k * lag) > w ? (size_t)((double)(k * lag) - w) : 1;
+	hi = (size_t)((double)(k * lag) + w);
+	if (hi > n - 1)
+		hi = n - 1;
+	for (size_t j = lo; j <= hi; j++) {
+		if (acov[j] <= 0)
+			continue;
+		mass += acov[j];
+		moment += (double)j * acov[j];
+	}
+	return mass > 0 ? moment / mass / (double)k : (double)lag;
 }
 
 /* Idle time in the aggregate before each burst (bursts sorted by start). */
@@ -184,9 +344,14 @@ static size_t anchor_chain(const struct ct_burst *b, size_t n, const double *gap
 		num[len++] = 0;
 		for (;;) {
 			size_t next = SIZE_MAX;
-			double best_err = INFINITY;
-			long next_k = 0;
+			double best_gap = -1;
+			long next_k = 0, want = 0;
 
+			/*
+			 * The next iteration's boundary: within the tolerance of the
+			 * nearest iteration that has a candidate, the burst after the
+			 * longest idle gap (the same kind of burst every time).
+			 */
 			for (size_t i = cur + 1; i < n; i++) {
 				double dt = (double)(b[i].start - b[cur].start);
 
@@ -200,10 +365,11 @@ static size_t anchor_chain(const struct ct_burst *b, size_t n, const double *gap
 				/* drift grows with the iterations bridged */
 				if (steps < 1 || err > CHAIN_TOLERANCE * sqrt(steps))
 					continue;
-				/* prefer the nearest iteration, then the best-fitting burst */
-				err += steps - 1;
-				if (err < best_err) {
-					best_err = err;
+				if (want && (long)steps > want)
+					break; /* a candidate in a nearer iteration was found */
+				want = (long)steps;
+				if (gap[i] > best_gap) {
+					best_gap = gap[i];
 					next = i;
 					next_k = (long)steps;
 				}
@@ -273,8 +439,8 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		out->reason = "not periodic: no repeating pattern in the byte series";
 		goto out;
 	}
-	period = (double)lag * bin_ns;
-	out->acf_peak = acf[lag];
+	period = refine_lag(acf, SERIES_BINS, lag) * bin_ns;
+	out->acf_peak = score;
 
 	/* refine on the bursts: anchors one period apart, least-squares slope */
 	preceding_gaps(bursts, n, gap);
@@ -290,10 +456,8 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		 * anchor over the iterations between them. The spread of the
 		 * single steps measures how steady the rhythm is.
 		 */
-		double span = (double)(bursts[idx[len - 1]].start - bursts[idx[0]].start);
-		double steps = (double)(num[len - 1] - num[0]), var = 0;
+		double var = 0;
 
-		period = span / steps;
 		for (size_t i = 1; i < len; i++) {
 			double k = (double)(num[i] - num[i - 1]);
 			double d = (double)(bursts[idx[i]].start - bursts[idx[i - 1]].start) / k -
