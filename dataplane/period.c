@@ -171,7 +171,7 @@ static double harmonic_score(const struct covariance *c, size_t n, double lag)
 	double sum = 0;
 	unsigned used = 0;
 
-	for (unsigned k = 1; k <= HARMONICS && k * lag <= (double)n / 2; k++) {
+	for (unsigned k = 1; k <= HARMONICS && (k == 1 || k * lag <= (double)n / 2); k++) {
 		sum += smoothed(c, k * lag, jitter_width(lag) * sqrt((double)k));
 		used++;
 	}
@@ -190,7 +190,12 @@ struct candidate {
  */
 static size_t pick_lag(const double *acf, size_t n, size_t min_lag, double *score)
 {
-	size_t max_lag = n / 2, nc = 0, best_lag = 0;
+	/*
+	 * Lags up to three quarters of the series: with three iterations the
+	 * traffic may span little more than two periods. The anchors must still
+	 * show three iterations.
+	 */
+	size_t max_lag = n * 3 / 4, nc = 0, best_lag = 0;
 	double *curve = NULL, best = 0;
 	struct candidate *cand = NULL;
 	struct covariance cov = {0};
@@ -269,7 +274,7 @@ out:
  */
 static double refine_lag(const double *acov, size_t n, size_t lag)
 {
-	size_t k = (n / 2) / lag, lo, hi;
+	size_t k = (n / 2) / lag, lo, hi; /* the highest multiple with half the series to meet */
 	double w, mass = 0, moment = 0;
 
 	if (!k)
