@@ -43,11 +43,18 @@ install_packages() {
 build() {
 	dir=$1
 	shift
+	log=$(mktemp)
 	if [ -f "$dir/build.ninja" ]; then
-		meson setup --reconfigure "$dir" "$@" >/dev/null
-	else
-		meson setup "$dir" "$@" >/dev/null
+		set -- --reconfigure "$@"
 	fi
+	# quiet when it works, the whole story when it does not
+	if ! meson setup "$@" "$dir" >"$log" 2>&1; then
+		cat "$log"
+		rm -f "$log"
+		echo "setup: meson setup $dir failed" >&2
+		exit 1
+	fi
+	rm -f "$log"
 	ninja -C "$dir"
 }
 
