@@ -21,6 +21,12 @@ static inline uint32_t rd32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* A QPN is 24 bits; the byte after it belongs to another field and may not be captured. */
+static inline uint32_t rd24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
 void ct_cm_inspect(struct ct_engine *e, const struct ct_pkt *p, uint64_t now)
 {
 	const struct ct_roce *r = &p->roce;
@@ -48,10 +54,10 @@ void ct_cm_inspect(struct ct_engine *e, const struct ct_pkt *p, uint64_t now)
 	if (attr == CM_ATTR_REQ) {
 		ev->type = CT_CM_REQ;
 		ev->remote_comm_id = 0;
-		ev->local_qpn = rd32(cm + CM_REQ_QPN_OFFSET) >> 8;
+		ev->local_qpn = rd24(cm + CM_REQ_QPN_OFFSET);
 	} else {
 		ev->type = CT_CM_REP;
 		ev->remote_comm_id = rd32(cm + 4);
-		ev->local_qpn = rd32(cm + CM_REP_QPN_OFFSET) >> 8;
+		ev->local_qpn = rd24(cm + CM_REP_QPN_OFFSET);
 	}
 }
