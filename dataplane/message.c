@@ -134,6 +134,9 @@ static void request(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt 
 		int same_kind = !(f->state & CT_FS_MSG_SEND) == (info->kind != CT_MSG_SEND);
 
 		if (!(f->state & CT_FS_REQ_IN_MSG) || !same_kind) {
+			/* a message of the other kind in progress lost its end */
+			if (f->state & CT_FS_REQ_IN_MSG)
+				f->cold.partial_messages++;
 			/* started before the capture, or its FIRST was lost */
 			if (info->pos == CT_POS_LAST)
 				f->cold.partial_messages++;
