@@ -8,6 +8,17 @@
 
 #include <cmocka.h>
 
+struct harness *harness_new_config(const struct ct_engine_config *cfg)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+
+	assert_non_null(h);
+	assert_int_equal(ct_engine_create(cfg, &h->engine), 0);
+	h->now = 1000000000ull;
+	h->step_ns = 1000;
+	return h;
+}
+
 struct harness *harness_new(uint64_t tcp_msg_gap_ns)
 {
 	const struct ct_engine_config cfg = {
@@ -17,13 +28,8 @@ struct harness *harness_new(uint64_t tcp_msg_gap_ns)
 		.evict_ring_slots = 64,
 		.burst_ring_slots = 64,
 	};
-	struct harness *h = calloc(1, sizeof(*h));
 
-	assert_non_null(h);
-	assert_int_equal(ct_engine_create(&cfg, &h->engine), 0);
-	h->now = 1000000000ull;
-	h->step_ns = 1000;
-	return h;
+	return harness_new_config(&cfg);
 }
 
 void harness_free(struct harness *h)

@@ -27,6 +27,7 @@ struct harness {
 
 /* An engine with a 1 MiB budget, no idle eviction and the given TCP message gap. */
 struct harness *harness_new(uint64_t tcp_msg_gap_ns);
+struct harness *harness_new_config(const struct ct_engine_config *cfg);
 void harness_free(struct harness *h);
 
 /* Feed the first cap bytes of a frame from a heap copy of exactly that size. */

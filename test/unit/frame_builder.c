@@ -368,8 +368,8 @@ size_t fb_erspan3(struct frame_builder *fb, uint16_t session, uint32_t timestamp
 
 	fb_u16(fb, (uint16_t)(5u << 13 | (session & 0x3ff)));
 	fb_u32(fb, timestamp);
-	fb_u16(fb, 0xbeef);			   /* SGT */
-	fb_u8(fb, 0x01);			   /* P 0, FT 0, HW ID high bits */
+	fb_u16(fb, 0xbeef);				 /* SGT */
+	fb_u8(fb, 0x01);				 /* P 0, FT 0, HW ID high bits */
 	fb_u8(fb, (uint8_t)(0x06 | (platform ? 1 : 0))); /* ... Gra 3, O */
 	if (platform) {
 		fb_u32(fb, 0x0c000000); /* platform id 3 */

@@ -78,10 +78,10 @@ enum fb_ipv6_ext_type {
 };
 
 struct fb_ipv6_ext {
-	uint8_t type;	     /* enum fb_ipv6_ext_type */
-	uint8_t len8;	     /* Hdr Ext Len: 8-byte units beyond the first 8 (not fragment) */
-	uint16_t frag_off;   /* fragment header: offset in 8-byte units */
-	uint8_t more_frags;  /* fragment header: M flag */
+	uint8_t type;	    /* enum fb_ipv6_ext_type */
+	uint8_t len8;	    /* Hdr Ext Len: 8-byte units beyond the first 8 (not fragment) */
+	uint16_t frag_off;  /* fragment header: offset in 8-byte units */
+	uint8_t more_frags; /* fragment header: M flag */
 };
 
 struct fb_ipv6 {

@@ -46,10 +46,10 @@ struct roce_frame {
 	uint32_t dma_len; /* RETH */
 	uint8_t syndrome; /* AETH */
 	uint32_t msn;
-	uint32_t imm;	/* ImmDt, or the IETH R_Key */
-	uint32_t qkey;	/* DETH */
-	uint32_t sqpn;	/* DETH source QP */
-	uint32_t srqn;	/* XRCETH */
+	uint32_t imm;  /* ImmDt, or the IETH R_Key */
+	uint32_t qkey; /* DETH */
+	uint32_t sqpn; /* DETH source QP */
+	uint32_t srqn; /* XRCETH */
 	/* payload: the verbs message bytes of this packet (pad bytes are added) */
 	uint32_t payload_len;
 	const uint8_t *payload; /* NULL: a pattern */

@@ -93,9 +93,9 @@ static unsigned ext_bytes(uint16_t ext)
 		uint16_t bit;
 		unsigned len;
 	} sizes[] = {
-		{CT_EXT_DETH, 8},	 {CT_EXT_XRCETH, 4},	     {CT_EXT_RETH, 16},
-		{CT_EXT_AETH, 4},	 {CT_EXT_ATOMICACKETH, 8}, {CT_EXT_IMMDT, 4},
-		{CT_EXT_IETH, 4},	 {CT_EXT_ATOMICETH, 28},   {CT_EXT_CNP, 16},
+		{CT_EXT_DETH, 8}, {CT_EXT_XRCETH, 4},	    {CT_EXT_RETH, 16},
+		{CT_EXT_AETH, 4}, {CT_EXT_ATOMICACKETH, 8}, {CT_EXT_IMMDT, 4},
+		{CT_EXT_IETH, 4}, {CT_EXT_ATOMICETH, 28},   {CT_EXT_CNP, 16},
 	};
 	unsigned n = 0;
 
@@ -120,20 +120,20 @@ static void test_opcode_table_matches_ibta(void **state)
 	}
 	/* RC 23, UC 12, UD 2, CNP 1, XRC 23; RD is treated as reserved */
 	assert_int_equal(valid, 61);
-	assert_int_equal(ct_opcode_table[0x06].ext_len, 16);  /* RC WRITE FIRST: RETH */
-	assert_int_equal(ct_opcode_table[0x0b].ext_len, 20);  /* RC WRITE ONLY IMM: RETH ImmDt */
-	assert_int_equal(ct_opcode_table[0x0e].ext_len, 0);   /* RC READ RESP MIDDLE */
-	assert_int_equal(ct_opcode_table[0x12].ext_len, 12);  /* RC ATOMIC ACK: AETH AtomicAck */
-	assert_int_equal(ct_opcode_table[0x13].ext_len, 28);  /* RC CMP SWAP: AtomicETH */
-	assert_int_equal(ct_opcode_table[0x65].ext_len, 12);  /* UD SEND ONLY IMM: DETH ImmDt */
-	assert_int_equal(ct_opcode_table[0xa6].ext_len, 20);  /* XRC WRITE FIRST: XRCETH RETH */
-	assert_int_equal(ct_opcode_table[0xad].ext_len, 4);   /* XRC READ RESP FIRST: AETH */
-	assert_int_equal(ct_opcode_table[0x81].ext_len, 16);  /* CNP */
-	assert_int_equal(ct_opcode_table[0x11].response, 1);  /* ACK travels back */
-	assert_int_equal(ct_opcode_table[0x0c].response, 0);  /* READ request travels forward */
-	assert_false(ct_opcode_table[0x40].valid);	       /* RD SEND FIRST */
-	assert_false(ct_opcode_table[0x15].valid);	       /* reserved in RC */
-	assert_false(ct_opcode_table[0x2c].valid);	       /* UC has no READ */
+	assert_int_equal(ct_opcode_table[0x06].ext_len, 16); /* RC WRITE FIRST: RETH */
+	assert_int_equal(ct_opcode_table[0x0b].ext_len, 20); /* RC WRITE ONLY IMM: RETH ImmDt */
+	assert_int_equal(ct_opcode_table[0x0e].ext_len, 0);  /* RC READ RESP MIDDLE */
+	assert_int_equal(ct_opcode_table[0x12].ext_len, 12); /* RC ATOMIC ACK: AETH AtomicAck */
+	assert_int_equal(ct_opcode_table[0x13].ext_len, 28); /* RC CMP SWAP: AtomicETH */
+	assert_int_equal(ct_opcode_table[0x65].ext_len, 12); /* UD SEND ONLY IMM: DETH ImmDt */
+	assert_int_equal(ct_opcode_table[0xa6].ext_len, 20); /* XRC WRITE FIRST: XRCETH RETH */
+	assert_int_equal(ct_opcode_table[0xad].ext_len, 4);  /* XRC READ RESP FIRST: AETH */
+	assert_int_equal(ct_opcode_table[0x81].ext_len, 16); /* CNP */
+	assert_int_equal(ct_opcode_table[0x11].response, 1); /* ACK travels back */
+	assert_int_equal(ct_opcode_table[0x0c].response, 0); /* READ request travels forward */
+	assert_false(ct_opcode_table[0x40].valid);	     /* RD SEND FIRST */
+	assert_false(ct_opcode_table[0x15].valid);	     /* reserved in RC */
+	assert_false(ct_opcode_table[0x2c].valid);	     /* UC has no READ */
 }
 
 static void test_opcode_names(void **state)
@@ -583,8 +583,10 @@ static void test_ecn_dscp(void **state)
 
 /* ---- IPv6 ---- */
 
-static const uint8_t v6_src[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0a, 0x01};
-static const uint8_t v6_dst[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x0b, 0x02};
+static const uint8_t v6_src[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0,    0,
+				   0,	 0,    0,    0,	   0, 0, 0x0a, 0x01};
+static const uint8_t v6_dst[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0,    1,
+				   0,	 0,    0,    0,	   0, 0, 0x0b, 0x02};
 
 /* Ethernet, IPv6 with the given extension headers, and a RoCE SEND ONLY. */
 static size_t ipv6_roce_frame(uint8_t *buf, size_t size, const struct fb_ipv6_ext *ext,
@@ -608,10 +610,10 @@ static void test_ipv6_extension_headers(void **state)
 {
 	static uint8_t frame[ROCE_FRAME_MAX];
 	static const struct fb_ipv6_ext ext[4] = {
-		{.type = FB_IPV6_HOP_BY_HOP, .len8 = 0},	    /* 8 bytes */
-		{.type = FB_IPV6_ROUTING, .len8 = 2},		    /* 24 bytes */
-		{.type = FB_IPV6_FRAGMENT, .more_frags = 1},	    /* 8 bytes, first fragment */
-		{.type = FB_IPV6_DEST_OPTS, .len8 = 1},		    /* 16 bytes */
+		{.type = FB_IPV6_HOP_BY_HOP, .len8 = 0},     /* 8 bytes */
+		{.type = FB_IPV6_ROUTING, .len8 = 2},	     /* 24 bytes */
+		{.type = FB_IPV6_FRAGMENT, .more_frags = 1}, /* 8 bytes, first fragment */
+		{.type = FB_IPV6_DEST_OPTS, .len8 = 1},	     /* 16 bytes */
 	};
 	const struct roce_frame rf = {
 		.opcode = CT_TR_RC | CT_OP_SEND_ONLY_IMM,
@@ -628,7 +630,8 @@ static void test_ipv6_extension_headers(void **state)
 		unsigned ext_bytes_total = 0;
 
 		for (unsigned i = 0; i < n; i++)
-			ext_bytes_total += ext[i].type == FB_IPV6_FRAGMENT ? 8 : 8 + 8 * ext[i].len8;
+			ext_bytes_total +=
+				ext[i].type == FB_IPV6_FRAGMENT ? 8 : 8 + 8 * ext[i].len8;
 		len = ipv6_roce_frame(frame, sizeof(frame), ext, n, &rf);
 		assert_int_equal(len, ETH_LEN + IPV6_LEN + ext_bytes_total + UDP_LEN + BTH_LEN + 4 +
 					      1000 + ICRC_LEN);
@@ -687,8 +690,7 @@ static void test_ipv6_too_many_extension_headers(void **state)
 
 /* ---- TCP ---- */
 
-static size_t tcp_frame(uint8_t *buf, size_t size, int ipv6, uint8_t options_len,
-			uint32_t payload)
+static size_t tcp_frame(uint8_t *buf, size_t size, int ipv6, uint8_t options_len, uint32_t payload)
 {
 	struct frame_builder fb;
 	const struct fb_tcp tcp = {
@@ -1038,8 +1040,8 @@ static void test_encap_too_deep(void **state)
 /* The malformed reason for a RoCE WRITE FIRST with one tag cut after cap bytes. */
 static enum ct_malformed expected_cut(size_t cap)
 {
-	const size_t eth = ETH_LEN, vlan = eth + VLAN_LEN, ip = vlan + IPV4_LEN,
-		     udp = ip + UDP_LEN, bth = udp + BTH_LEN, reth = bth + 16;
+	const size_t eth = ETH_LEN, vlan = eth + VLAN_LEN, ip = vlan + IPV4_LEN, udp = ip + UDP_LEN,
+		     bth = udp + BTH_LEN, reth = bth + 16;
 
 	if (cap < eth)
 		return CT_MAL_ETH_TRUNCATED;
