@@ -98,8 +98,26 @@ static void test_gpt_hand_computed(void **state)
 	assert_int_equal(*ct_rank_matrix(&pr, CT_CLASS_EMB, 0, 4), 65536);
 	/* T_comp = 8·m·N·b·s / (p·t·mu·F) = 8·2·265984·2·32 / (4·0.5e12) */
 	assert_float_equal(pr.t_comp, 8.0 * 2 * 265984 * 2 * 32 / 2e12, 1e-15);
+	/* FLOPs per iteration for the job: 8 per parameter per token, gb·s tokens */
+	assert_float_equal(pr.flops_per_iter, 8.0 * 265984 * 8 * 32, 1e-3);
 	/* R_bubble = (p-1)/(p-1+m) */
 	assert_float_equal(pr.r_bubble, 1.0 / 3, 1e-12);
+	/*
+	 * Bandwidths: DP and TP stay inside a host (10 GB/s); PP leaves it, the
+	 * 4 ranks of a host sharing 0.9 x 12.5 GB/s.
+	 * T_PP = m·2·2bsh / C_PP = 2·2·8192 / 2.8125e9
+	 * T_DP = (stage 0's gradients)·2(d-1)/d / C_DP = 2·85184 / 1e10
+	 * T_TP = m·(busiest stage's TP bytes per micro-batch)/C_TP: the last stage,
+	 *        (4 + 9)·8192 + 3 cross-entropy all-reduces of 4bs = 107264 bytes
+	 */
+	assert_float_equal(pr.c[CT_CLASS_PP], 0.9 * 12.5e9 / 4, 1);
+	assert_float_equal(pr.c[CT_CLASS_DP], 10e9, 1);
+	assert_float_equal(pr.t_class[CT_CLASS_PP], 2 * 2 * 8192 / 2.8125e9, 1e-15);
+	assert_float_equal(pr.t_class[CT_CLASS_DP], 2 * 85184 / 1e10, 1e-15);
+	assert_float_equal(pr.t_class[CT_CLASS_TP], 2 * 107264 / 1e10, 1e-15);
+	/* T_bubble = (p-1)(T_comp + T_PP + T_TP)/m */
+	assert_float_equal(pr.t_bubble,
+			   (pr.t_comp + pr.t_class[CT_CLASS_PP] + pr.t_class[CT_CLASS_TP]) / 2, 1e-15);
 	/* 4 GPUs per host: stages on different hosts, so PP and EmbTableSyn cross the NIC */
 	assert_true(pr.crosses_nic[CT_CLASS_PP]);
 	assert_true(pr.crosses_nic[CT_CLASS_EMB]);
