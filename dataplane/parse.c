@@ -400,6 +400,7 @@ static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth
 	off += ETH_HLEN;
 	pkt->vlan_count = 0;
 	pkt->pcp = 0xff;
+	pkt->vlan_id = 0;
 	while (type == CT_ETHERTYPE_VLAN || type == CT_ETHERTYPE_QINQ ||
 	       type == CT_ETHERTYPE_QINQ_OLD) {
 		if (pkt->vlan_count == CT_MAX_VLAN)
