@@ -442,6 +442,7 @@ static void test_vlan_tags(void **state)
 			assert_int_equal(pkt.vlan_id, 4094);
 		} else {
 			assert_int_equal(pkt.pcp, 0xff);
+			assert_int_equal(pkt.vlan_id, 0);
 		}
 	}
 }
@@ -981,6 +982,24 @@ static void test_mirror_header_truncated_copy(void **state)
 	assert_int_equal(pkt.roce.payload_cap, 0);
 }
 
+/* The mirror port's own tag is not the inner frame's: an untagged inner frame has none. */
+static void test_mirror_untagged_inner_frame(void **state)
+{
+	static uint8_t frame[ROCE_FRAME_MAX];
+	struct roce_frame inner = write_first();
+	struct ct_pkt pkt;
+	size_t inner_off;
+	size_t len = mirror_frame(frame, sizeof(frame), MIRROR_ERSPAN_II, &inner, &inner_off);
+
+	(void)state;
+	assert_int_equal(parse_exact(frame, len, len, &pkt), CT_PKT_ROCE);
+	assert_int_equal(pkt.encap, 1);
+	assert_int_equal(pkt.vlan_count, 0);
+	assert_int_equal(pkt.pcp, 0xff);
+	assert_int_equal(pkt.vlan_id, 0);
+	assert_int_equal(pkt.wire_len, len - inner_off);
+}
+
 static void test_gre_unsupported(void **state)
 {
 	static uint8_t frame[ROCE_FRAME_MAX];
@@ -1209,6 +1228,7 @@ int main(void)
 		cmocka_unit_test(test_other_l2),
 		cmocka_unit_test(test_mirror_encapsulations),
 		cmocka_unit_test(test_mirror_header_truncated_copy),
+		cmocka_unit_test(test_mirror_untagged_inner_frame),
 		cmocka_unit_test(test_gre_unsupported),
 		cmocka_unit_test(test_encap_too_deep),
 		cmocka_unit_test(test_truncation_at_every_byte),
