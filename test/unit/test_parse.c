@@ -752,6 +752,21 @@ static void test_tcp_with_options(void **state)
 	}
 }
 
+/* A pure ACK padded to the 60-byte minimum: the padding is not part of the packet. */
+static void test_ethernet_padding_not_counted(void **state)
+{
+	uint8_t frame[64];
+	struct ct_pkt pkt;
+	size_t len = tcp_frame(frame, sizeof(frame), 0, 0, 0);
+
+	(void)state;
+	assert_int_equal(len, 54);
+	memset(frame + len, 0, 6);
+	assert_int_equal(parse_exact(frame, 60, 60, &pkt), CT_PKT_TCP);
+	assert_int_equal(pkt.wire_len, 54);
+	assert_int_equal(pkt.tcp.payload_len, 0);
+}
+
 static void test_tcp_over_ipv6(void **state)
 {
 	static uint8_t frame[ROCE_FRAME_MAX];
@@ -1221,6 +1236,7 @@ int main(void)
 		cmocka_unit_test(test_ipv6_later_fragment),
 		cmocka_unit_test(test_ipv6_too_many_extension_headers),
 		cmocka_unit_test(test_tcp_with_options),
+		cmocka_unit_test(test_ethernet_padding_not_counted),
 		cmocka_unit_test(test_tcp_over_ipv6),
 		cmocka_unit_test(test_tcp_bad_data_offset),
 		cmocka_unit_test(test_pfc),
