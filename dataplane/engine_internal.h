@@ -6,6 +6,7 @@
 #include <commtap/dataplane.h>
 
 #define CT_READ_TABLE_SLOTS 1024 /* outstanding READ requests remembered */
+#define CT_FEED_STAGE	    32	 /* frames parsed and prefetched together */
 #define CT_CM_LOG_SLOTS	    1024
 
 /* An outstanding READ request, found again by its responses. */

@@ -14,8 +14,7 @@ struct slot {
 struct ct_flow_table {
 	struct ct_flow *flows; /* capacity records; key.transport == 0 marks a free one */
 	struct slot *slots;    /* slot_mask + 1 entries */
-	uint32_t *free_stack;
-	uint32_t free_top;
+	uint32_t free_head;    /* free records are chained through key.id; UINT32_MAX ends */
 	uint32_t capacity;
 	uint32_t slot_mask;
 	uint32_t live;
@@ -60,7 +59,7 @@ static uint32_t slots_for(uint32_t capacity)
 
 size_t ct_flow_table_bytes_per_flow(void)
 {
-	return sizeof(struct ct_flow) + 2 * sizeof(struct slot) + sizeof(uint32_t);
+	return sizeof(struct ct_flow) + 2 * sizeof(struct slot);
 }
 
 uint32_t ct_flow_table_capacity_for(size_t budget_bytes)
@@ -74,7 +73,7 @@ uint32_t ct_flow_table_capacity_for(size_t budget_bytes)
 	if (cap > (1u << 30))
 		cap = 1u << 30;
 	/* The index is rounded up to a power of two: shrink until it all fits. */
-	while (cap && (uint64_t)cap * (sizeof(struct ct_flow) + sizeof(uint32_t)) +
+	while (cap && (uint64_t)cap * sizeof(struct ct_flow) +
 				      (uint64_t)slots_for((uint32_t)cap) * sizeof(struct slot) >
 			      budget_bytes - overhead)
 		cap -= cap / 64 + 1;
@@ -104,16 +103,15 @@ int ct_flow_table_create(size_t budget_bytes, uint64_t idle_timeout_ns,
 	t->evict_ctx = evict_ctx;
 	t->flows = a.alloc((size_t)cap * sizeof(struct ct_flow), 64, a.ctx);
 	t->slots = a.alloc((size_t)(t->slot_mask + 1) * sizeof(struct slot), 64, a.ctx);
-	t->free_stack = a.alloc((size_t)cap * sizeof(uint32_t), 64, a.ctx);
-	if (!t->flows || !t->slots || !t->free_stack) {
+	if (!t->flows || !t->slots) {
 		ct_flow_table_destroy(t);
 		return -ENOMEM;
 	}
 	/* Hand out low indices first so a small workload stays compact. */
 	for (uint32_t i = 0; i < cap; i++)
-		t->free_stack[i] = cap - 1 - i;
-	t->free_top = cap;
-	t->memory_bytes = sizeof(*t) + (size_t)cap * (sizeof(struct ct_flow) + sizeof(uint32_t)) +
+		t->flows[i].key.id = i + 1 < cap ? i + 1 : UINT32_MAX;
+	t->free_head = 0;
+	t->memory_bytes = sizeof(*t) + (size_t)cap * sizeof(struct ct_flow) +
 			  (size_t)(t->slot_mask + 1) * sizeof(struct slot);
 	*out = t;
 	return 0;
@@ -129,33 +127,32 @@ void ct_flow_table_destroy(struct ct_flow_table *t)
 		a.free(t->flows, a.ctx);
 	if (t->slots)
 		a.free(t->slots, a.ctx);
-	if (t->free_stack)
-		a.free(t->free_stack, a.ctx);
 	a.free(t, a.ctx);
 }
 
-static inline uint64_t rotl64(uint64_t x, int r)
+/* 64x64 -> 128-bit multiply, folded: the mixing step of wyhash-style hashes. */
+static inline uint64_t mix(uint64_t a, uint64_t b)
 {
-	return (x << r) | (x >> (64 - r));
+	__uint128_t r = (__uint128_t)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
+/*
+ * Three independent multiplies over the key's five words (they overlap in
+ * the pipeline, unlike a serial chain), then one more to spread the bits.
+ * The constants are arbitrary odd 64-bit numbers with mixed bits.
+ */
 uint32_t ct_flow_key_hash(const struct ct_flow_key *key)
 {
-	uint64_t w[5];
-	uint64_t h = 0x9e3779b97f4a7c15ull;
+	uint64_t w[5], h;
 
 	memcpy(w, key, sizeof(w));
-	for (int i = 0; i < 5; i++) {
-		h ^= w[i] * 0xc2b2ae3d27d4eb4full;
-		h = rotl64(h, 31) * 0x9e3779b97f4a7c15ull;
-	}
-	/* murmur3 finalizer */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return (uint32_t)h;
+	h = mix(w[0] ^ 0xa0761d6478bd642full, w[1] ^ 0xe7037ed1a0b428dbull) ^
+	    mix(w[2] ^ 0x8ebc6af09c88c6e3ull, w[3] ^ 0x589965cc75374cc3ull) ^
+	    mix(w[4] ^ 0x1d8e4e27c47d124full, 0xeb44accab455d165ull);
+	h = mix(h, 0x9e3779b97f4a7c15ull);
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 static inline int key_equal(const struct ct_flow_key *a, const struct ct_flow_key *b)
@@ -184,6 +181,24 @@ static inline uint32_t find_slot(const struct ct_flow_table *t, const struct ct_
 			return i;
 		}
 		i = (i + 1) & t->slot_mask;
+	}
+}
+
+void ct_flow_table_prefetch_slot(const struct ct_flow_table *t, uint32_t hash)
+{
+	__builtin_prefetch(&t->slots[hash & t->slot_mask]);
+}
+
+void ct_flow_table_prefetch_flow(const struct ct_flow_table *t, uint32_t hash)
+{
+	const struct slot *s = &t->slots[hash & t->slot_mask];
+
+	/* the first probe is usually the flow: fetch both of its hot lines */
+	if (s->idx1 && s->hash == hash) {
+		const char *f = (const char *)&t->flows[s->idx1 - 1];
+
+		__builtin_prefetch(f, 1);
+		__builtin_prefetch(f + 64, 1);
 	}
 }
 
@@ -229,7 +244,8 @@ static void evict(struct ct_flow_table *t, uint32_t idx, enum ct_evict_reason wh
 	if (found)
 		slot_delete(t, s);
 	f->key.transport = 0;
-	t->free_stack[t->free_top++] = idx;
+	f->key.id = t->free_head;
+	t->free_head = idx;
 	t->live--;
 	if (why == CT_EVICT_IDLE)
 		t->evicted_idle++;
@@ -270,12 +286,13 @@ struct ct_flow *ct_flow_table_get(struct ct_flow_table *t, const struct ct_flow_
 		*created = 0;
 		return &t->flows[t->slots[s].idx1 - 1];
 	}
-	if (!t->free_top) {
+	if (t->free_head == UINT32_MAX) {
 		evict_one_for_space(t);
 		s = find_slot(t, key, hash, &found); /* the shift may have moved the run */
 	}
-	idx = t->free_stack[--t->free_top];
+	idx = t->free_head;
 	f = &t->flows[idx];
+	t->free_head = f->key.id;
 	memset(f, 0, sizeof(*f));
 	f->key = *key;
 	f->pcp = 0xff;

@@ -3,7 +3,7 @@
  * Fixed-capacity flow table.
  *
  * All memory is taken once, at creation, from a byte budget: an array of flow
- * records and an open-addressing index (linear probing, at most half full,
+ * records (free ones chained through their key) and an open-addressing index (linear probing, at most half full,
  * backward-shift deletion so no tombstones build up). Lookups touch one index
  * cache line and the flow's first line.
  *
@@ -68,6 +68,13 @@ int ct_flow_table_create(size_t budget_bytes, uint64_t idle_timeout_ns,
 void ct_flow_table_destroy(struct ct_flow_table *t);
 
 uint32_t ct_flow_key_hash(const struct ct_flow_key *key);
+
+/*
+ * Prefetch, in two steps a burst apart: the index line of a hash, then
+ * (once that line has arrived) the flow it names.
+ */
+void ct_flow_table_prefetch_slot(const struct ct_flow_table *t, uint32_t hash);
+void ct_flow_table_prefetch_flow(const struct ct_flow_table *t, uint32_t hash);
 
 /* Find a flow, or NULL. */
 struct ct_flow *ct_flow_table_lookup(struct ct_flow_table *t, const struct ct_flow_key *key,
