@@ -267,7 +267,7 @@ int cmd_bench(int argc, char **argv)
 		ct_engine_destroy(e);
 	}
 	while (ct_flow_table_capacity_for(million_budget) < 1000000)
-		million_budget += 1 << 20;
+		million_budget += 1 << 16;
 
 	double b = median(base, o.runs), en = median(eng, o.runs);
 

@@ -65,19 +65,23 @@ size_t ct_flow_table_bytes_per_flow(void)
 uint32_t ct_flow_table_capacity_for(size_t budget_bytes)
 {
 	size_t overhead = sizeof(struct ct_flow_table) + 4096;
-	uint64_t cap;
+	uint64_t cap, room;
 
 	if (budget_bytes <= overhead)
 		return 0;
-	cap = (budget_bytes - overhead) / ct_flow_table_bytes_per_flow();
+	room = budget_bytes - overhead;
+	cap = room / ct_flow_table_bytes_per_flow();
 	if (cap > (1u << 30))
 		cap = 1u << 30;
-	/* The index is rounded up to a power of two: shrink until it all fits. */
-	while (cap && (uint64_t)cap * sizeof(struct ct_flow) +
-				      (uint64_t)slots_for((uint32_t)cap) * sizeof(struct slot) >
-			      budget_bytes - overhead)
-		cap -= cap / 64 + 1;
-	return (uint32_t)cap;
+	/* The index is a power of two: take what is left after it, until that fits. */
+	for (;;) {
+		uint64_t index = (uint64_t)slots_for((uint32_t)cap) * sizeof(struct slot);
+		uint64_t fit = index < room ? (room - index) / sizeof(struct ct_flow) : 0;
+
+		if (fit >= cap || !fit)
+			return (uint32_t)(fit >= cap ? cap : 0);
+		cap = fit;
+	}
 }
 
 int ct_flow_table_create(size_t budget_bytes, uint64_t idle_timeout_ns,
