@@ -38,24 +38,35 @@ struct frame {
 	uint32_t orig_len; /* frame length as captured by the pcap header */
 };
 
+/* Big-endian reads: one unaligned load and a byte swap each. */
 static inline uint16_t rd16(const uint8_t *p)
 {
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
+	uint16_t v;
 
-static inline uint32_t rd24(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+	memcpy(&v, p, sizeof(v));
+	return __builtin_bswap16(v);
 }
 
 static inline uint32_t rd32(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return __builtin_bswap32(v);
+}
+
+/* 24 bits (QPN, PSN): the three bytes after p[-1]; p[-1] must be readable. */
+static inline uint32_t rd24_after(const uint8_t *p)
+{
+	return rd32(p - 1) & 0xffffffu;
 }
 
 static inline uint64_t rd64(const uint8_t *p)
 {
-	return (uint64_t)rd32(p) << 32 | rd32(p + 4);
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return __builtin_bswap64(v);
 }
 
 /* True when len bytes starting at off were captured. */
@@ -92,9 +103,9 @@ static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t 
 	r->se = b[1] >> 7;
 	r->pad = (b[1] >> 4) & 3;
 	r->pkey = rd16(b + 2);
-	r->dqpn = rd24(b + 5);
+	r->dqpn = rd24_after(b + 5);
 	r->ackreq = b[8] >> 7;
-	r->psn = rd24(b + 9);
+	r->psn = rd24_after(b + 9);
 	r->ext = info->ext;
 
 	need = BTH_LEN + info->ext_len + r->pad + ICRC_LEN;
@@ -108,7 +119,7 @@ static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t 
 	b = f->d + off;
 	/* Extension headers in wire order (IBTA 9.2): routing, then operation. */
 	if (info->ext & CT_EXT_DETH) {
-		r->deth_sqpn = rd24(b + 5);
+		r->deth_sqpn = rd24_after(b + 5);
 		b += 8;
 	}
 	if (info->ext & CT_EXT_XRCETH)
@@ -128,7 +139,7 @@ static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t 
 	}
 	if (info->ext & CT_EXT_AETH) {
 		r->aeth_syndrome = b[0];
-		r->aeth_msn = rd24(b + 1);
+		r->aeth_msn = rd24_after(b + 1);
 		b += 4;
 	}
 	if (info->ext & CT_EXT_ATOMICACKETH)
