@@ -39,7 +39,23 @@ void ct_dist_of(double *v, size_t n, struct ct_dist *out)
 struct interval {
 	uint64_t start, end, bytes;
 	uint64_t messages;
+	double rate_gbps; /* the highest rate of the bursts joined into it */
 };
+
+/*
+ * A burst's rate: start and end are its first and last packet's arrival, so
+ * the time covers every packet but the last: count (n-1)/n of the bytes.
+ * Unknown with one packet.
+ */
+static double burst_rate_gbps(const struct ct_burst *b)
+{
+	double dur = (double)(b->end - b->start);
+	double share = b->packets > 1 ? (double)(b->packets - 1) / b->packets : 1;
+
+	if (dur <= 0 || b->packets == 1)
+		return 0;
+	return (double)b->bytes * share * 8 / dur; /* bits per ns = Gb/s */
+}
 
 /* Join bursts (sorted by start) that overlap into intervals; returns how many. */
 static size_t join_overlaps(const struct ct_burst *b, size_t n, struct interval *out)
@@ -47,14 +63,18 @@ static size_t join_overlaps(const struct ct_burst *b, size_t n, struct interval 
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		double rate = burst_rate_gbps(&b[i]);
+
 		if (k && b[i].start <= out[k - 1].end) {
 			out[k - 1].bytes += b[i].bytes;
 			out[k - 1].messages += b[i].messages;
 			if (b[i].end > out[k - 1].end)
 				out[k - 1].end = b[i].end;
+			if (rate > out[k - 1].rate_gbps)
+				out[k - 1].rate_gbps = rate;
 			continue;
 		}
-		out[k++] = (struct interval){b[i].start, b[i].end, b[i].bytes, b[i].messages};
+		out[k++] = (struct interval){b[i].start, b[i].end, b[i].bytes, b[i].messages, rate};
 	}
 	return k;
 }
@@ -81,8 +101,8 @@ int ct_onoff_of(const struct ct_burst *b, size_t n, struct ct_onoff *out)
 		if (i)
 			off[i - 1] = (double)(iv[i].start - iv[i - 1].end) / 1e9;
 		total_on += dur;
-		if (dur > 0 && (double)iv[i].bytes * 8 / dur / 1e9 > out->peak_gbps)
-			out->peak_gbps = (double)iv[i].bytes * 8 / dur / 1e9;
+		if (iv[i].rate_gbps > out->peak_gbps)
+			out->peak_gbps = iv[i].rate_gbps;
 	}
 	out->bursts = k;
 	out->total_on_s = total_on;
@@ -208,8 +228,7 @@ int ct_incast_of(const struct ct_burst *b, size_t n, unsigned *max_senders, doub
 	if (!e)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		double dur = (double)(b[i].end - b[i].start);
-		double r = dur > 0 ? (double)b[i].bytes * 8 / dur : 0; /* Gb/s (bits per ns) */
+		double r = burst_rate_gbps(&b[i]);
 
 		e[2 * i] = (struct edge){b[i].start, +1, b[i].flow, r};
 		e[2 * i + 1] = (struct edge){b[i].end, -1, b[i].flow, r};

@@ -53,7 +53,7 @@ static void burst_emit(struct ct_engine *e, const struct ct_flow *f)
 	b->end = f->last_ts;
 	b->bytes = f->bytes - f->cold.burst_start_bytes;
 	b->messages = (uint32_t)f->cold.messages - f->cold.burst_start_messages;
-	b->pad = 0;
+	b->packets = (uint32_t)f->packets - f->cold.burst_start_packets;
 }
 
 static inline void burst_begin(struct ct_flow *f, uint64_t ts)
@@ -61,6 +61,7 @@ static inline void burst_begin(struct ct_flow *f, uint64_t ts)
 	f->cold.burst_start_ts = ts;
 	f->cold.burst_start_bytes = f->bytes;
 	f->cold.burst_start_messages = (uint32_t)f->cold.messages;
+	f->cold.burst_start_packets = (uint32_t)f->packets;
 	f->state |= CT_FS_IN_BURST;
 }
 

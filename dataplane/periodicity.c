@@ -166,7 +166,8 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 
 		if (f < 0)
 			continue;
-		all[n++] = (struct ct_burst){fb->start, fb->end, fb->bytes, fb->messages, (uint32_t)f};
+		all[n++] = (struct ct_burst){fb->start, fb->end, fb->bytes, fb->messages, (uint32_t)f,
+					     fb->packets};
 	}
 	out->bursts = n;
 	memcpy(job, all, n * sizeof(*job));

@@ -43,6 +43,13 @@ static void test_onoff(void **s)
 	assert_float_equal(o.off_s.median, 0.030, 1e-12);
 	assert_float_equal(o.burst_bytes.median, 1e6, 1e-6);
 	assert_float_equal(o.peak_gbps, 0.8, 1e-9); /* 8 Mbit in 10 ms */
+	/* with the packet count known, the last packet's bytes are not in the time:
+	 * 10 packets of 4000 B, the first at 0 and the last at 3.2 us: 9 x 4000 B
+	 * in 3.2 us = 90 Gb/s (not 100) */
+	struct ct_burst line = {0, 3200, 40000, 1, 0, 10};
+
+	assert_int_equal(ct_onoff_of(&line, 1, &o), 0);
+	assert_float_equal(o.peak_gbps, 90.0, 1e-9);
 	/* overlapping bursts of an aggregate are one on period */
 	b[1].start = 5 * MS;
 	assert_int_equal(ct_onoff_of(b, 10, &o), 0);

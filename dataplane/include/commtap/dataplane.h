@@ -97,7 +97,7 @@ struct ct_flow_burst {
 	uint64_t start, end; /* first and last packet */
 	uint64_t bytes;	     /* wire bytes */
 	uint32_t messages;   /* messages completed during it */
-	uint32_t pad;
+	uint32_t packets;
 };
 
 struct ct_engine;

@@ -86,6 +86,7 @@ struct ct_flow_cold {
 	uint32_t resp_msg_first_psn;
 	uint32_t read_peer_qpn;	       /* with CT_SEEN_READ_PEER: QPN of the flow whose READ we answered */
 	uint32_t burst_start_messages; /* low 32 bits of messages when the open burst started */
+	uint32_t burst_start_packets;  /* and of packets */
 	/* 16 and 8 bits */
 	uint16_t op_count_hi[CT_OP_SLOTS]; /* carries of the 32-bit hot counters (48-bit totals) */
 	uint16_t naks_rnr;		   /* RNR NAK, saturating */
@@ -93,7 +94,7 @@ struct ct_flow_cold {
 	uint16_t pmtu;	     /* largest FIRST/MIDDLE payload seen: the path MTU */
 	uint16_t replay_len; /* packets in the current replay episode */
 	uint8_t op_extra_id[CT_OP_EXTRA];
-	uint8_t pad[6];
+	uint8_t pad[2];
 };
 
 struct ct_flow {

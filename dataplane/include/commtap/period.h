@@ -28,7 +28,8 @@ struct ct_burst {
 	uint64_t start, end; /* ns */
 	uint64_t bytes;
 	uint32_t messages;
-	uint32_t flow; /* caller's index */
+	uint32_t flow;	  /* caller's index */
+	uint32_t packets; /* 0 when unknown */
 };
 
 struct ct_period {
