@@ -185,6 +185,19 @@ struct candidate {
 };
 
 /*
+ * Whether a lag repeats at every multiple up to k: an iteration's multiples
+ * all meet the whole pattern again; a nested rhythm (micro-batches) breaks
+ * between iterations, so it cannot claim the iteration as its multiple.
+ */
+static int comb_holds(const struct covariance *c, double lag, unsigned k)
+{
+	for (unsigned m = 1; m <= k; m++)
+		if (smoothed(c, m * lag, jitter_width(lag) * sqrt((double)m)) < HARMONIC_MIN)
+			return 0;
+	return 1;
+}
+
+/*
  * The iteration's lag (in bins), or 0. Candidates are the peaks of the
  * smoothed autocorrelation, each scored by its first multiples.
  */
@@ -241,7 +254,8 @@ static size_t pick_lag(const double *acf, size_t n, size_t min_lag, double *scor
 			cand[i].harmonic = k >= 2 && !cand[j].harmonic &&
 					   cand[j].score >= HARMONIC_MIN &&
 					   fabs((double)cand[i].lag - k * (double)cand[j].lag) <
-						   jitter_width((double)cand[j].lag) * sqrt(k);
+						   jitter_width((double)cand[j].lag) * sqrt(k) &&
+					   comb_holds(&cov, (double)cand[j].lag, (unsigned)k);
 		}
 		if (!cand[i].harmonic && cand[i].score > best)
 			best = cand[i].score;
