@@ -76,15 +76,38 @@ static void flow_period(const struct ct_burst *b, size_t n, const struct ct_peri
 	}
 }
 
+/*
+ * Bursts sorted by (sender, start) -> one burst per overlapping run of a
+ * sender, its bytes and packets summed: the rate the sender's NIC achieved.
+ */
+static size_t join_per_sender(const struct ct_burst *b, size_t n, struct ct_burst *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (k && out[k - 1].flow == b[i].flow && b[i].start <= out[k - 1].end) {
+			out[k - 1].bytes += b[i].bytes;
+			out[k - 1].messages += b[i].messages;
+			out[k - 1].packets += b[i].packets;
+			if (b[i].end > out[k - 1].end)
+				out[k - 1].end = b[i].end;
+			continue;
+		}
+		out[k++] = b[i];
+	}
+	return k;
+}
+
 static int receivers_cc(const struct ct_flow_set *set, const struct ct_burst *all, size_t n,
 			const struct ct_period *job, struct ct_periodicity *out)
 {
 	struct ct_burst *rb = malloc((n + 1) * sizeof(*rb));
+	struct ct_burst *jb = malloc((n + 1) * sizeof(*jb));
 	struct ct_addr *senders = malloc((set->count + 1) * sizeof(*senders));
 	int err = 0;
 
 	out->receivers = calloc(set->count + 1, sizeof(*out->receivers));
-	if (!rb || !senders || !out->receivers) {
+	if (!rb || !jb || !senders || !out->receivers) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -132,8 +155,16 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_burst *al
 				;
 			rb[m++].flow = (uint32_t)j;
 		}
+		/*
+		 * One sender's flows (QPs) share its NIC: join their overlapping bursts
+		 * before the sweep, so their rates are not added as if in parallel.
+		 */
+		qsort(rb, m, sizeof(*rb), by_flow_then_start);
+		size_t joined = join_per_sender(rb, m, jb);
+
+		qsort(jb, joined, sizeof(*jb), by_start);
+		err = ct_incast_of(jb, joined, &r->incast_degree, &r->peak_gbps);
 		qsort(rb, m, sizeof(*rb), by_start);
-		err = ct_incast_of(rb, m, &r->incast_degree, &r->peak_gbps);
 		err = err ?: ct_onoff_of(rb, m, &r->onoff);
 		r->start_spread_s = ct_start_spread_s(rb, m, job);
 		r->cnp_per_s_on = r->onoff.total_on_s > 0 ? (double)cnp / r->onoff.total_on_s : 0;
@@ -141,6 +172,7 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_burst *al
 	}
 out:
 	free(rb);
+	free(jb);
 	free(senders);
 	return err;
 }
