@@ -98,63 +98,99 @@ static size_t join_per_sender(const struct ct_burst *b, size_t n, struct ct_burs
 	return k;
 }
 
+struct addr_order {
+	const struct ct_flow_set *set;
+	int by_dst; /* order by destination, else by source */
+};
+
+static int flow_addr_cmp(const void *a, const void *b, void *arg)
+{
+	const struct addr_order *o = arg;
+	const struct ct_flow_key *x = &o->set->flows[*(const size_t *)a].key;
+	const struct ct_flow_key *y = &o->set->flows[*(const size_t *)b].key;
+	int r = o->by_dst ? memcmp(&x->dst, &y->dst, sizeof(x->dst))
+			  : memcmp(&x->src, &y->src, sizeof(x->src));
+
+	if (r)
+		return r;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* CNPs sent by a host: they travel from it (the receiver of the data) to the senders. */
+static uint64_t cnp_sent_by(const struct ct_flow_set *set, const size_t *by_src,
+			    const struct ct_addr *host)
+{
+	size_t lo = 0, hi = set->count;
+	uint64_t cnp = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (memcmp(&set->flows[by_src[mid]].key.src, host, sizeof(*host)) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < set->count && !memcmp(&set->flows[by_src[lo]].key.src, host, sizeof(*host));
+	     lo++)
+		cnp += set->flows[by_src[lo]].cnp;
+	return cnp;
+}
+
+/*
+ * Per receiving host. Flows are grouped by destination (one sort), and each
+ * flow's bursts are found by offset in `all` (sorted by flow), so the cost is
+ * a sort of the flows and of the bursts, not receivers x flows.
+ */
 static int receivers_cc(const struct ct_flow_set *set, const struct ct_burst *all, size_t n,
 			const struct ct_period *job, struct ct_periodicity *out)
 {
-	struct ct_burst *rb = malloc((n + 1) * sizeof(*rb));
-	struct ct_burst *jb = malloc((n + 1) * sizeof(*jb));
-	struct ct_addr *senders = malloc((set->count + 1) * sizeof(*senders));
+	size_t nf = set->count;
+	size_t *by_dst = malloc((nf + 1) * sizeof(size_t)), *by_src = malloc((nf + 1) * sizeof(size_t));
+	size_t *first = calloc(nf + 1, sizeof(size_t)), *count = calloc(nf + 1, sizeof(size_t));
+	struct ct_burst *rb = malloc((n + 1) * sizeof(*rb)), *jb = malloc((n + 1) * sizeof(*jb));
+	struct ct_addr *senders = malloc((nf + 1) * sizeof(*senders));
 	int err = 0;
 
-	out->receivers = calloc(set->count + 1, sizeof(*out->receivers));
-	if (!rb || !jb || !senders || !out->receivers) {
+	out->receivers = calloc(nf + 1, sizeof(*out->receivers));
+	if (!by_dst || !by_src || !first || !count || !rb || !jb || !senders || !out->receivers) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t f = 0; f < set->count && !err; f++) {
-		const struct ct_addr *host = &set->flows[f].key.dst;
-		struct ct_receiver_cc *r;
-		uint64_t ce = 0, packets = 0, cnp = 0;
-		size_t m = 0, ns = 0;
-		size_t k;
+	for (size_t i = 0; i < nf; i++)
+		by_dst[i] = by_src[i] = i;
+	qsort_r(by_dst, nf, sizeof(size_t), flow_addr_cmp, &(struct addr_order){set, 1});
+	qsort_r(by_src, nf, sizeof(size_t), flow_addr_cmp, &(struct addr_order){set, 0});
+	for (size_t i = n; i-- > 0;) {
+		first[all[i].flow] = i;
+		count[all[i].flow]++;
+	}
+	for (size_t a = 0; a < nf && !err;) {
+		const struct ct_addr *host = &set->flows[by_dst[a]].key.dst;
+		struct ct_receiver_cc *r = &out->receivers[out->n_receivers++];
+		uint64_t ce = 0, packets = 0;
+		size_t m = 0, ns = 0, b = a;
 
-		for (k = 0; k < out->n_receivers; k++)
-			if (!memcmp(&out->receivers[k].host, host, sizeof(*host)))
-				break;
-		if (k < out->n_receivers)
-			continue; /* this receiver was done with an earlier flow */
-		r = &out->receivers[out->n_receivers++];
 		r->host = *host;
-		for (size_t g = 0; g < set->count; g++) {
-			const struct ct_flow_summary *s = &set->flows[g];
+		for (; b < nf && !memcmp(&set->flows[by_dst[b]].key.dst, host, sizeof(*host)); b++) {
+			size_t f = by_dst[b], j;
+			const struct ct_flow_summary *s = &set->flows[f];
 
-			if (!memcmp(&s->key.src, host, sizeof(*host)))
-				cnp += s->cnp; /* CNPs leave the receiver toward the senders */
-			if (memcmp(&s->key.dst, host, sizeof(*host)))
-				continue;
 			ce += s->ecn_ce;
 			packets += s->packets;
 			r->retransmits += s->retransmits;
-			size_t j;
-
 			for (j = 0; j < ns && memcmp(&senders[j], &s->key.src, sizeof(*host)); j++)
 				;
 			if (j == ns)
 				senders[ns++] = s->key.src;
+			/* its bursts, with .flow naming the sending host for the incast sweep */
+			for (size_t k = 0; k < count[f]; k++) {
+				rb[m] = all[first[f] + k];
+				rb[m++].flow = (uint32_t)j;
+			}
 		}
+		a = b;
 		r->senders = (unsigned)ns;
-		/* its bursts, with .flow naming the sending host for the incast sweep */
-		for (size_t i = 0; i < n; i++) {
-			const struct ct_flow_summary *s = &set->flows[all[i].flow];
-			size_t j;
-
-			if (memcmp(&s->key.dst, host, sizeof(*host)))
-				continue;
-			rb[m] = all[i];
-			for (j = 0; j < ns && memcmp(&senders[j], &s->key.src, sizeof(*host)); j++)
-				;
-			rb[m++].flow = (uint32_t)j;
-		}
 		/*
 		 * One sender's flows (QPs) share its NIC: join their overlapping bursts
 		 * before the sweep, so their rates are not added as if in parallel.
@@ -167,10 +203,16 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_burst *al
 		qsort(rb, m, sizeof(*rb), by_start);
 		err = err ?: ct_onoff_of(rb, m, &r->onoff);
 		r->start_spread_s = ct_start_spread_s(rb, m, job);
-		r->cnp_per_s_on = r->onoff.total_on_s > 0 ? (double)cnp / r->onoff.total_on_s : 0;
+		r->cnp_per_s_on = r->onoff.total_on_s > 0
+					  ? (double)cnp_sent_by(set, by_src, host) / r->onoff.total_on_s
+					  : 0;
 		r->ecn_ce_fraction = packets ? (double)ce / (double)packets : 0;
 	}
 out:
+	free(by_dst);
+	free(by_src);
+	free(first);
+	free(count);
 	free(rb);
 	free(jb);
 	free(senders);
