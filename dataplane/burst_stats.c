@@ -6,22 +6,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int double_cmp(const void *a, const void *b)
+static inline void swap_doubles(double *a, double *b)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	double t = *a;
 
-	return x < y ? -1 : x > y;
+	*a = *b;
+	*b = t;
 }
 
-/* Linear interpolation between closest ranks. */
-static double percentile(const double *sorted, size_t n, double q)
+/*
+ * Quickselect with a three-way partition (equal values, common in burst
+ * durations, stay linear): v[k] becomes the k-th smallest, smaller ones
+ * before it, larger or equal after.
+ */
+static void select_kth(double *v, size_t n, size_t k)
 {
-	double pos = q * (double)(n - 1);
+	size_t lo = 0, hi = n; /* [lo, hi) */
+
+	while (hi - lo > 1) {
+		double pivot = v[lo + (hi - lo) / 2];
+		size_t lt = lo, i = lo, gt = hi;
+
+		/* [lo, lt) < pivot, [lt, i) == pivot, [gt, hi) > pivot */
+		while (i < gt) {
+			if (v[i] < pivot)
+				swap_doubles(&v[lt++], &v[i++]);
+			else if (v[i] > pivot)
+				swap_doubles(&v[i], &v[--gt]);
+			else
+				i++;
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k >= gt)
+			lo = gt;
+		else
+			return; /* v[k] == pivot */
+	}
+}
+
+/* The q-quantile by linear interpolation between closest ranks, without a full sort. */
+static double quantile(double *v, size_t n, double q)
+{
+	double pos = q * (double)(n - 1), lo;
 	size_t i = (size_t)pos;
 
-	if (i + 1 >= n)
-		return sorted[n - 1];
-	return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
+	select_kth(v, n, i);
+	lo = v[i];
+	if (i + 1 >= n || pos == (double)i)
+		return lo;
+	double next = v[i + 1];
+
+	for (size_t j = i + 2; j < n; j++) /* the smallest above the k-th */
+		if (v[j] < next)
+			next = v[j];
+	return lo + (pos - (double)i) * (next - lo);
 }
 
 void ct_dist_of(double *v, size_t n, struct ct_dist *out)
@@ -30,10 +69,9 @@ void ct_dist_of(double *v, size_t n, struct ct_dist *out)
 	out->n = n;
 	if (!n)
 		return;
-	qsort(v, n, sizeof(*v), double_cmp);
-	out->p10 = percentile(v, n, 0.1);
-	out->median = percentile(v, n, 0.5);
-	out->p90 = percentile(v, n, 0.9);
+	out->p10 = quantile(v, n, 0.1);
+	out->median = quantile(v, n, 0.5);
+	out->p90 = quantile(v, n, 0.9);
 }
 
 struct interval {

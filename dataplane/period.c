@@ -427,7 +427,8 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		out->reason = "not periodic: fewer bursts than three iterations need";
 		return 0;
 	}
-	qsort(bursts, n, sizeof(*bursts), burst_cmp);
+	if (ct_bursts_sort_by_start(bursts, n))
+		qsort(bursts, n, sizeof(*bursts), burst_cmp); /* no memory for the radix sort */
 	t0 = bursts[0].start;
 	for (size_t i = 0; i < n; i++)
 		if (bursts[i].end > t1)

@@ -48,6 +48,19 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Radix sorts, or comparison sorts where there is no memory for them. */
+static void sort_by_start(struct ct_burst *b, size_t n)
+{
+	if (ct_bursts_sort_by_start(b, n))
+		qsort(b, n, sizeof(*b), by_start);
+}
+
+static void sort_by_flow(struct ct_burst *b, size_t n)
+{
+	if (ct_bursts_sort_by_flow(b, n))
+		qsort(b, n, sizeof(*b), by_flow_then_start);
+}
+
 /* A flow's period: its first burst in each job iteration, over the iterations between. */
 static void flow_period(const struct ct_burst *b, size_t n, const struct ct_period *job,
 			struct ct_flow_periodicity *fp)
@@ -195,12 +208,12 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_burst *al
 		 * One sender's flows (QPs) share its NIC: join their overlapping bursts
 		 * before the sweep, so their rates are not added as if in parallel.
 		 */
-		qsort(rb, m, sizeof(*rb), by_flow_then_start);
+		sort_by_flow(rb, m);
 		size_t joined = join_per_sender(rb, m, jb);
 
-		qsort(jb, joined, sizeof(*jb), by_start);
+		sort_by_start(jb, joined);
 		err = ct_incast_of(jb, joined, &r->incast_degree, &r->peak_gbps);
-		qsort(rb, m, sizeof(*rb), by_start);
+		sort_by_start(rb, m);
 		err = err ?: ct_onoff_of(rb, m, &r->onoff);
 		r->start_spread_s = ct_start_spread_s(rb, m, job);
 		r->cnp_per_s_on = r->onoff.total_on_s > 0
@@ -250,7 +263,7 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 	if (err)
 		goto out;
 
-	qsort(all, n, sizeof(*all), by_flow_then_start);
+	sort_by_flow(all, n);
 	for (size_t i = 0; i < n && !err;) {
 		size_t j = i;
 		struct ct_flow_periodicity *fp = &out->flows[all[i].flow];
