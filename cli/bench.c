@@ -205,6 +205,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	o->packets = 2000000;
 	o->qps = 10000;
 	o->runs = 5;
+	o->slow_path = 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
