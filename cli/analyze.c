@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,10 @@ struct analyze_opts {
 	uint64_t tcp_msg_gap_ns;
 	uint64_t burst_gap_ns;
 	double nic_gbps;
+	double min_period_s;  /* shortest iteration claimed */
+	uint64_t interval_ns; /* 0: one report at the end */
+	uint64_t window_ns;   /* periodicity over the bursts of this last span */
+	const char *report_dir;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -51,6 +57,12 @@ static void usage(FILE *out)
 		"  --tcp-gap MS       idle gap that ends a TCP message, ms (default %g)\n"
 		"  --burst-gap MS     shortest idle gap that ends a burst, ms (default %g)\n"
 		"  --nic-gbps G       receivers' NIC rate for the cc section (default 100)\n"
+		"  --min-period S     shortest iteration claimed (default 10 burst gaps)\n"
+		"  --interval S       also write a report every S seconds of capture time into\n"
+		"                     --report-dir (cumulative flows, periodicity over --window)\n"
+		"  --window S         span of bursts the interval reports' periodicity uses\n"
+		"                     (default 10 intervals)\n"
+		"  --report-dir DIR   where interval reports go (commtap-report-NNNNNN.json)\n"
 		"exit status: 0 ok, 1 error (nothing written), 2 capture broke off (report of what"
 		" was read written)\n",
 		CT_DEFAULT_MEMORY_BUDGET >> 20,
@@ -86,6 +98,10 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		{"tcp-gap", required_argument, NULL, 'g'},
 		{"burst-gap", required_argument, NULL, 'b'},
 		{"nic-gbps", required_argument, NULL, 'n'},
+		{"interval", required_argument, NULL, 'I'},
+		{"min-period", required_argument, NULL, 'P'},
+		{"window", required_argument, NULL, 'W'},
+		{"report-dir", required_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -137,6 +153,27 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 				return -EINVAL;
 			o->nic_gbps = v;
 			break;
+		case 'I':
+			if (parse_number("--interval", optarg, 1e6, &v) || v <= 0) {
+				if (v <= 0)
+					fprintf(stderr, "commtap analyze: --interval must be above 0\n");
+				return -EINVAL;
+			}
+			o->interval_ns = (uint64_t)(v * 1e9);
+			break;
+		case 'P':
+			if (parse_number("--min-period", optarg, 1e6, &v))
+				return -EINVAL;
+			o->min_period_s = v;
+			break;
+		case 'W':
+			if (parse_number("--window", optarg, 1e6, &v))
+				return -EINVAL;
+			o->window_ns = (uint64_t)(v * 1e9);
+			break;
+		case 'D':
+			o->report_dir = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(CT_EXIT_OK);
@@ -154,6 +191,19 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 	o->capture = argv[optind];
 	if (!o->json_path && !o->lines_path)
 		o->table = 1;
+	if (!!o->interval_ns != !!o->report_dir) {
+		fprintf(stderr, "commtap analyze: --interval and --report-dir go together\n");
+		return -EINVAL;
+	}
+	if (o->report_dir && access(o->report_dir, W_OK)) {
+		fprintf(stderr, "commtap analyze: --report-dir %s: %s\n", o->report_dir,
+			strerror(errno));
+		return -EINVAL;
+	}
+	if (o->interval_ns && !o->window_ns)
+		o->window_ns = 10 * o->interval_ns;
+	if (!o->min_period_s)
+		o->min_period_s = 10 * (double)o->burst_gap_ns / 1e9;
 	return 0;
 }
 
@@ -239,6 +289,80 @@ static int write_reports(const struct analyze_opts *o, const struct ct_report *r
 	return err ? -EIO : 0;
 }
 
+struct interval_ctx {
+	struct ct_flow_set *set;
+	int err;
+};
+
+static void add_live(struct ct_flow *flow, void *ctx)
+{
+	struct interval_ctx *ic = ctx;
+
+	if (!ic->err)
+		ic->err = ct_flow_set_add(ic->set, flow);
+}
+
+/*
+ * A report while the input goes on: every flow so far (those already out of
+ * the engine and those still in it, left untouched), periodicity over the
+ * bursts that ended in the last window. Written whole, then renamed.
+ */
+static int write_interval_report(const struct analyze_opts *o, struct ct_engine *engine,
+				 struct collected *got, uint64_t now, unsigned seq)
+{
+	struct ct_report r = {0};
+	struct ct_flow_set set;
+	struct ct_burst_log window = {0};
+	struct ct_periodicity per = {0};
+	struct interval_ctx ic = {&set, 0};
+	const struct ct_cm_event *cm;
+	char path[4096], tmp[4200];
+	unsigned n_cm;
+	FILE *f;
+	int err = 0;
+
+	drain(engine, got);
+	ct_flow_set_init(&set);
+	for (size_t i = 0; i < got->flows.count && !ic.err; i++)
+		ic.err = ct_flow_set_add_summary(&set, &got->flows.flows[i]);
+	if (!ic.err)
+		ct_engine_foreach_flow(engine, add_live, &ic);
+	for (size_t i = 0; i < got->bursts.n && !err; i++)
+		if (got->bursts.b[i].end + o->window_ns >= now)
+			err = ct_burst_log_add(&window, &got->bursts.b[i]);
+	err = err ?: ic.err;
+	if (!err) {
+		ct_engine_get_counters(engine, &r.counters);
+		n_cm = ct_engine_cm_events(engine, &cm);
+		ct_flow_set_sort(&set);
+		ct_flow_set_pair(&set, cm, n_cm);
+		err = ct_periodicity_compute(&set, &window, o->min_period_s, &per);
+	}
+	if (!err) {
+		r.flows = set;
+		r.periodicity = &per;
+		r.source = o->capture;
+		r.source_kind = "pcap";
+		r.clock = "capture timestamps (the capturing host's CLOCK_REALTIME)";
+		r.nic_gbps = o->nic_gbps;
+		r.error = "interval report: the capture goes on";
+		snprintf(path, sizeof(path), "%s/commtap-report-%06u.json", o->report_dir, seq);
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		f = fopen(tmp, "w");
+		if (!f || ct_report_write_json(&r, f) || fclose(f) || rename(tmp, path)) {
+			err = -errno ? -errno : -EIO;
+			fprintf(stderr, "commtap analyze: cannot write %s: %s\n", path,
+				strerror(errno));
+		}
+	} else {
+		fprintf(stderr, "commtap analyze: interval report %u: %s\n", seq, strerror(-err));
+	}
+	ct_periodicity_free(&per);
+	ct_burst_log_free(&window);
+	ct_flow_set_free(&set);
+	return err;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	struct ct_engine_config cfg = {0};
@@ -252,7 +376,8 @@ int cmd_analyze(int argc, char **argv)
 	struct ct_packet pkt;
 	char err[768];
 	int rc, status = CT_EXIT_ERROR;
-	unsigned n_cm;
+	unsigned n_cm, seq = 0;
+	uint64_t next_report = 0;
 
 	if (parse_args(argc, argv, &o))
 		return CT_EXIT_ERROR;
@@ -285,6 +410,11 @@ int cmd_analyze(int argc, char **argv)
 		ct_engine_feed(engine, &pkt, 1);
 		if (ct_capture_packets_read(cap) % DRAIN_EVERY == 0)
 			drain(engine, &got);
+		if (o.interval_ns && pkt.ts_ns >= next_report) {
+			if (next_report)
+				write_interval_report(&o, engine, &got, pkt.ts_ns, seq++);
+			next_report = (next_report ? next_report : pkt.ts_ns) + o.interval_ns;
+		}
 	}
 	if (rc < 0)
 		report.error = ct_capture_error(cap);
@@ -301,7 +431,7 @@ int cmd_analyze(int argc, char **argv)
 	report.flows = got.flows;
 	ct_flow_set_sort(&report.flows);
 	ct_flow_set_pair(&report.flows, cm, n_cm);
-	if (ct_periodicity_compute(&report.flows, &got.bursts, &periodicity))
+	if (ct_periodicity_compute(&report.flows, &got.bursts, o.min_period_s, &periodicity))
 		fprintf(stderr, "commtap analyze: out of memory: the report has no periodicity\n");
 	else
 		report.periodicity = &periodicity;

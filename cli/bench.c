@@ -293,7 +293,7 @@ static int slow_path_bench(unsigned runs)
 		t0 = now_s();
 		ct_flow_set_sort(&set);
 		ct_flow_set_pair(&set, NULL, 0);
-		err = err ?: ct_periodicity_compute(&set, &log, &per);
+		err = err ?: ct_periodicity_compute(&set, &log, 0.001, &per);
 		t1 = now_s();
 		t[r] = t1 - t0;
 		if (!err) {

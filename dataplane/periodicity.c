@@ -233,7 +233,7 @@ out:
 }
 
 int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_log *log,
-			   struct ct_periodicity *out)
+			   double min_period_s, struct ct_periodicity *out)
 {
 	struct ct_burst *all = malloc((log->n + 1) * sizeof(*all));
 	struct ct_burst *job = malloc((log->n + 1) * sizeof(*job));
@@ -258,7 +258,7 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 	}
 	out->bursts = n;
 	memcpy(job, all, n * sizeof(*job));
-	err = ct_period_estimate(job, n, 0, &out->job); /* sorts job by start */
+	err = ct_period_estimate(job, n, min_period_s, &out->job); /* sorts job by start */
 	err = err ?: ct_onoff_of(job, n, &out->job_onoff);
 	if (err)
 		goto out;

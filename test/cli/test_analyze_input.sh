@@ -83,6 +83,25 @@ else
 	fail "a full table lost counts or did not evict"
 fi
 
+# Interval reports: cumulative, written whole, the last no larger than the final one.
+mkdir -p "$tmp/reports"
+expect_status "interval reports" 0 "$commtap" analyze --interval 0.002 --report-dir "$tmp/reports" \
+	--json "$tmp/final.json" "$sample"
+n_reports=$(ls "$tmp/reports" | grep -c '^commtap-report-[0-9]*\.json$')
+counts=$(for f in "$tmp/reports"/commtap-report-*.json; do
+	sed -n 's/^ *"packets":\([0-9]*\),$/\1/p' "$f" | head -1
+done)
+final=$(sed -n 's/^ *"packets":\([0-9]*\),$/\1/p' "$tmp/final.json" | head -1)
+if [ "$n_reports" -ge 5 ] && [ "$(printf '%s\n' $counts | sort -n | tr '\n' ' ')" = "$(printf '%s\n' $counts | tr '\n' ' ')" ] &&
+	[ "$(printf '%s\n' $counts | tail -1)" -le "$final" ] && ! ls "$tmp/reports" | grep -q tmp; then
+	ok "$n_reports interval reports, packet counts rising to at most the final $final"
+else
+	fail "interval reports: $n_reports files, counts $counts, final $final"
+fi
+expect_status "interval without a report dir" 1 "$commtap" analyze --interval 1 "$sample"
+expect_status "unwritable report dir" 1 "$commtap" analyze --interval 1 --report-dir /nonexistent "$sample"
+expect_status "interval of zero" 1 "$commtap" analyze --interval 0 --report-dir "$tmp" "$sample"
+
 # pcapng and microsecond pcap give the same flows as the nanosecond pcap.
 if command -v editcap >/dev/null; then
 	"$commtap" analyze --lines "$tmp/ns.lines" "$sample"

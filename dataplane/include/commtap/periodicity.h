@@ -58,10 +58,12 @@ void ct_burst_log_free(struct ct_burst_log *log);
 
 /*
  * Compute the periodicity of the flows in set (sorted; burst keys are looked
- * up in it). Returns 0 or -ENOMEM.
+ * up in it). No iteration shorter than min_period_s is claimed (rhythms
+ * inside one iteration — messages of a transfer — repeat too). Returns 0 or
+ * -ENOMEM.
  */
 int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_log *log,
-			   struct ct_periodicity *out);
+			   double min_period_s, struct ct_periodicity *out);
 void ct_periodicity_free(struct ct_periodicity *p);
 
 #endif
