@@ -12,6 +12,7 @@
  */
 #include "commands.h"
 
+#include <commtap/byteorder.h>
 #include <commtap/dataplane.h>
 #include <commtap/flow_set.h>
 #include <commtap/periodicity.h>
@@ -49,18 +50,6 @@ struct bench_opts {
 #define SLOW_BURSTS	20  /* per flow: 20 iterations */
 #define SLOW_PERIOD_NS	50000000ull
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
 /* One RoCEv2 frame's first SNAP bytes; returns its wire length. */
 static uint32_t roce_frame(uint8_t *f, unsigned src, unsigned dst, uint32_t dqpn, uint8_t opcode,
 			   uint32_t psn, uint32_t payload, uint32_t reth_len)
@@ -73,10 +62,10 @@ static uint32_t roce_frame(uint8_t *f, unsigned src, unsigned dst, uint32_t dqpn
 	f[0] = f[6] = 0x02;
 	f[5] = (uint8_t)dst;
 	f[11] = (uint8_t)src;
-	put16(f + 12, 0x0800);
+	ct_put16(f + 12, 0x0800);
 	ip[0] = 0x45;
 	ip[1] = 26 << 2 | 2; /* DSCP 26, ECT(0) */
-	put16(ip + 2, (uint16_t)(20 + udp_len));
+	ct_put16(ip + 2, (uint16_t)(20 + udp_len));
 	ip[8] = 64;
 	ip[9] = 17;
 	ip[12] = 198;
@@ -85,17 +74,17 @@ static uint32_t roce_frame(uint8_t *f, unsigned src, unsigned dst, uint32_t dqpn
 	ip[16] = 198;
 	ip[17] = 18;
 	ip[19] = (uint8_t)(dst + 1);
-	put16(udp, (uint16_t)(0xc000 | (dqpn & 0x3fff)));
-	put16(udp + 2, 4791);
-	put16(udp + 4, (uint16_t)udp_len);
+	ct_put16(udp, (uint16_t)(0xc000 | (dqpn & 0x3fff)));
+	ct_put16(udp + 2, 4791);
+	ct_put16(udp + 4, (uint16_t)udp_len);
 	bth[0] = opcode;
-	put16(bth + 2, 0xffff);
-	put32(bth + 4, dqpn);
-	put32(bth + 8, psn & 0xffffff);
+	ct_put16(bth + 2, 0xffff);
+	ct_put32(bth + 4, dqpn);
+	ct_put32(bth + 8, psn & 0xffffff);
 	if (opcode == 0x06 || opcode == 0x0a)
-		put32(bth + 12 + 12, reth_len);
+		ct_put32(bth + 12 + 12, reth_len);
 	else if (opcode == 0x11)
-		put32(bth + 12, 0x1f000000u | (psn & 0xffffff));
+		ct_put32(bth + 12, 0x1f000000u | (psn & 0xffffff));
 	return 14 + 20 + udp_len;
 }
 

@@ -7,6 +7,8 @@
  */
 #include "engine_internal.h"
 
+#include <commtap/byteorder.h>
+
 #include <commtap/roce_opcode.h>
 
 #define MAD_HDR_LEN	   24
@@ -15,17 +17,6 @@
 #define CM_ATTR_REP	   0x0013
 #define CM_REQ_QPN_OFFSET  32 /* comm id, rsvd, service id, CA GUID, rsvd, Q_Key */
 #define CM_REP_QPN_OFFSET  12 /* local comm id, remote comm id, Q_Key */
-
-static inline uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* A QPN is 24 bits; the byte after it belongs to another field and may not be captured. */
-static inline uint32_t rd24(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
 
 void ct_cm_inspect(struct ct_engine *e, const struct ct_pkt *p, uint64_t now)
 {
@@ -50,14 +41,14 @@ void ct_cm_inspect(struct ct_engine *e, const struct ct_pkt *p, uint64_t now)
 	ev->src = p->src;
 	ev->dst = p->dst;
 	ev->ts = now;
-	ev->local_comm_id = rd32(cm);
+	ev->local_comm_id = ct_get32(cm);
 	if (attr == CM_ATTR_REQ) {
 		ev->type = CT_CM_REQ;
 		ev->remote_comm_id = 0;
-		ev->local_qpn = rd24(cm + CM_REQ_QPN_OFFSET);
+		ev->local_qpn = ct_get24(cm + CM_REQ_QPN_OFFSET);
 	} else {
 		ev->type = CT_CM_REP;
-		ev->remote_comm_id = rd32(cm + 4);
-		ev->local_qpn = rd24(cm + CM_REP_QPN_OFFSET);
+		ev->remote_comm_id = ct_get32(cm + 4);
+		ev->local_qpn = ct_get24(cm + CM_REP_QPN_OFFSET);
 	}
 }

@@ -4,6 +4,7 @@
  * before it reads them, and takes lengths from the headers (IP total length,
  * UDP length) so that truncated mirror copies keep their true size.
  */
+#include <commtap/byteorder.h>
 #include <commtap/parse.h>
 #include <commtap/roce_opcode.h>
 
@@ -38,35 +39,13 @@ struct frame {
 	uint32_t orig_len; /* frame length as captured by the pcap header */
 };
 
-/* Big-endian reads: one unaligned load and a byte swap each. */
-static inline uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return __builtin_bswap16(v);
-}
-
-static inline uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return __builtin_bswap32(v);
-}
-
-/* 24 bits (QPN, PSN): the three bytes after p[-1]; p[-1] must be readable. */
+/*
+ * 24 bits (QPN, PSN) as the low bytes of a 4-byte load ending at p + 2:
+ * one load instead of three. p[-1] belongs to the same header.
+ */
 static inline uint32_t rd24_after(const uint8_t *p)
 {
-	return rd32(p - 1) & 0xffffffu;
-}
-
-static inline uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return __builtin_bswap64(v);
+	return ct_get32(p - 1) & 0xffffffu;
 }
 
 /* True when len bytes starting at off were captured. */
@@ -102,7 +81,7 @@ static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t 
 		return malformed(pkt, CT_MAL_BTH_BAD_OPCODE);
 	r->se = b[1] >> 7;
 	r->pad = (b[1] >> 4) & 3;
-	r->pkey = rd16(b + 2);
+	r->pkey = ct_get16(b + 2);
 	r->dqpn = rd24_after(b + 5);
 	r->ackreq = b[8] >> 7;
 	r->psn = rd24_after(b + 9);
@@ -125,16 +104,16 @@ static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t 
 	if (info->ext & CT_EXT_XRCETH)
 		b += 4;
 	if (info->ext & CT_EXT_RETH) {
-		r->reth_va = rd64(b);
-		r->reth_rkey = rd32(b + 8);
-		r->reth_len = rd32(b + 12);
+		r->reth_va = ct_get64(b);
+		r->reth_rkey = ct_get32(b + 8);
+		r->reth_len = ct_get32(b + 12);
 		b += 16;
 	} else {
 		r->reth_len = 0;
 	}
 	if (info->ext & CT_EXT_ATOMICETH) {
-		r->reth_va = rd64(b);
-		r->reth_rkey = rd32(b + 8);
+		r->reth_va = ct_get64(b);
+		r->reth_rkey = ct_get32(b + 8);
 		b += 28;
 	}
 	if (info->ext & CT_EXT_AETH) {
@@ -145,7 +124,7 @@ static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t 
 	if (info->ext & CT_EXT_ATOMICACKETH)
 		b += 8;
 	if (info->ext & (CT_EXT_IMMDT | CT_EXT_IETH)) {
-		r->imm = rd32(b);
+		r->imm = ct_get32(b);
 		b += 4;
 	}
 	if (info->ext & CT_EXT_CNP)
@@ -166,11 +145,11 @@ static enum ct_pkt_kind parse_udp(const struct frame *f, uint32_t off, uint32_t 
 
 	if (!have(f, off, UDP_HLEN))
 		return malformed(pkt, CT_MAL_UDP_TRUNCATED);
-	udp_len = rd16(f->d + off + 4);
+	udp_len = ct_get16(f->d + off + 4);
 	if (udp_len < UDP_HLEN || udp_len > l4_len)
 		return malformed(pkt, CT_MAL_UDP_BAD_LENGTH);
-	pkt->udp_sport = rd16(f->d + off);
-	if (rd16(f->d + off + 2) != CT_ROCE_UDP_PORT) {
+	pkt->udp_sport = ct_get16(f->d + off);
+	if (ct_get16(f->d + off + 2) != CT_ROCE_UDP_PORT) {
 		pkt->kind = CT_PKT_OTHER_IP;
 		return CT_PKT_OTHER_IP;
 	}
@@ -190,10 +169,10 @@ static enum ct_pkt_kind parse_tcp(const struct frame *f, uint32_t off, uint32_t 
 	/* Options are skipped by the data offset; their bytes need not be captured. */
 	if (doff < TCP_MIN_HLEN || doff > l4_len)
 		return malformed(pkt, CT_MAL_TCP_BAD_HEADER);
-	pkt->tcp.sport = rd16(t);
-	pkt->tcp.dport = rd16(t + 2);
-	pkt->tcp.seq = rd32(t + 4);
-	pkt->tcp.ack = rd32(t + 8);
+	pkt->tcp.sport = ct_get16(t);
+	pkt->tcp.dport = ct_get16(t + 2);
+	pkt->tcp.seq = ct_get32(t + 4);
+	pkt->tcp.ack = ct_get32(t + 8);
 	pkt->tcp.flags = t[13];
 	pkt->tcp.payload_len = l4_len - doff;
 	pkt->kind = CT_PKT_TCP;
@@ -211,8 +190,8 @@ static enum ct_pkt_kind parse_gre(const struct frame *f, uint32_t off, int depth
 		return malformed(pkt, CT_MAL_ENCAP_TOO_DEEP);
 	if (!have(f, off, 4))
 		return malformed(pkt, CT_MAL_GRE_TRUNCATED);
-	flags = rd16(f->d + off);
-	proto = rd16(f->d + off + 2);
+	flags = ct_get16(f->d + off);
+	proto = ct_get16(f->d + off + 2);
 	if ((flags & GRE_VERSION) || (flags & GRE_F_ROUTING))
 		return malformed(pkt, CT_MAL_GRE_UNSUPPORTED);
 	hlen += (flags & GRE_F_CSUM) ? 4 : 0;
@@ -289,7 +268,7 @@ static enum ct_pkt_kind parse_ipv4(const struct frame *f, uint32_t off, uint32_t
 		return malformed(pkt, CT_MAL_IPV4_BAD_HEADER);
 	if (!have(f, off, ihl)) /* options cut off */
 		return malformed(pkt, CT_MAL_IPV4_TRUNCATED);
-	total = rd16(ip + 2);
+	total = ct_get16(ip + 2);
 	if (total < ihl)
 		return malformed(pkt, CT_MAL_IPV4_BAD_LENGTH);
 
@@ -299,7 +278,7 @@ static enum ct_pkt_kind parse_ipv4(const struct frame *f, uint32_t off, uint32_t
 	pkt->wire_len = l2_len + total;
 	addr_from_v4(&pkt->src, ip + 12);
 	addr_from_v4(&pkt->dst, ip + 16);
-	if (rd16(ip + 6) & 0x1fff) { /* a later fragment has no L4 header */
+	if (ct_get16(ip + 6) & 0x1fff) { /* a later fragment has no L4 header */
 		pkt->ip_proto = ip[9];
 		pkt->kind = CT_PKT_OTHER_IP;
 		return CT_PKT_OTHER_IP;
@@ -319,9 +298,9 @@ static enum ct_pkt_kind parse_ipv6(const struct frame *f, uint32_t off, uint32_t
 	ip = f->d + off;
 	if ((ip[0] >> 4) != 6)
 		return malformed(pkt, CT_MAL_IPV6_BAD_HEADER);
-	uint8_t tclass = (uint8_t)((rd16(ip) >> 4) & 0xff);
+	uint8_t tclass = (uint8_t)((ct_get16(ip) >> 4) & 0xff);
 
-	remaining = rd16(ip + 4);
+	remaining = ct_get16(ip + 4);
 	pkt->ip_version = 6;
 	pkt->dscp = tclass >> 2;
 	pkt->ecn = tclass & 3;
@@ -358,7 +337,7 @@ static enum ct_pkt_kind parse_ipv6(const struct frame *f, uint32_t off, uint32_t
 			hlen = ((uint32_t)ext[1] + 1) * 8;
 		if (hlen > remaining)
 			return malformed(pkt, CT_MAL_IPV6_BAD_HEADER);
-		if (next == 44 && (rd16(ext + 2) & 0xfff8)) { /* not the first fragment */
+		if (next == 44 && (ct_get16(ext + 2) & 0xfff8)) { /* not the first fragment */
 			pkt->ip_proto = ext[0];
 			pkt->kind = CT_PKT_OTHER_IP;
 			return CT_PKT_OTHER_IP;
@@ -377,20 +356,20 @@ static enum ct_pkt_kind parse_mac_control(const struct frame *f, uint32_t off,
 
 	if (!have(f, off, 2))
 		return malformed(pkt, CT_MAL_MACCTRL_TRUNCATED);
-	opcode = rd16(f->d + off);
+	opcode = ct_get16(f->d + off);
 	pkt->pfc.opcode = opcode;
 	if (opcode == 0x0101) {
 		if (!have(f, off, 4 + 16))
 			return malformed(pkt, CT_MAL_MACCTRL_TRUNCATED);
 		pkt->pfc.class_enable = f->d[off + 3];
 		for (int i = 0; i < 8; i++)
-			pkt->pfc.quanta[i] = rd16(f->d + off + 4 + 2 * i);
+			pkt->pfc.quanta[i] = ct_get16(f->d + off + 4 + 2 * i);
 	} else if (opcode == 0x0001) {
 		if (!have(f, off, 4))
 			return malformed(pkt, CT_MAL_MACCTRL_TRUNCATED);
 		pkt->pfc.class_enable = 0xff;
 		memset(pkt->pfc.quanta, 0, sizeof(pkt->pfc.quanta));
-		pkt->pfc.quanta[0] = rd16(f->d + off + 2);
+		pkt->pfc.quanta[0] = ct_get16(f->d + off + 2);
 	} else {
 		pkt->kind = CT_PKT_OTHER_L2;
 		return CT_PKT_OTHER_L2;
@@ -407,7 +386,7 @@ static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth
 
 	if (!have(f, off, ETH_HLEN))
 		return malformed(pkt, CT_MAL_ETH_TRUNCATED);
-	type = rd16(f->d + off + 12);
+	type = ct_get16(f->d + off + 12);
 	off += ETH_HLEN;
 	pkt->vlan_count = 0;
 	pkt->pcp = 0xff;
@@ -418,12 +397,12 @@ static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth
 			return malformed(pkt, CT_MAL_VLAN_TOO_DEEP);
 		if (!have(f, off, VLAN_HLEN))
 			return malformed(pkt, CT_MAL_VLAN_TRUNCATED);
-		uint16_t tci = rd16(f->d + off);
+		uint16_t tci = ct_get16(f->d + off);
 
 		/* The innermost tag's priority is the one RoCE/PFC traffic classes use. */
 		pkt->pcp = tci >> 13;
 		pkt->vlan_id = tci & 0x0fff;
-		type = rd16(f->d + off + 2);
+		type = ct_get16(f->d + off + 2);
 		off += VLAN_HLEN;
 		pkt->vlan_count++;
 	}

@@ -15,6 +15,8 @@
  */
 #include "synth.h"
 
+#include <commtap/byteorder.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <json-c/json.h>
@@ -329,18 +331,6 @@ static int tcp_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t 
 
 /* ---- frames ----------------------------------------------------------------- */
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
 static const struct ct_addr *host_addr(const struct synth *S, uint16_t host,
 				       struct ct_addr *storage)
 {
@@ -383,9 +373,9 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 	/* Ethernet: locally administered MACs naming the host */
 	memset(f, 0, 12);
 	f[0] = f[6] = 0x02;
-	put16(f + 4, dh);
-	put16(f + 10, sh);
-	put16(f + 12, v4 ? 0x0800 : 0x86dd);
+	ct_put16(f + 4, dh);
+	ct_put16(f + 10, sh);
+	ct_put16(f + 12, v4 ? 0x0800 : 0x86dd);
 	ip = f + 14;
 	l4 = ip + iphl;
 
@@ -395,13 +385,13 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 
 		hdr = 20;
 		memset(l4, 0, hdr);
-		put16(l4, sp);
-		put16(l4 + 2, dp);
-		put32(l4 + 4, k->psn);
-		put32(l4 + 8, k->aux);
+		ct_put16(l4, sp);
+		ct_put16(l4 + 2, dp);
+		ct_put32(l4 + 4, k->psn);
+		ct_put32(l4 + 8, k->aux);
 		l4[12] = 5 << 4;
 		l4[13] = k->opcode;
-		put16(l4 + 14, 65535);
+		ct_put16(l4 + 14, 65535);
 	} else {
 		uint8_t *b = l4 + 8;
 		uint16_t sp = k->dir == DIR_FWD ? c->port_src : c->port_dst;
@@ -409,27 +399,27 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 		unsigned ext = 0;
 
 		memset(l4, 0, 8 + 12);
-		put16(l4, sp);
-		put16(l4 + 2, CT_ROCE_UDP_PORT);
+		ct_put16(l4, sp);
+		ct_put16(l4 + 2, CT_ROCE_UDP_PORT);
 		b[0] = k->opcode;
-		put16(b + 2, 0xffff);
-		put32(b + 4, dqpn & 0xffffff);
-		put32(b + 8, k->psn & 0xffffff);
+		ct_put16(b + 2, 0xffff);
+		ct_put32(b + 4, dqpn & 0xffffff);
+		ct_put32(b + 8, k->psn & 0xffffff);
 		if (k->type == PKT_DATA || k->type == PKT_CTS) {
 			if (k->opcode == 0x09 || k->opcode == 0x0b || k->opcode == 0x0a || k->opcode == 0x06)
 				b[8] |= k->opcode == 0x06 ? 0 : 0x80; /* AckReq on a message's end */
 			if (k->opcode == 0x06 || k->opcode == 0x0a || k->opcode == 0x0b) {
 				memset(b + 12, 0, 16); /* RETH: VA, R_Key, DMA length */
-				put32(b + 12 + 8, 0x1000 + k->conn);
-				put32(b + 12 + 12, k->reth_len);
+				ct_put32(b + 12 + 8, 0x1000 + k->conn);
+				ct_put32(b + 12 + 12, k->reth_len);
 				ext += 16;
 			}
 			if (k->opcode == 0x09 || k->opcode == 0x0b) {
-				put32(b + 12 + ext, k->conn); /* ImmDt */
+				ct_put32(b + 12 + ext, k->conn); /* ImmDt */
 				ext += 4;
 			}
 		} else if (k->type == PKT_ACK) {
-			put32(b + 12, (uint32_t)0x1f << 24 | (k->aux & 0xffffff)); /* AETH: ACK */
+			ct_put32(b + 12, (uint32_t)0x1f << 24 | (k->aux & 0xffffff)); /* AETH: ACK */
 			ext = 4;
 		} else { /* CNP */
 			memset(b + 12, 0, 16);
@@ -445,8 +435,8 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 		memset(ip, 0, 20);
 		ip[0] = 0x45;
 		ip[1] = (uint8_t)((k->type == PKT_CNP ? 48 << 2 : 26 << 2) | k->ecn);
-		put16(ip + 2, (uint16_t)(20 + l4len));
-		put16(ip + 6, 0x4000);
+		ct_put16(ip + 2, (uint16_t)(20 + l4len));
+		ct_put16(ip + 6, 0x4000);
 		ip[8] = 64;
 		ip[9] = tcp ? 6 : 17;
 		memcpy(ip + 12, src->b + 12, 4);
@@ -454,15 +444,15 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 	} else {
 		uint8_t tc = (uint8_t)((k->type == PKT_CNP ? 48 << 2 : 26 << 2) | k->ecn);
 
-		put32(ip, 6u << 28 | (uint32_t)tc << 20);
-		put16(ip + 4, (uint16_t)l4len);
+		ct_put32(ip, 6u << 28 | (uint32_t)tc << 20);
+		ct_put16(ip + 4, (uint16_t)l4len);
 		ip[6] = tcp ? 6 : 17;
 		ip[7] = 64;
 		memcpy(ip + 8, src->b, 16);
 		memcpy(ip + 24, dst->b, 16);
 	}
 	if (!tcp)
-		put16(l4 + 4, (uint16_t)l4len); /* UDP length */
+		ct_put16(l4 + 4, (uint16_t)l4len); /* UDP length */
 	*truth_len = 14 + iphl + l4len;
 	*wire_len = *truth_len < ETH_MIN ? ETH_MIN : *truth_len;
 	return 14 + iphl + hdr;
