@@ -111,3 +111,23 @@ int ct_bursts_sort_by_flow(struct ct_burst *b, size_t n)
 	}
 	return radix(b, n, keys, bits, 2);
 }
+
+int ct_bursts_sort_stable_by_flow(struct ct_burst *b, size_t n)
+{
+	static const key_fn keys[] = {key_flow};
+	static const unsigned bits[] = {32};
+
+	if (n < RADIX_FROM) {
+		/* insertion sort: stable, and small inputs are nearly in order */
+		for (size_t i = 1; i < n; i++) {
+			struct ct_burst t = b[i];
+			size_t j = i;
+
+			for (; j > 0 && b[j - 1].flow > t.flow; j--)
+				b[j] = b[j - 1];
+			b[j] = t;
+		}
+		return 0;
+	}
+	return radix(b, n, keys, bits, 1);
+}

@@ -236,14 +236,13 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 			   double min_period_s, struct ct_periodicity *out)
 {
 	struct ct_burst *all = malloc((log->n + 1) * sizeof(*all));
-	struct ct_burst *job = malloc((log->n + 1) * sizeof(*job));
 	size_t n = 0;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->flows = calloc(set->count + 1, sizeof(*out->flows));
 	out->n_flows = set->count;
-	if (!all || !job || !out->flows) {
+	if (!all || !out->flows) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -257,13 +256,14 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 					     fb->packets};
 	}
 	out->bursts = n;
-	memcpy(job, all, n * sizeof(*job));
-	err = ct_period_estimate(job, n, min_period_s, &out->job); /* sorts job by start */
-	err = err ?: ct_onoff_of(job, n, &out->job_onoff);
+	err = ct_period_estimate(all, n, min_period_s, &out->job); /* sorts by start */
+	err = err ?: ct_onoff_of(all, n, &out->job_onoff);
 	if (err)
 		goto out;
 
-	sort_by_flow(all, n);
+	/* by flow, each flow's bursts staying in start order */
+	if (ct_bursts_sort_stable_by_flow(all, n))
+		sort_by_flow(all, n);
 	for (size_t i = 0; i < n && !err;) {
 		size_t j = i;
 		struct ct_flow_periodicity *fp = &out->flows[all[i].flow];
@@ -287,7 +287,6 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 	all = NULL;
 out:
 	free(all);
-	free(job);
 	if (err)
 		ct_periodicity_free(out);
 	return err;

@@ -58,6 +58,8 @@ void ct_period_free(struct ct_period *p);
  */
 int ct_bursts_sort_by_start(struct ct_burst *b, size_t n);
 int ct_bursts_sort_by_flow(struct ct_burst *b, size_t n);
+/* By flow only, keeping the order inside a flow (by start, if it was). */
+int ct_bursts_sort_stable_by_flow(struct ct_burst *b, size_t n);
 
 /* The iteration (index into starts) a time falls in, or -1. */
 long ct_period_iteration(const struct ct_period *p, uint64_t t);
