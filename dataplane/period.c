@@ -185,16 +185,24 @@ struct candidate {
 };
 
 /*
- * Whether a lag repeats at every multiple up to k: an iteration's multiples
- * all meet the whole pattern again; a nested rhythm (micro-batches) breaks
- * between iterations, so it cannot claim the iteration as its multiple.
+ * Whether a lag repeats at its multiples up to k: at the lag itself and at
+ * three quarters of the multiples (jitter and noise blur a few). An
+ * iteration's multiples meet the whole pattern again; a nested rhythm's
+ * (micro-batches) mostly fall between iterations, so it cannot claim the
+ * iteration as its multiple.
  */
 static int comb_holds(const struct covariance *c, double lag, unsigned k)
 {
-	for (unsigned m = 1; m <= k; m++)
-		if (smoothed(c, m * lag, jitter_width(lag) * sqrt((double)m)) < HARMONIC_MIN)
+	unsigned held = 0;
+
+	for (unsigned m = 1; m <= k; m++) {
+		int holds = smoothed(c, m * lag, jitter_width(lag) * sqrt((double)m)) >= HARMONIC_MIN;
+
+		if (m == 1 && !holds)
 			return 0;
-	return 1;
+		held += (unsigned)holds;
+	}
+	return 4 * held >= 3 * k;
 }
 
 /*
