@@ -119,17 +119,21 @@ static size_t join_overlaps(const struct ct_burst *b, size_t n, struct interval 
 
 int ct_onoff_of(const struct ct_burst *b, size_t n, struct ct_onoff *out)
 {
-	struct interval *iv = malloc((n + 1) * sizeof(*iv));
-	double *on = malloc((n + 1) * sizeof(double)), *off = malloc((n + 1) * sizeof(double));
-	double *bytes = malloc((n + 1) * sizeof(double)), total_on = 0;
+	/* one block: the joined intervals, then three arrays of doubles */
+	size_t sz = (n + 1) * (sizeof(struct interval) + 3 * sizeof(double));
+	struct interval *iv = malloc(sz);
+	double *on, *off, *bytes, total_on = 0;
 	size_t k;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!iv || !on || !off || !bytes) {
+	if (!iv) {
 		err = -ENOMEM;
 		goto out;
 	}
+	on = (double *)(iv + n + 1);
+	off = on + n + 1;
+	bytes = off + n + 1;
 	k = join_overlaps(b, n, iv);
 	for (size_t i = 0; i < k; i++) {
 		double dur = (double)(iv[i].end - iv[i].start) / 1e9;
@@ -154,9 +158,6 @@ int ct_onoff_of(const struct ct_burst *b, size_t n, struct ct_onoff *out)
 	ct_dist_of(bytes, k, &out->burst_bytes);
 out:
 	free(iv);
-	free(on);
-	free(off);
-	free(bytes);
 	return err;
 }
 
