@@ -4,11 +4,15 @@
  *
  * An in-memory stream of header-truncated RoCEv2 frames (what a SPAN
  * session copies: the first 128 bytes, the wire length intact) of NCCL-like
- * RDMA WRITE traffic at a 4 KiB path MTU over many QPs, with coalesced ACKs
- * on the reverse flows, is replayed through the engine (parse -> flow table
- * -> message assembly -> bursts) in bursts of 32, alternating with a
- * baseline loop that only reads the header fields the parser needs. Medians
- * of several runs, measured side by side in one process.
+ * RDMA WRITE traffic at a 4 KiB path MTU over many QPs between 8 hosts,
+ * with coalesced ACKs on the reverse flows, is fed to the engine (parse ->
+ * flow table -> message assembly -> bursts) in bursts of 32, alternating
+ * with a baseline loop that only reads the header fields the parser needs.
+ *
+ * The stream is replayed several times; before each pass its PSNs and
+ * timestamps move on by what one pass used, so every pass continues the
+ * previous one (no replayed PSNs, time never goes back) and the engine
+ * does the same work in each. Medians of several runs in one process.
  */
 #include "commands.h"
 
@@ -16,6 +20,7 @@
 #include <commtap/dataplane.h>
 #include <commtap/flow_set.h>
 #include <commtap/periodicity.h>
+#include <commtap/roce_opcode.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -24,117 +29,333 @@
 #include <string.h>
 #include <time.h>
 
-#define SNAP	      128
-#define MTU	      4096
-#define MSG_PACKETS   32 /* 128 KiB messages (NCCL's p2p chunk) */
-#define ACK_EVERY     16
-#define HOSTS	      16
-#define FEED_BURST    32
-#define LINE_RATE_PPS 12.0e6 /* 400 GbE of 4 KiB RoCE frames */
+#define SNAP		 128  /* bytes a mirror session copies */
+#define MTU		 4096 /* RoCE path MTU: payload bytes per full packet */
+#define MSG_PACKETS	 32   /* a 128 KiB WRITE (NCCL's p2p chunk) */
+#define SMALL_EVERY	 8    /* every 8th message is one WRITE_ONLY_WITH_IMM */
+#define SMALL_BYTES	 2048
+#define ACK_EVERY	 16 /* the receiver coalesces ACKs: one per 16 packets, and at the end */
+#define HOSTS		 8
+#define FEED_BURST	 32
+#define LINE_RATE_PPS	 12000000ull /* 400 GbE of 4 KiB RoCE frames */
+#define BASE_TS_NS	 (1700000000ull * 1000000000ull)
+#define MAX_RUNS	 100
+#define BURST_RING_SLOTS (1u << 18)
+#define MAX_QPS		 1000000
+#define MAX_PACKETS	 100000000ull
+#define DEFAULT_PACKETS	 2000000
+#define DEFAULT_QPS	 10000
+#define DEFAULT_ACTIVE	 64
+#define DEFAULT_RUNS	 5
 
-struct stream {
-	uint8_t *frames; /* SNAP bytes each */
-	struct ct_packet *pkts;
-	size_t n;
-};
+/* --slow-path: 100,000 flows between 1,000 hosts, 20 bursts each, 50 ms apart */
+#define SLOW_FLOWS     100000
+#define SLOW_HOSTS     1000
+#define SLOW_BURSTS    20
+#define SLOW_PERIOD_NS 50000000ull
+
+/* Where the fields sit in the synthetic frames (untagged Ethernet, IPv4, no options). */
+#define IP_OFF	14
+#define UDP_OFF 34
+#define BTH_OFF 42
+#define PSN_OFF (BTH_OFF + 9)
+
+/* The goals the fast path is measured against. */
+#define GOAL_MPPS	 25.0
+#define GOAL_RATIO	 3.0
+#define GOAL_HOT_BYTES	 128
+#define GOAL_FLOW_BYTES	 512
+#define GOAL_MILLION_MIB 512.0
 
 struct bench_opts {
 	size_t packets;
 	unsigned qps;
+	unsigned active; /* QPs sending at once */
 	unsigned runs;
 	int slow_path;
 };
 
-#define SLOW_FLOWS	100000
-#define SLOW_HOSTS	1000
-#define SLOW_BURSTS	20  /* per flow: 20 iterations */
-#define SLOW_PERIOD_NS	50000000ull
+/* The frames, and what it takes to make the next pass continue this one. */
+struct stream {
+	uint8_t *frames; /* SNAP bytes each */
+	struct ct_packet *pkts;
+	uint32_t *pkt_qp;   /* per packet: the QP whose PSN space it is in */
+	uint32_t *psn_step; /* per QP: PSNs one pass uses */
+	size_t n, acks, small;
+	uint64_t span_ns; /* packet time one pass covers */
+};
 
-/* One RoCEv2 frame's first SNAP bytes; returns its wire length. */
-static uint32_t roce_frame(uint8_t *f, unsigned src, unsigned dst, uint32_t dqpn, uint8_t opcode,
-			   uint32_t psn, uint32_t payload, uint32_t reth_len)
+/* A QP sending a message: the NIC round-robins packets between these. */
+struct sender {
+	unsigned qp;
+	unsigned k;	  /* packets of the message sent */
+	unsigned len;	  /* packets in the message */
+	unsigned unacked; /* packets since the last ACK */
+};
+
+struct qp_state {
+	uint32_t psn;  /* next PSN */
+	uint32_t msgs; /* messages started */
+	uint8_t busy;  /* a sender holds it */
+};
+
+/* One packet's headers, as roce_frame() writes them. */
+struct roce_hdr {
+	unsigned src, dst; /* hosts */
+	uint32_t dqpn;
+	uint16_t sport;
+	uint8_t opcode;
+	uint8_t ackreq;
+	uint32_t psn;
+	uint32_t payload;
+	uint32_t dma_len; /* RETH */
+	uint32_t msn;	  /* AETH */
+};
+
+static void put24(uint8_t *p, uint32_t v)
 {
-	unsigned ext = (opcode == 0x06 || opcode == 0x0a) ? 16 : opcode == 0x11 ? 4 : 0;
-	uint32_t udp_len = 8 + 12 + ext + payload + 4;
-	uint8_t *ip = f + 14, *udp = ip + 20, *bth = udp + 8;
+	p[0] = (uint8_t)(v >> 16);
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)v;
+}
 
-	memset(f, 0, SNAP);
-	f[0] = f[6] = 0x02;
-	f[5] = (uint8_t)dst;
-	f[11] = (uint8_t)src;
-	ct_put16(f + 12, 0x0800);
-	ip[0] = 0x45;
-	ip[1] = 26 << 2 | 2; /* DSCP 26, ECT(0) */
-	ct_put16(ip + 2, (uint16_t)(20 + udp_len));
-	ip[8] = 64;
-	ip[9] = 17;
-	ip[12] = 198;
-	ip[13] = 18;
-	ip[15] = (uint8_t)(src + 1);
-	ip[16] = 198;
-	ip[17] = 18;
-	ip[19] = (uint8_t)(dst + 1);
-	ct_put16(udp, (uint16_t)(0xc000 | (dqpn & 0x3fff)));
-	ct_put16(udp + 2, 4791);
-	ct_put16(udp + 4, (uint16_t)udp_len);
-	bth[0] = opcode;
-	ct_put16(bth + 2, 0xffff);
-	ct_put32(bth + 4, dqpn);
-	ct_put32(bth + 8, psn & 0xffffff);
-	if (opcode == 0x06 || opcode == 0x0a)
-		ct_put32(bth + 12 + 12, reth_len);
-	else if (opcode == 0x11)
-		ct_put32(bth + 12, 0x1f000000u | (psn & 0xffffff));
-	return 14 + 20 + udp_len;
+/* Host h's address: 198.18.0.(h + 1), from the benchmarking range 198.18.0.0/15. */
+static void put_host_ip(uint8_t *p, unsigned h)
+{
+	p[0] = 198;
+	p[1] = 18;
+	p[2] = 0;
+	p[3] = (uint8_t)(h + 1);
 }
 
 /*
- * The stream: QPs take turns one message at a time, the way a NIC's
- * scheduler interleaves them; every ACK_EVERY data packets and at a
- * message's end the receiver's ACK goes back on the reverse flow.
+ * Distinct QPNs spread over the 24-bit space: an odd multiplier is a
+ * bijection modulo 2^23, and the offset keeps clear of QP0 and QP1.
  */
-static int stream_build(struct stream *s, const struct bench_opts *o)
+static uint32_t qpn_of(uint32_t x)
 {
-	uint32_t *psn = calloc(o->qps, sizeof(*psn));
-	uint64_t ts = 1700000000ull * 1000000000ull;
-	double ns_per_packet = 1e9 / LINE_RATE_PPS;
-	size_t i = 0;
+	return 0x100 + (x * 0x9e3779u & 0x7fffff);
+}
 
-	s->frames = malloc(o->packets * SNAP);
-	s->pkts = malloc(o->packets * sizeof(*s->pkts));
-	if (!psn || !s->frames || !s->pkts) {
-		free(psn);
+/* QP q runs from one host to another, never to itself. */
+static unsigned qp_src(unsigned q)
+{
+	return q % HOSTS;
+}
+
+static unsigned qp_dst(unsigned q)
+{
+	return (qp_src(q) + 1 + (q / HOSTS) % (HOSTS - 1)) % HOSTS;
+}
+
+/*
+ * Write the first SNAP bytes of a RoCEv2 frame (Ethernet, IPv4, UDP, BTH
+ * and the extension headers the opcode carries) with lengths that count
+ * the whole payload and the ICRC; returns the frame's wire length.
+ */
+static uint32_t roce_frame(uint8_t *f, const struct roce_hdr *h)
+{
+	const struct ct_opcode_info *info = &ct_opcode_table[h->opcode];
+	uint32_t udp_len = 8 + 12 + info->ext_len + h->payload + 4;
+	uint8_t *ip = f + IP_OFF, *udp = f + UDP_OFF, *bth = f + BTH_OFF, *ext = bth + 12;
+
+	memset(f, 0, SNAP);
+	f[0] = f[6] = 0x02; /* locally administered MACs */
+	f[5] = (uint8_t)h->dst;
+	f[11] = (uint8_t)h->src;
+	ct_put16(f + 12, CT_ETHERTYPE_IPV4);
+	ip[0] = 0x45;
+	ip[1] = 26 << 2 | 2; /* DSCP 26, ECT(0) */
+	ct_put16(ip + 2, (uint16_t)(20 + udp_len));
+	ip[6] = 0x40; /* DF */
+	ip[8] = 64;
+	ip[9] = 17;
+	put_host_ip(ip + 12, h->src);
+	put_host_ip(ip + 16, h->dst);
+	ct_put16(udp, h->sport);
+	ct_put16(udp + 2, CT_ROCE_UDP_PORT);
+	ct_put16(udp + 4, (uint16_t)udp_len);
+	bth[0] = h->opcode;
+	bth[1] = (info->ext & CT_EXT_IMMDT) ? 0x80 : 0; /* SE with immediate data */
+	ct_put16(bth + 2, 0xffff);
+	put24(bth + 5, h->dqpn);
+	bth[8] = h->ackreq ? 0x80 : 0;
+	put24(bth + 9, h->psn);
+	if (info->ext & CT_EXT_RETH) {
+		ct_put32(ext, 0x7f00);		 /* VA, high half */
+		ct_put32(ext + 4, h->psn << 12); /* VA, low half */
+		ct_put32(ext + 8, 0x1234);	 /* R_Key */
+		ct_put32(ext + 12, h->dma_len);
+		ext += 16;
+	}
+	if (info->ext & CT_EXT_IMMDT)
+		ct_put32(ext, h->dma_len); /* NCCL puts the size in the immediate */
+	if (info->ext & CT_EXT_AETH) {
+		ext[0] = 0x1f; /* ACK, credits not limited */
+		put24(ext + 1, h->msn);
+	}
+	return 14 + 20 + udp_len;
+}
+
+/* Store a frame at s->pkts[i] as a mirror copies it: at most SNAP bytes. */
+static void stream_put(struct stream *s, size_t i, unsigned qp, const struct roce_hdr *h)
+{
+	uint8_t *f = s->frames + i * SNAP;
+	uint32_t wire = roce_frame(f, h);
+
+	s->pkts[i].data = f;
+	s->pkts[i].wire_len = wire;
+	s->pkts[i].cap_len = wire < SNAP ? wire : SNAP;
+	s->pkts[i].ts_ns = BASE_TS_NS + i * 1000000000ull / LINE_RATE_PPS;
+	s->pkt_qp[i] = qp;
+}
+
+/* The opcode of a sender's next packet. */
+static uint8_t sender_opcode(const struct sender *snd)
+{
+	if (snd->len == 1)
+		return CT_TR_RC | CT_OP_WRITE_ONLY_IMM;
+	if (snd->k == 0)
+		return CT_TR_RC | CT_OP_WRITE_FIRST;
+	if (snd->k + 1 < snd->len)
+		return CT_TR_RC | CT_OP_WRITE_MIDDLE;
+	return CT_TR_RC | CT_OP_WRITE_LAST_IMM;
+}
+
+/*
+ * The next packet of a sender's message at s->pkts[i], and the receiver's
+ * ACK after it when one is due. Returns the packets written (1 or 2).
+ */
+static unsigned sender_emit(struct stream *s, size_t i, struct sender *snd, struct qp_state *qp)
+{
+	struct qp_state *st = &qp[snd->qp];
+	int last = snd->k + 1 == snd->len;
+	struct roce_hdr h = {
+		.src = qp_src(snd->qp),
+		.dst = qp_dst(snd->qp),
+		.dqpn = qpn_of(2 * snd->qp),
+		.sport = (uint16_t)(0xc000 | (qpn_of(2 * snd->qp + 1) & 0x3fff)),
+		.opcode = sender_opcode(snd),
+		.ackreq = (uint8_t)(last || snd->unacked + 1 == ACK_EVERY),
+		.psn = st->psn & 0xffffff,
+		.payload = snd->len == 1 ? SMALL_BYTES : MTU,
+		.dma_len = snd->len == 1 ? SMALL_BYTES : snd->len * MTU,
+	};
+
+	stream_put(s, i, snd->qp, &h);
+	st->psn++;
+	snd->k++;
+	snd->unacked++;
+	if (!h.ackreq || i + 1 == s->n)
+		return 1;
+	/* the ACK travels back to the sender's QP */
+	h.src = qp_dst(snd->qp);
+	h.dst = qp_src(snd->qp);
+	h.dqpn = qpn_of(2 * snd->qp + 1);
+	h.sport = (uint16_t)(0xc000 | (qpn_of(2 * snd->qp) & 0x3fff));
+	h.opcode = CT_TR_RC | CT_OP_ACK;
+	h.ackreq = 0;
+	h.payload = 0;
+	h.msn = st->msgs & 0xffffff;
+	stream_put(s, i + 1, snd->qp, &h);
+	s->acks++;
+	snd->unacked = 0;
+	return 2;
+}
+
+/*
+ * Give a sender the next idle QP after *next (cyclically) and start a
+ * message: every SMALL_EVERY-th message started is a small one.
+ */
+static void sender_start(struct sender *snd, struct qp_state *qp, unsigned qps, unsigned *next,
+			 size_t *started)
+{
+	while (qp[*next].busy)
+		*next = (*next + 1) % qps;
+	snd->qp = *next;
+	*next = (*next + 1) % qps;
+	qp[snd->qp].busy = 1;
+	qp[snd->qp].msgs++;
+	snd->len = (*started)++ % SMALL_EVERY == SMALL_EVERY - 1 ? 1 : MSG_PACKETS;
+	snd->k = 0;
+	snd->unacked = 0;
+}
+
+/*
+ * The stream: `active` QPs send at once and the NIC takes one packet from
+ * each in turn; a QP whose message is done makes way for the next idle one,
+ * so over the stream every QP sends.
+ */
+static int stream_fill(struct stream *s, const struct bench_opts *o)
+{
+	unsigned active = o->active < o->qps ? o->active : o->qps;
+	struct sender *snd = calloc(active, sizeof(*snd));
+	struct qp_state *qp = calloc(o->qps, sizeof(*qp));
+	unsigned next = 0;
+	size_t i = 0, started = 0;
+
+	if (!snd || !qp) {
+		free(snd);
+		free(qp);
 		return -ENOMEM;
 	}
-	for (unsigned q = 0; i < o->packets; q = (q + 1) % o->qps) {
-		unsigned src = q % HOSTS, dst = (q / HOSTS + 1 + src) % HOSTS;
-		uint32_t data_qp = 0x1000 + q, ack_qp = 0x80000 + q;
-
-		for (unsigned k = 0; k < MSG_PACKETS && i < o->packets; k++) {
-			uint8_t op = k == 0 ? 0x06 : k + 1 < MSG_PACKETS ? 0x07 : 0x09;
-			uint8_t *f = s->frames + i * SNAP;
-
-			s->pkts[i].wire_len = roce_frame(f, src, dst, data_qp, op, psn[q]++, MTU,
-							 MSG_PACKETS * MTU);
-			s->pkts[i].data = f;
-			s->pkts[i].cap_len = SNAP;
-			s->pkts[i].ts_ns = ts + (uint64_t)((double)i * ns_per_packet);
-			i++;
-			if ((k + 1) % ACK_EVERY == 0 && i < o->packets) {
-				f = s->frames + i * SNAP;
-				s->pkts[i].wire_len =
-					roce_frame(f, dst, src, ack_qp, 0x11, psn[q] - 1, 0, 0);
-				s->pkts[i].data = f;
-				s->pkts[i].cap_len = s->pkts[i].wire_len < SNAP ? s->pkts[i].wire_len
-										 : SNAP;
-				s->pkts[i].ts_ns = ts + (uint64_t)((double)i * ns_per_packet);
-				i++;
-			}
+	for (unsigned j = 0; j < active; j++)
+		sender_start(&snd[j], qp, o->qps, &next, &started);
+	while (i < s->n) {
+		for (unsigned j = 0; j < active && i < s->n; j++) {
+			s->small += snd[j].len == 1;
+			i += sender_emit(s, i, &snd[j], qp);
+			if (snd[j].k < snd[j].len)
+				continue;
+			qp[snd[j].qp].busy = 0;
+			sender_start(&snd[j], qp, o->qps, &next, &started);
 		}
 	}
-	s->n = i;
-	free(psn);
+	for (unsigned q = 0; q < o->qps; q++)
+		s->psn_step[q] = qp[q].psn;
+	s->span_ns = s->n * 1000000000ull / LINE_RATE_PPS;
+	free(snd);
+	free(qp);
 	return 0;
+}
+
+static void stream_free(struct stream *s)
+{
+	free(s->frames);
+	free(s->pkts);
+	free(s->pkt_qp);
+	free(s->psn_step);
+}
+
+static int stream_build(struct stream *s, const struct bench_opts *o)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->n = o->packets;
+	s->frames = malloc(s->n * SNAP);
+	s->pkts = malloc(s->n * sizeof(*s->pkts));
+	s->pkt_qp = malloc(s->n * sizeof(*s->pkt_qp));
+	s->psn_step = malloc(o->qps * sizeof(*s->psn_step));
+	if (!s->frames || !s->pkts || !s->pkt_qp || !s->psn_step) {
+		stream_free(s);
+		return -ENOMEM;
+	}
+	err = stream_fill(s, o);
+	if (err)
+		stream_free(s);
+	return err;
+}
+
+/* Move every PSN and timestamp on by one pass, so the next pass continues this one. */
+static void stream_next_pass(struct stream *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		uint8_t *psn = s->frames + i * SNAP + PSN_OFF;
+
+		put24(psn, (ct_get24(psn) + s->psn_step[s->pkt_qp[i]]) & 0xffffff);
+		s->pkts[i].ts_ns += s->span_ns;
+	}
 }
 
 static double now_s(void)
@@ -145,7 +366,11 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* The baseline: read what the parser reads (EtherType, IP length, UDP port, BTH). */
+/*
+ * The baseline: read what the parser must read of every frame (EtherType,
+ * IP version, TOS, length and addresses, UDP port and length, BTH opcode,
+ * QPN and PSN) and nothing more. The sum keeps the loads alive.
+ */
 static __attribute__((noinline)) uint64_t read_headers(const struct stream *s)
 {
 	uint64_t sum = 0;
@@ -153,9 +378,25 @@ static __attribute__((noinline)) uint64_t read_headers(const struct stream *s)
 	for (size_t i = 0; i < s->n; i++) {
 		const uint8_t *f = s->pkts[i].data;
 
-		sum += (uint64_t)(f[12] << 8 | f[13]) + (uint64_t)(f[16] << 8 | f[17]) +
-		       (uint64_t)(f[36] << 8 | f[37]) + f[42] + ((uint64_t)f[47] << 16 | f[48] << 8 | f[49]) +
-		       ((uint64_t)f[51] << 16 | f[52] << 8 | f[53]) + s->pkts[i].wire_len;
+		sum += ct_get16(f + 12) + ct_get16(f + IP_OFF) + ct_get16(f + IP_OFF + 2) +
+		       ct_get32(f + IP_OFF + 12) + ct_get32(f + IP_OFF + 16) +
+		       ct_get16(f + UDP_OFF + 2) + ct_get16(f + UDP_OFF + 4) + f[BTH_OFF] +
+		       (ct_get32(f + BTH_OFF + 4) & 0xffffff) +
+		       (ct_get32(f + BTH_OFF + 8) & 0xffffff) + s->pkts[i].wire_len;
+	}
+	return sum;
+}
+
+/* The parser alone: what of the engine's cost is taking the headers apart. */
+static __attribute__((noinline)) uint64_t parse_all(const struct stream *s)
+{
+	uint64_t sum = 0;
+	struct ct_pkt p;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct ct_packet *in = &s->pkts[i];
+
+		sum += ct_parse(in->data, in->cap_len, in->wire_len, &p) + p.wire_len;
 	}
 	return sum;
 }
@@ -163,7 +404,35 @@ static __attribute__((noinline)) uint64_t read_headers(const struct stream *s)
 static __attribute__((noinline)) void feed_all(struct ct_engine *e, const struct stream *s)
 {
 	for (size_t i = 0; i < s->n; i += FEED_BURST)
-		ct_engine_feed(e, &s->pkts[i], (unsigned)(s->n - i < FEED_BURST ? s->n - i : FEED_BURST));
+		ct_engine_feed(e, &s->pkts[i],
+			       (unsigned)(s->n - i < FEED_BURST ? s->n - i : FEED_BURST));
+}
+
+static void count_burst(const struct ct_flow_burst *b, void *ctx)
+{
+	(void)b;
+	++*(uint64_t *)ctx;
+}
+
+static void count_flow(const struct ct_flow *f, void *ctx)
+{
+	(void)f;
+	++*(uint64_t *)ctx;
+}
+
+/* What the engine made of the stream: proof that it did the work being timed. */
+struct engine_tally {
+	uint64_t messages, partial, retransmits, psn_gaps;
+};
+
+static void tally_flow(struct ct_flow *f, void *ctx)
+{
+	struct engine_tally *t = ctx;
+
+	t->messages += f->cold.messages;
+	t->partial += f->cold.partial_messages;
+	t->retransmits += f->cold.retransmits;
+	t->psn_gaps += f->cold.psn_gaps;
 }
 
 static int double_cmp(const void *a, const void *b)
@@ -173,10 +442,102 @@ static int double_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Sorts v. */
 static double median(double *v, unsigned n)
 {
 	qsort(v, n, sizeof(*v), double_cmp);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The smallest budget whose table holds n flows (the capacity grows with the budget). */
+static size_t budget_for_flows(uint32_t n)
+{
+	size_t lo = 0, hi = (size_t)n * 2 * ct_flow_table_bytes_per_flow() + (1 << 20);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ct_flow_table_capacity_for(mid) >= n)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* Timings of each run, ns per packet. */
+struct bench_times {
+	double base[MAX_RUNS], parse[MAX_RUNS], eng[MAX_RUNS];
+};
+
+/*
+ * One engine, warmed by a first pass (its flows exist, as in a steady
+ * state); then per run: the stream moves on a pass, the baseline reads it,
+ * the parser alone parses it, the engine is fed it. Finished bursts are
+ * drained between passes, as the slow path would.
+ */
+static int measure(struct stream *s, const struct ct_engine_config *cfg, unsigned runs,
+		   struct bench_times *t, struct ct_engine_counters *c, struct engine_tally *tally,
+		   uint64_t *sink)
+{
+	struct ct_engine *e;
+	uint64_t bursts = 0, evicted = 0;
+	int err = ct_engine_create(cfg, &e);
+
+	if (err)
+		return err;
+	feed_all(e, s);
+	ct_engine_drain_bursts(e, count_burst, &bursts);
+	for (unsigned r = 0; r < runs; r++) {
+		double t0, t1, t2, t3;
+
+		stream_next_pass(s);
+		t0 = now_s();
+		*sink += read_headers(s);
+		t1 = now_s();
+		*sink += parse_all(s);
+		t2 = now_s();
+		feed_all(e, s);
+		t3 = now_s();
+		t->base[r] = (t1 - t0) / (double)s->n * 1e9;
+		t->parse[r] = (t2 - t1) / (double)s->n * 1e9;
+		t->eng[r] = (t3 - t2) / (double)s->n * 1e9;
+		ct_engine_drain_bursts(e, count_burst, &bursts);
+		ct_engine_drain_evicted(e, count_flow, &evicted);
+	}
+	ct_engine_get_counters(e, c);
+	memset(tally, 0, sizeof(*tally));
+	ct_engine_foreach_flow(e, tally_flow, tally);
+	ct_engine_destroy(e);
+	return 0;
+}
+
+static void usage(void)
+{
+	printf("usage: commtap bench [--packets N] [--qps N] [--active N] [--runs N] "
+	       "[--slow-path]\n"
+	       "  The engine's cost per packet on synthetic RoCEv2 mirror traffic, against a\n"
+	       "  loop that only reads the headers (defaults: %d packets, %d QPs of which\n"
+	       "  %d send at once, %d runs).\n"
+	       "  --slow-path: the per-report work (sort, pairing, periodicity)\n"
+	       "  for 100,000 flows of 20 bursts each.\n",
+	       DEFAULT_PACKETS, DEFAULT_QPS, DEFAULT_ACTIVE, DEFAULT_RUNS);
+}
+
+/* A count in [1, max], or -EINVAL with the reason printed. */
+static int parse_count(const char *opt, const char *arg, unsigned long long max,
+		       unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-' || !*v || *v > max) {
+		fprintf(stderr, "commtap bench: %s '%s' is not a count in [1, %llu]\n", opt, arg,
+			max);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int parse_opts(int argc, char **argv, struct bench_opts *o)
@@ -184,54 +545,118 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	static const struct option longopts[] = {
 		{"packets", required_argument, NULL, 'p'},
 		{"qps", required_argument, NULL, 'q'},
+		{"active", required_argument, NULL, 'a'},
 		{"runs", required_argument, NULL, 'r'},
 		{"slow-path", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int c;
+	unsigned long long v;
+	int c, err = 0;
 
-	o->packets = 2000000;
-	o->qps = 10000;
-	o->runs = 5;
+	o->packets = DEFAULT_PACKETS;
+	o->qps = DEFAULT_QPS;
+	o->active = DEFAULT_ACTIVE;
+	o->runs = DEFAULT_RUNS;
 	o->slow_path = 0;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		char *end;
-		unsigned long long v;
-
-		if (c == 'h') {
-			printf("usage: commtap bench [--packets N] [--qps N] [--runs N] [--slow-path]\n"
-			       "  Engine cost per packet on synthetic RoCEv2 mirror traffic\n"
-			       "  (defaults: 2000000 packets, 10000 QPs, 5 runs).\n"
-			       "  --slow-path: the per-report work (sort, pairing, periodicity)\n"
-			       "  for 100,000 flows of 20 bursts each.\n");
+	while (!err && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage();
 			exit(CT_EXIT_OK);
-		}
-		if (c == 's') {
+		case 's':
 			o->slow_path = 1;
-			continue;
-		}
-		if (c == '?' || !optarg) {
+			break;
+		case 'p':
+			err = parse_count("--packets", optarg, MAX_PACKETS, &v);
+			o->packets = (size_t)v;
+			break;
+		case 'q':
+			err = parse_count("--qps", optarg, MAX_QPS, &v);
+			o->qps = (unsigned)v;
+			break;
+		case 'a':
+			err = parse_count("--active", optarg, MAX_QPS, &v);
+			o->active = (unsigned)v;
+			break;
+		case 'r':
+			err = parse_count("--runs", optarg, MAX_RUNS, &v);
+			o->runs = (unsigned)v;
+			break;
+		default:
 			fprintf(stderr, "commtap bench: unknown or incomplete option '%s'\n",
 				argv[optind - 1]);
-			return -EINVAL;
+			err = -EINVAL;
 		}
-		errno = 0;
-		v = strtoull(optarg, &end, 10);
-		if (errno || *end || !v || v > 100000000ull) {
-			fprintf(stderr, "commtap bench: '%s' is not a count in [1, 1e8]\n", optarg);
-			return -EINVAL;
-		}
-		if (c == 'p')
-			o->packets = v;
-		else if (c == 'q')
-			o->qps = (unsigned)v;
-		else
-			o->runs = (unsigned)(v > 100 ? 100 : v);
 	}
-	return 0;
+	if (!err && optind < argc) {
+		fprintf(stderr, "commtap bench: unexpected argument '%s'\n", argv[optind]);
+		err = -EINVAL;
+	}
+	return err;
+}
+
+static const char *met(int ok)
+{
+	return ok ? "met" : "NOT met";
+}
+
+static void print_timing(const char *what, double *v, unsigned runs)
+{
+	double mid = median(v, runs); /* sorts v */
+
+	printf("  %-26s %8.2f ns/packet %8.1f Mpps   (min %.2f, max %.2f ns; %.1f-%.1f Mpps)\n",
+	       what, mid, 1e3 / mid, v[0], v[runs - 1], 1e3 / v[runs - 1], 1e3 / v[0]);
+}
+
+static void print_report(const struct bench_opts *o, const struct stream *s,
+			 const struct ct_engine_config *cfg, struct bench_times *t,
+			 const struct ct_engine_counters *c, const struct engine_tally *tally)
+{
+	double base = median(t->base, o->runs), eng = median(t->eng, o->runs);
+	double million_mib = (double)budget_for_flows(1000000) / (1 << 20);
+	size_t hot = offsetof(struct ct_flow, cold);
+	unsigned active = o->active < o->qps ? o->active : o->qps;
+
+	printf("commtap bench: %zu packets per pass (%zu ACKs, %zu WRITE_ONLY_WITH_IMM), %u QPs "
+	       "between %d hosts, %u sending at once, packet by packet\n",
+	       s->n, s->acks, s->small, o->qps, HOSTS, active);
+	printf("  %d-byte copies of 4 KiB-MTU RDMA WRITEs of %d KiB, an ACK per %d packets, "
+	       "%.0f Mpps packet time; bursts of %d, %u runs\n",
+	       SNAP, MSG_PACKETS * MTU / 1024, ACK_EVERY, LINE_RATE_PPS / 1e6, FEED_BURST, o->runs);
+	print_timing("baseline (read headers):", t->base, o->runs);
+	print_timing("parser alone (ct_parse):", t->parse, o->runs);
+	print_timing("engine (parse+flow+msg):", t->eng, o->runs);
+	printf("  engine / baseline: %.2fx (medians)\n", eng / base);
+	printf("  table: %.1f MiB budget, %u flows capacity, %u flows live at the end; "
+	       "%llu evicted; idle timeout %.0f s\n",
+	       (double)cfg->memory_budget / (1 << 20), c->table.capacity, c->table.live,
+	       (unsigned long long)(c->table.evicted_idle + c->table.evicted_full),
+	       (double)cfg->idle_timeout_ns / 1e9);
+	printf("  work done: %llu packets, %llu messages, %llu partial, %llu retransmits, "
+	       "%llu PSN gaps, %llu bursts (%llu dropped), %llu malformed\n",
+	       (unsigned long long)c->packets, (unsigned long long)tally->messages,
+	       (unsigned long long)tally->partial, (unsigned long long)tally->retransmits,
+	       (unsigned long long)tally->psn_gaps, (unsigned long long)c->bursts,
+	       (unsigned long long)c->bursts_dropped, (unsigned long long)c->malformed);
+	printf("  flow record: sizeof(struct ct_flow) %zu B, per-packet part %zu B "
+	       "(offsetof cold), %zu B per flow charged by the table\n",
+	       sizeof(struct ct_flow), hot, ct_flow_table_bytes_per_flow());
+	printf("  1,000,000 flows: %.1f MiB budget\n", million_mib);
+	printf("goals:\n");
+	printf("  >= %.0f Mpps on one core:           %5.1f Mpps  %s\n", GOAL_MPPS, 1e3 / eng,
+	       met(1e3 / eng >= GOAL_MPPS));
+	printf("  engine <= %.0fx baseline:            %5.2fx      %s\n", GOAL_RATIO, eng / base,
+	       met(eng / base <= GOAL_RATIO));
+	printf("  <= %d B of flow state per packet:  %5zu B     %s\n", GOAL_HOT_BYTES, hot,
+	       met(hot <= GOAL_HOT_BYTES));
+	printf("  <= %d B per flow record:           %5zu B     %s (%zu B with its index share)\n",
+	       GOAL_FLOW_BYTES, sizeof(struct ct_flow),
+	       met(sizeof(struct ct_flow) <= GOAL_FLOW_BYTES), ct_flow_table_bytes_per_flow());
+	printf("  1M flows < %.0f MiB:                %5.1f MiB  %s\n", GOAL_MILLION_MIB,
+	       million_mib, met(million_mib < GOAL_MILLION_MIB));
 }
 
 /* 100,000 flows between 1,000 hosts, each on once per 50 ms iteration (2% jitter). */
@@ -250,10 +675,12 @@ static int slow_path_bench(unsigned runs)
 		ct_flow_set_init(&set);
 		for (uint32_t f = 0; f < SLOW_FLOWS && !err; f++) {
 			struct ct_flow_summary sum;
-			unsigned src = f % SLOW_HOSTS, dst = (src + 1 + f / SLOW_HOSTS) % SLOW_HOSTS;
+			unsigned src = f % SLOW_HOSTS,
+				 dst = (src + 1 + f / SLOW_HOSTS) % SLOW_HOSTS;
 
 			memset(&sum, 0, sizeof(sum));
-			sum.key.src.b[10] = sum.key.src.b[11] = sum.key.dst.b[10] = sum.key.dst.b[11] = 0xff;
+			sum.key.src.b[10] = sum.key.src.b[11] = sum.key.dst.b[10] =
+				sum.key.dst.b[11] = 0xff;
 			sum.key.src.b[12] = sum.key.dst.b[12] = 198;
 			sum.key.src.b[13] = sum.key.dst.b[13] = 18;
 			sum.key.src.b[14] = (uint8_t)(src >> 8);
@@ -271,7 +698,8 @@ static int slow_path_bench(unsigned runs)
 				struct ct_flow_burst b = {.key = sum.key};
 
 				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-				b.start = k * SLOW_PERIOD_NS + (f % 64) * 100000 + (seed >> 44) % 1000000;
+				b.start = k * SLOW_PERIOD_NS + (f % 64) * 100000 +
+					  (seed >> 44) % 1000000;
 				b.end = b.start + 10000;
 				b.bytes = 32 * 4200;
 				b.messages = 1;
@@ -287,7 +715,8 @@ static int slow_path_bench(unsigned runs)
 		t[r] = t1 - t0;
 		if (!err) {
 			if (!r)
-				printf("commtap bench --slow-path: %d flows, %zu bursts, %d hosts: job period "
+				printf("commtap bench --slow-path: %d flows, %zu bursts, %d hosts: "
+				       "job period "
 				       "%.6f s (%s)\n",
 				       SLOW_FLOWS, log.n, SLOW_HOSTS, per.job.period_s,
 				       per.job.periodic ? "periodic" : per.job.reason);
@@ -302,74 +731,60 @@ static int slow_path_bench(unsigned runs)
 	}
 	double mid = median(t, runs); /* sorts t */
 
-	printf("  sort + pairing + periodicity: %.3f s median of %u (min %.3f, max %.3f); goal < 1 s\n",
+	printf("  sort + pairing + periodicity: %.3f s median of %u (min %.3f, max %.3f); goal < 1 "
+	       "s\n",
 	       mid, runs, t[0], t[runs - 1]);
 	return CT_EXIT_OK;
 }
 
+/*
+ * The engine as deployed (default budget, idle timeout and burst gap), its
+ * table grown if the stream's flows (two per QP) would not fit, its burst
+ * ring large enough for the bursts of a pass (drained between passes).
+ */
+static void engine_config(const struct bench_opts *o, struct ct_engine_config *cfg)
+{
+	size_t need = budget_for_flows(2 * o->qps + o->qps / 4);
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->memory_budget = need > CT_DEFAULT_MEMORY_BUDGET ? need : CT_DEFAULT_MEMORY_BUDGET;
+	cfg->idle_timeout_ns = CT_DEFAULT_IDLE_TIMEOUT_NS;
+	cfg->tcp_msg_gap_ns = CT_DEFAULT_TCP_MSG_GAP_NS;
+	cfg->burst_gap_ns = CT_DEFAULT_BURST_GAP_NS;
+	cfg->burst_ring_slots = BURST_RING_SLOTS;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-	struct ct_engine_config cfg = {0};
+	struct ct_engine_config cfg;
+	struct ct_engine_counters c;
+	struct engine_tally tally;
+	struct bench_times t;
 	struct bench_opts o;
-	struct stream s = {0};
-	double base[100], eng[100];
-	size_t million_budget = 0;
+	struct stream s;
 	volatile uint64_t sink = 0;
-	int rc, status = CT_EXIT_ERROR;
+	uint64_t sum = 0;
+	int err;
 
 	if (parse_opts(argc, argv, &o))
 		return CT_EXIT_ERROR;
 	if (o.slow_path)
 		return slow_path_bench(o.runs);
-	if (stream_build(&s, &o)) {
-		fprintf(stderr, "commtap bench: out of memory for %zu packets\n", o.packets);
-		goto out;
+	err = stream_build(&s, &o);
+	if (err) {
+		fprintf(stderr, "commtap bench: no memory for %zu packets\n", o.packets);
+		return CT_EXIT_ERROR;
 	}
-	/* room for every flow (2 per QP) so the table does not evict */
-	cfg.memory_budget = (size_t)(2.5 * o.qps) * ct_flow_table_bytes_per_flow() + (1 << 20);
-	for (unsigned r = 0; r < o.runs; r++) {
-		struct ct_engine *e;
-		double t0, t1, t2;
-
-		rc = ct_engine_create(&cfg, &e);
-		if (rc) {
-			fprintf(stderr, "commtap bench: cannot create the engine: %s\n", strerror(-rc));
-			goto out;
-		}
-		feed_all(e, &s); /* warm: the flows exist, the table is in cache as it can be */
-		t0 = now_s();
-		sink += read_headers(&s);
-		t1 = now_s();
-		feed_all(e, &s);
-		t2 = now_s();
-		base[r] = (t1 - t0) / (double)s.n * 1e9;
-		eng[r] = (t2 - t1) / (double)s.n * 1e9;
-		ct_engine_destroy(e);
-	}
-	while (ct_flow_table_capacity_for(million_budget) < 1000000)
-		million_budget += 1 << 16;
-
-	double b = median(base, o.runs), en = median(eng, o.runs); /* both sorted now */
-
-	printf("commtap bench: %zu packets (128-byte copies of 4 KiB-MTU RDMA WRITEs, ACK every %d),"
-	       " %u QPs, %u runs, bursts of %d\n",
-	       s.n, ACK_EVERY, o.qps, o.runs, FEED_BURST);
-	printf("  baseline (read headers): %7.2f ns/packet  %7.1f Mpps  (min %.2f, max %.2f)\n", b,
-	       1e3 / b, base[0], base[o.runs - 1]);
-	printf("  engine (parse+flow+msg): %7.2f ns/packet  %7.1f Mpps  (min %.2f, max %.2f)\n", en,
-	       1e3 / en, eng[0], eng[o.runs - 1]);
-	printf("  engine / baseline: %.2fx (goal <= 3x); engine Mpps goal >= 25 on one core\n",
-	       en / b);
-	printf("  flow state: %zu B per flow (goal <= 512), per-packet state in the first %zu B "
-	       "(goal <= 128), %zu B per flow charged by the table\n",
-	       sizeof(struct ct_flow), offsetof(struct ct_flow, cold),
-	       ct_flow_table_bytes_per_flow());
-	printf("  1,000,000 flows: %.1f MiB (goal < 512 MiB)\n",
-	       (double)million_budget / (1 << 20));
+	engine_config(&o, &cfg);
+	err = measure(&s, &cfg, o.runs, &t, &c, &tally, &sum);
+	sink = sum;
 	(void)sink;
-	status = CT_EXIT_OK;
-out:
-	free(s.frames);
-	free(s.pkts);
-	return status;
+	if (err) {
+		fprintf(stderr, "commtap bench: cannot create the engine: %s\n", strerror(-err));
+		stream_free(&s);
+		return CT_EXIT_ERROR;
+	}
+	print_report(&o, &s, &cfg, &t, &c, &tally);
+	stream_free(&s);
+	return CT_EXIT_OK;
 }
