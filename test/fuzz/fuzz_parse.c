@@ -163,12 +163,36 @@ static void frames_free(struct frames *fr)
 		free(fr->buf[i]);
 }
 
+/* Opcodes a flow counted: each valid and named once. */
+struct op_seen {
+	uint64_t packets;
+	uint8_t seen[256];
+};
+
+static void on_opcode(uint8_t opcode, uint64_t count, void *ctx)
+{
+	struct op_seen *o = ctx;
+
+	CHECK(ct_opcode_table[opcode].valid);
+	CHECK(!o->seen[opcode] && count > 0);
+	o->seen[opcode] = 1;
+	o->packets += count;
+}
+
 static void on_flow(const struct ct_flow *f, void *ctx)
 {
 	struct tally *t = ctx;
+	struct op_seen ops = {0};
 
 	CHECK(f->key.transport == CT_TRANSPORT_ROCE || f->key.transport == CT_TRANSPORT_TCP);
 	CHECK(!(f->state & CT_FS_IN_BURST));
+	CHECK(f->op_used <= CT_OP_SLOTS);
+	/* every RoCE packet is counted under exactly one opcode, or as "other" */
+	ct_flow_foreach_opcode(f, on_opcode, &ops);
+	if (f->key.transport == CT_TRANSPORT_ROCE)
+		CHECK(ops.packets + f->cold.op_other == f->packets);
+	else
+		CHECK(ops.packets == 0);
 	t->flow_packets += f->packets;
 	t->flow_bytes += f->bytes;
 	t->flows++;
@@ -182,6 +206,19 @@ static void on_burst(const struct ct_flow_burst *b, void *ctx)
 	t->burst_packets += b->packets;
 	t->burst_bytes += b->bytes;
 	t->bursts++;
+}
+
+/* The CM log holds REQs and REPs, no more than were counted. */
+static void check_cm_log(const struct ct_engine *e, const struct ct_engine_counters *c)
+{
+	const struct ct_cm_event *ev;
+	unsigned n = ct_engine_cm_events(e, &ev);
+
+	CHECK(n + c->cm_dropped == c->cm_messages);
+	for (unsigned i = 0; i < n; i++) {
+		CHECK(ev[i].type == CT_CM_REQ || ev[i].type == CT_CM_REP);
+		CHECK(ev[i].local_qpn <= 0xffffff);
+	}
 }
 
 /* The engine's counters add up, and every flow packet is in exactly one flow and one burst. */
@@ -201,6 +238,7 @@ static void check_engine(struct ct_engine *e, const struct frames *fr, struct ta
 	CHECK(c.table.live <= c.table.capacity);
 	CHECK(c.table.inserts == c.table.live + c.table.evicted_idle + c.table.evicted_full);
 	CHECK(!c.evicted_unreported && !c.bursts_dropped);
+	check_cm_log(e, &c);
 
 	ct_engine_finish(e, on_flow, t);
 	ct_engine_drain_bursts(e, on_burst, t);

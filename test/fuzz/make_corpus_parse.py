@@ -269,6 +269,13 @@ def seeds():
         rec(good, cap=44),
         rec(roce(IP_A, IP_B, 0x06, 0x11, 1, reth(0, 1, 4096), b"w" * 32), cap=60),
         rec(tcp(IP_A, IP_B, 1, 2, 0, 0, 0x10)[:40]))
+    ops = (0x00, 0x01, 0x02, 0x04, 0x06, 0x07, 0x08, 0x0A, 0x0C, 0x13, 0x14)
+    s["opcodes_one_flow"] = seed(6, *[  # more opcodes than a flow has slots for
+        rec(roce(IP_A, IP_B, op, 0x500, 10 + i,
+                 reth(0, 1, 16) + (b"\x00" * 12 if op in (0x13, 0x14) else b"")
+                 if op in (0x06, 0x0A, 0x0C, 0x13, 0x14) else b"",
+                 b"" if op in (0x0C, 0x13, 0x14) else b"p" * 16))
+        for i, op in enumerate(ops)])
     flows = []
     for i in range(12):  # more flows than the fuzz engine's table holds
         flows.append(rec(roce(IP_A, IP_B, 0x0A, 0x1000 + i, i, reth(0, 1, 64), b"f" * 64),
