@@ -228,14 +228,6 @@ static size_t pick_lag(const double *acf, size_t n, size_t min_lag, double *scor
 		goto out;
 	for (size_t l = min_lag; l < max_lag; l++)
 		curve[l] = smoothed(&cov, (double)l, jitter_width((double)l));
-	if (getenv("COMMTAP_PERIOD_DUMP")) {
-		FILE *d = fopen(getenv("COMMTAP_PERIOD_DUMP"), "w");
-
-		for (size_t l = 0; d && l < max_lag; l++)
-			fprintf(d, "%zu %g %g\n", l, acf[l], l >= min_lag ? curve[l] : 0.0);
-		if (d)
-			fclose(d);
-	}
 	/* skip the lobe around lag 0 (a burst resembles itself): up to its first minimum */
 	while (min_lag + 1 < max_lag && curve[min_lag + 1] <= curve[min_lag])
 		min_lag++;
