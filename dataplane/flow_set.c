@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <commtap/flow_set.h>
 
+#include <commtap/grow.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,13 +204,11 @@ int ct_flow_set_add_summary(struct ct_flow_set *s, const struct ct_flow_summary 
 		return 0;
 	}
 	if (s->count == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 256;
-		struct ct_flow_summary *flows = realloc(s->flows, cap * sizeof(*flows));
+		struct ct_flow_summary *flows = ct_grow(s->flows, &s->cap, sizeof(*flows), 256);
 
 		if (!flows)
 			return -ENOMEM;
 		s->flows = flows;
-		s->cap = cap;
 	}
 	/* Keep the index at most half full. */
 	if (!s->index || 2 * (s->count + 1) > s->index_mask + 1) {

@@ -7,6 +7,7 @@
  */
 #include <commtap/periodicity.h>
 
+#include <commtap/grow.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,11 @@
 int ct_burst_log_add(struct ct_burst_log *log, const struct ct_flow_burst *b)
 {
 	if (log->n == log->cap) {
-		size_t cap = log->cap ? 2 * log->cap : 4096;
-		struct ct_flow_burst *nb = realloc(log->b, cap * sizeof(*nb));
+		struct ct_flow_burst *nb = ct_grow(log->b, &log->cap, sizeof(*nb), 4096);
 
 		if (!nb)
 			return -ENOMEM;
 		log->b = nb;
-		log->cap = cap;
 	}
 	log->b[log->n++] = *b;
 	return 0;

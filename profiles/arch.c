@@ -22,6 +22,8 @@
  */
 #include "arch.h"
 
+#include <commtap/grow.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,15 +50,13 @@ add_tensor(struct arch_builder *b, uint64_t numel, uint64_t fwd_flops, const cha
 	if (b->err)
 		return;
 	if (a->count == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 64;
-		struct ct_arch_tensor *grown = realloc(a->tensors, cap * sizeof(*grown));
+		struct ct_arch_tensor *grown = ct_grow(a->tensors, &b->cap, sizeof(*grown), 64);
 
 		if (!grown) {
 			b->err = -ENOMEM;
 			return;
 		}
 		a->tensors = grown;
-		b->cap = cap;
 	}
 	t = &a->tensors[a->count];
 	va_start(ap, fmt);

@@ -8,6 +8,7 @@
 #include "model.h"
 #include "arch.h"
 
+#include <commtap/grow.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -39,13 +40,11 @@ static int xfer_add(struct model *M, enum ct_class cls, enum ct_xfer_kind kind, 
 	*ct_host_matrix(pr, cls, M->p->rank_host[src], M->p->rank_host[dst]) += bytes;
 	ct_rank_traffic(pr, src, cls)->bytes += bytes;
 	if (pr->n_xfers == pr->cap_xfers) {
-		size_t cap = pr->cap_xfers ? 2 * pr->cap_xfers : 1024;
-		struct ct_transfer *nx = realloc(pr->xfers, cap * sizeof(*nx));
+		struct ct_transfer *nx = ct_grow(pr->xfers, &pr->cap_xfers, sizeof(*nx), 1024);
 
 		if (!nx)
 			return -ENOMEM;
 		pr->xfers = nx;
-		pr->cap_xfers = cap;
 	}
 	x = &pr->xfers[pr->n_xfers++];
 	x->start = start;

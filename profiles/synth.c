@@ -18,6 +18,7 @@
 #include <commtap/byteorder.h>
 
 #include <arpa/inet.h>
+#include <commtap/grow.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
@@ -180,13 +181,11 @@ static int conn_get(struct synth *S, uint32_t src, uint32_t dst, uint16_t src_ho
 		}
 	}
 	if (S->n_conns == S->cap_conns) {
-		size_t cap = S->cap_conns ? 2 * S->cap_conns : 256;
-		struct conn *nc = realloc(S->conns, cap * sizeof(*nc));
+		struct conn *nc = ct_grow(S->conns, &S->cap_conns, sizeof(*nc), 256);
 
 		if (!nc)
 			return -ENOMEM;
 		S->conns = nc;
-		S->cap_conns = cap;
 	}
 	c = &S->conns[S->n_conns];
 	memset(c, 0, sizeof(*c));
@@ -224,13 +223,11 @@ static int pkt_add(struct synth *S, uint64_t ts, uint32_t conn, enum pkt_type ty
 	struct pkt *k;
 
 	if (S->n_pkts == S->cap_pkts) {
-		size_t cap = S->cap_pkts ? 2 * S->cap_pkts : 65536;
-		struct pkt *np = realloc(S->pkts, cap * sizeof(*np));
+		struct pkt *np = ct_grow(S->pkts, &S->cap_pkts, sizeof(*np), 65536);
 
 		if (!np)
 			return -ENOMEM;
 		S->pkts = np;
-		S->cap_pkts = cap;
 	}
 	k = &S->pkts[S->n_pkts++];
 	k->ts = ts;
@@ -499,13 +496,11 @@ static int emit_until(struct synth *S, uint64_t limit, ct_synth_emit_fn emit, vo
 static int msg_add(struct synth *S, uint64_t desired, uint32_t conn, uint32_t bytes)
 {
 	if (S->n_msgs == S->cap_msgs) {
-		size_t cap = S->cap_msgs ? 2 * S->cap_msgs : 4096;
-		struct msg *nm = realloc(S->msgs, cap * sizeof(*nm));
+		struct msg *nm = ct_grow(S->msgs, &S->cap_msgs, sizeof(*nm), 4096);
 
 		if (!nm)
 			return -ENOMEM;
 		S->msgs = nm;
-		S->cap_msgs = cap;
 	}
 	S->msgs[S->n_msgs++] = (struct msg){desired, conn, bytes, S->order++};
 	return 0;
