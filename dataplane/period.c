@@ -15,6 +15,7 @@
 #define NEAR_BEST	 0.7   /* candidates scoring this close to the best are strong */
 #define HARMONIC_MIN	 0.25  /* a lag repeating this clearly makes its multiples harmonics */
 #define JITTER_SHARE	 0.06  /* iteration-length jitter the smoothing covers */
+#define SIDE_PEAK_SHARE	 0.15  /* a weaker peak this close to a stronger one is its side peak */
 #define MAX_CANDIDATES	 512
 #define CHAIN_TOLERANCE	 0.15  /* an anchor may arrive this fraction of a period early/late */
 #define MAX_SKIPPED	 3     /* iterations without traffic bridged by the anchor chain */
@@ -179,10 +180,32 @@ static double harmonic_score(const struct covariance *c, size_t n, double lag)
 }
 
 struct candidate {
-	size_t lag;
+	double lag;
 	double score;
-	int harmonic;
+	int harmonic; /* 1: a multiple of a shorter lag; 2: a side peak of a stronger one */
 };
+
+/*
+ * A peak of the single-lag curve is where adjacent iterations line up best,
+ * which the pattern inside them can pull a few percent off the mean. The
+ * lag whose first multiples line up best (searched within the jitter width)
+ * is the better estimate: the multiples average many pairs of iterations.
+ */
+static struct candidate comb_refine(const struct covariance *c, size_t n, double lag)
+{
+	double w = jitter_width(lag), step = w / 64, best_lag = lag;
+	double best = harmonic_score(c, n, lag);
+
+	for (double l = lag - w; l <= lag + w; l += step) {
+		double s = harmonic_score(c, n, l);
+
+		if (l >= 1 && s > best) {
+			best = s;
+			best_lag = l;
+		}
+	}
+	return (struct candidate){best_lag, best, 0};
+}
 
 /*
  * Whether a lag repeats at its multiples up to k: at the lag itself and at
@@ -209,15 +232,15 @@ static int comb_holds(const struct covariance *c, double lag, unsigned k)
  * The iteration's lag (in bins), or 0. Candidates are the peaks of the
  * smoothed autocorrelation, each scored by its first multiples.
  */
-static size_t pick_lag(const double *acf, size_t n, size_t min_lag, double *score)
+static double pick_lag(const double *acf, size_t n, size_t min_lag, double *score)
 {
 	/*
 	 * Lags up to three quarters of the series: with three iterations the
 	 * traffic may span little more than two periods. The anchors must still
 	 * show three iterations.
 	 */
-	size_t max_lag = n * 3 / 4, nc = 0, best_lag = 0;
-	double *curve = NULL, best = 0;
+	size_t max_lag = n * 3 / 4, nc = 0;
+	double *curve = NULL, best = 0, best_lag = 0;
 	struct candidate *cand = NULL;
 	struct covariance cov = {0};
 
@@ -240,7 +263,7 @@ static size_t pick_lag(const double *acf, size_t n, size_t min_lag, double *scor
 			if (curve[j] > curve[l] || (curve[j] == curve[l] && j < l))
 				peak = 0;
 		if (peak)
-			cand[nc++] = (struct candidate){l, harmonic_score(&cov, n, (double)l), 0};
+			cand[nc++] = comb_refine(&cov, n, (double)l);
 	}
 	/*
 	 * A candidate near a multiple of a shorter candidate that clearly
@@ -249,14 +272,25 @@ static size_t pick_lag(const double *acf, size_t n, size_t min_lag, double *scor
 	 */
 	for (size_t i = 0; i < nc; i++) {
 		for (size_t j = 0; j < i && !cand[i].harmonic; j++) {
-			double k = round((double)cand[i].lag / (double)cand[j].lag);
+			double k = round(cand[i].lag / cand[j].lag);
 
 			cand[i].harmonic = k >= 2 && !cand[j].harmonic &&
 					   cand[j].score >= HARMONIC_MIN &&
-					   fabs((double)cand[i].lag - k * (double)cand[j].lag) <
-						   jitter_width((double)cand[j].lag) * sqrt(k) &&
-					   comb_holds(&cov, (double)cand[j].lag, (unsigned)k);
+					   fabs(cand[i].lag - k * cand[j].lag) <
+						   jitter_width(cand[j].lag) * sqrt(k) &&
+					   comb_holds(&cov, cand[j].lag, (unsigned)k);
 		}
+	}
+	/*
+	 * Near the iteration's lag the autocorrelation repeats its shape around
+	 * lag 0: side peaks a nested rhythm's step away (one DDP bucket more or
+	 * less). A weaker peak that close to a stronger one is such a side peak.
+	 */
+	for (size_t i = 0; i < nc; i++) {
+		for (size_t j = 0; j < nc && !cand[i].harmonic; j++)
+			if (j != i && !cand[j].harmonic && cand[j].score > cand[i].score &&
+			    fabs(cand[i].lag - cand[j].lag) < SIDE_PEAK_SHARE * fmax(cand[i].lag, cand[j].lag))
+				cand[i].harmonic = 2;
 		if (!cand[i].harmonic && cand[i].score > best)
 			best = cand[i].score;
 	}
@@ -266,8 +300,8 @@ static size_t pick_lag(const double *acf, size_t n, size_t min_lag, double *scor
 	 */
 	for (size_t i = 0; i < nc; i++) {
 		if (getenv("COMMTAP_PERIOD_DEBUG"))
-			fprintf(stderr, "candidate lag %zu score %.3f%s\n", cand[i].lag, cand[i].score,
-				cand[i].harmonic ? " (harmonic)" : "");
+			fprintf(stderr, "candidate lag %.1f score %.3f%s\n", cand[i].lag, cand[i].score,
+				cand[i].harmonic == 1 ? " (harmonic)" : cand[i].harmonic ? " (side peak)" : "");
 		if (!cand[i].harmonic && cand[i].score >= NEAR_BEST * best) {
 			best_lag = cand[i].lag;
 			*score = cand[i].score;
@@ -281,30 +315,42 @@ out:
 }
 
 /*
- * The mean period, in bins: the centroid of the positive autocovariance
- * around the highest multiple K of the lag that the series still holds,
- * divided by K. Pairs of iterations K apart meet there, so the centroid
- * averages every iteration's length rather than trusting two bursts.
+ * The mean period, in bins. Around each multiple k of the lag, pairs of
+ * iterations k apart meet: the centroid of the positive autocovariance
+ * there, over k, averages their lengths. Multiples from a quarter to three
+ * quarters of the series are averaged: short ones are pulled by the pattern
+ * inside an iteration, long ones rest on few pairs, and each weighs the
+ * middle iterations most in its own way.
  */
-static double refine_lag(const double *acov, size_t n, size_t lag)
+static double centroid_at(const double *acov, size_t n, double lag, double k)
 {
-	size_t k = (n / 2) / lag, lo, hi; /* the highest multiple with half the series to meet */
-	double w, mass = 0, moment = 0;
+	double w = jitter_width(lag) * sqrt(k), mass = 0, moment = 0;
+	double lo = fmax(1, k * lag - w), hi = fmin((double)(n - 1), k * lag + w);
 
-	if (!k)
-		k = 1;
-	w = jitter_width((double)lag) * sqrt((double)k);
-	lo = (double)(k * lag) > w ? (size_t)((double)(k * lag) - w) : 1;
-	hi = (size_t)((double)(k * lag) + w);
-	if (hi > n - 1)
-		hi = n - 1;
-	for (size_t j = lo; j <= hi; j++) {
+	for (size_t j = (size_t)ceil(lo); (double)j <= hi; j++) {
 		if (acov[j] <= 0)
 			continue;
 		mass += acov[j];
 		moment += (double)j * acov[j];
 	}
-	return mass > 0 ? moment / mass / (double)k : (double)lag;
+	return mass > 0 ? moment / mass / k : 0;
+}
+
+static double refine_lag(const double *acov, size_t n, double lag)
+{
+	double k_lo = fmax(1, floor((double)n / 4 / lag));
+	double k_hi = fmax(1, floor((double)n * 3 / 4 / lag)), sum = 0;
+	unsigned used = 0;
+
+	for (double k = k_lo; k <= k_hi; k++) {
+		double c = centroid_at(acov, n, lag, k);
+
+		if (c > 0) {
+			sum += c;
+			used++;
+		}
+	}
+	return used ? sum / used : lag;
 }
 
 /* Idle time in the aggregate before each burst (bursts sorted by start). */
@@ -387,8 +433,11 @@ static size_t anchor_chain(const struct ct_burst *b, size_t n, const double *gap
 				if (want && (long)steps > want)
 					break; /* a candidate in a nearer iteration was found */
 				want = (long)steps;
-				if (gap[i] > best_gap) {
-					best_gap = gap[i];
+				/* the longest gap, the nearer the expected time the better */
+				double fit = gap[i] * (1 - err * err / (CHAIN_TOLERANCE * CHAIN_TOLERANCE * steps));
+
+				if (fit > best_gap) {
+					best_gap = fit;
 					next = i;
 					next_k = (long)steps;
 				}
@@ -416,8 +465,8 @@ out:
 int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		       struct ct_period *out)
 {
-	double *x = NULL, *acf = NULL, *gap = NULL, bin_ns, score, period;
-	size_t *idx = NULL, len, lag, min_lag;
+	double *x = NULL, *acf = NULL, *gap = NULL, bin_ns, score, period, lag;
+	size_t *idx = NULL, len, min_lag;
 	long *num = NULL;
 	uint64_t t0, t1 = 0;
 	int err = 0;
@@ -455,14 +504,14 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	if (min_lag < 4)
 		min_lag = 4;
 	lag = pick_lag(acf, SERIES_BINS, min_lag, &score);
-	if (!lag) {
+	if (lag <= 0) {
 		out->reason = "not periodic: no repeating pattern in the byte series";
 		goto out;
 	}
 	period = refine_lag(acf, SERIES_BINS, lag) * bin_ns;
 	out->acf_peak = score;
 
-	/* refine on the bursts: anchors one period apart, least-squares slope */
+	/* iteration boundaries: anchors one period apart */
 	preceding_gaps(bursts, n, gap);
 	len = anchor_chain(bursts, n, gap, period, idx, num);
 	if (len < CT_PERIOD_MIN_ITERATIONS) {
@@ -471,10 +520,9 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	}
 	{
 		/*
-		 * Iteration lengths vary independently, so the starts are a random
-		 * walk: the mean period is the span between the first and last
-		 * anchor over the iterations between them. The spread of the
-		 * single steps measures how steady the rhythm is.
+		 * The anchors' steps, each against the period, measure how steady
+		 * the rhythm is. (The anchors' span is no better a period: the
+		 * anchor burst moves inside its iteration with the jitter.)
 		 */
 		double var = 0;
 
