@@ -7,8 +7,11 @@
 #include "capture.h"
 #include "commands.h"
 
+#include <commtap/classify.h>
 #include <commtap/flow_set.h>
 #include <commtap/report.h>
+
+#include "model.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -34,6 +37,18 @@ struct analyze_opts {
 	uint64_t interval_ns; /* 0: one report at the end */
 	uint64_t window_ns;   /* periodicity over the bursts of this last span */
 	const char *report_dir;
+	const char *labels_path;
+	const char *profile_path;
+};
+
+/* What classification knows besides the traffic: labels and a profile's expectation. */
+struct knowledge {
+	struct ct_labels labels;
+	struct ct_profile profile;
+	struct ct_prediction prediction;
+	struct ct_expect_xfer *xfers;
+	struct ct_class_expect expect;
+	int have_profile;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -63,6 +78,8 @@ static void usage(FILE *out)
 		"  --window S         span of bursts the interval reports' periodicity uses\n"
 		"                     (default 10 intervals)\n"
 		"  --report-dir DIR   where interval reports go (commtap-report-NNNNNN.json)\n"
+		"  --profile FILE     classify flows by this job profile's hosts and traffic\n"
+		"  --labels FILE      classify flows by agent labels (commtap.labels/v1 JSON)\n"
 		"exit status: 0 ok, 1 error (nothing written), 2 capture broke off (report of what"
 		" was read written)\n",
 		CT_DEFAULT_MEMORY_BUDGET >> 20,
@@ -102,6 +119,8 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		{"min-period", required_argument, NULL, 'P'},
 		{"window", required_argument, NULL, 'W'},
 		{"report-dir", required_argument, NULL, 'D'},
+		{"profile", required_argument, NULL, 'p'},
+		{"labels", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -173,6 +192,12 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 			break;
 		case 'D':
 			o->report_dir = optarg;
+			break;
+		case 'p':
+			o->profile_path = optarg;
+			break;
+		case 'L':
+			o->labels_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -289,6 +314,76 @@ static int write_reports(const struct analyze_opts *o, const struct ct_report *r
 	return err ? -EIO : 0;
 }
 
+/* Load the labels and the profile named on the command line; errors are reported here. */
+static int knowledge_load(const struct analyze_opts *o, struct knowledge *k)
+{
+	char err[768];
+	int rc;
+
+	if (o->labels_path) {
+		rc = ct_labels_load(o->labels_path, &k->labels, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "commtap analyze: --labels %s\n", err);
+			return rc;
+		}
+	}
+	if (!o->profile_path)
+		return 0;
+	rc = ct_profile_load(o->profile_path, &k->profile, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "commtap analyze: --profile %s\n", err);
+		return rc;
+	}
+	k->have_profile = 1;
+	rc = ct_predict(&k->profile, &k->prediction);
+	if (rc) {
+		fprintf(stderr, "commtap analyze: --profile %s: cannot predict its traffic: %s\n",
+			o->profile_path, strerror(-rc));
+		return rc;
+	}
+	k->xfers = calloc(k->prediction.n_xfers + 1, sizeof(*k->xfers));
+	if (!k->xfers)
+		return -ENOMEM;
+	/* the transfers that cross a NIC, placed in the iteration */
+	for (size_t i = 0; i < k->prediction.n_xfers; i++) {
+		const struct ct_transfer *x = &k->prediction.xfers[i];
+		double t = k->prediction.t_iter;
+
+		if (x->src_host == x->dst_host)
+			continue;
+		k->xfers[k->expect.n_xfers++] = (struct ct_expect_xfer){
+			.src_host = x->src_host,
+			.dst_host = x->dst_host,
+			.cls = x->cls,
+			.phase_start = x->start / t,
+			.phase_end = (x->start + x->duration) / t,
+			.bytes = (double)x->bytes,
+		};
+	}
+	k->expect.profile = k->profile.name;
+	k->expect.hosts = k->profile.hosts;
+	k->expect.host_addr = k->profile.host_addr;
+	k->expect.xfers = k->xfers;
+	return 0;
+}
+
+static void knowledge_free(struct knowledge *k)
+{
+	ct_labels_free(&k->labels);
+	free(k->xfers);
+	if (k->have_profile) {
+		ct_prediction_free(&k->prediction);
+		ct_profile_free(&k->profile);
+	}
+}
+
+static int classify(const struct knowledge *k, const struct ct_flow_set *set,
+		    const struct ct_periodicity *per, struct ct_classification *out)
+{
+	return ct_classify(set, per, k->labels.n ? &k->labels : NULL,
+			   k->have_profile ? &k->expect : NULL, out);
+}
+
 struct interval_ctx {
 	struct ct_flow_set *set;
 	int err;
@@ -307,9 +402,11 @@ static void add_live(struct ct_flow *flow, void *ctx)
  * the engine and those still in it, left untouched), periodicity over the
  * bursts that ended in the last window. Written whole, then renamed.
  */
-static int write_interval_report(const struct analyze_opts *o, struct ct_engine *engine,
-				 struct collected *got, uint64_t now, unsigned seq)
+static int write_interval_report(const struct analyze_opts *o, const struct knowledge *k,
+				 struct ct_engine *engine, struct collected *got, uint64_t now,
+				 unsigned seq)
 {
+	struct ct_classification classes = {0};
 	struct ct_report r = {0};
 	struct ct_flow_set set;
 	struct ct_burst_log window = {0};
@@ -338,9 +435,11 @@ static int write_interval_report(const struct analyze_opts *o, struct ct_engine 
 		ct_flow_set_pair(&set, cm, n_cm);
 		err = ct_periodicity_compute(&set, &window, o->min_period_s, &per);
 	}
+	err = err ?: classify(k, &set, &per, &classes);
 	if (!err) {
 		r.flows = set;
 		r.periodicity = &per;
+		r.classes = &classes;
 		r.source = o->capture;
 		r.source_kind = "pcap";
 		r.clock = "capture timestamps (the capturing host's CLOCK_REALTIME)";
@@ -357,6 +456,7 @@ static int write_interval_report(const struct analyze_opts *o, struct ct_engine 
 	} else {
 		fprintf(stderr, "commtap analyze: interval report %u: %s\n", seq, strerror(-err));
 	}
+	ct_classification_free(&classes);
 	ct_periodicity_free(&per);
 	ct_burst_log_free(&window);
 	ct_flow_set_free(&set);
@@ -370,6 +470,8 @@ int cmd_analyze(int argc, char **argv)
 	struct ct_report report = {0};
 	struct collected got = {0};
 	struct ct_periodicity periodicity = {0};
+	struct ct_classification classes = {0};
+	struct knowledge know = {0};
 	struct ct_capture *cap = NULL;
 	struct ct_engine *engine = NULL;
 	const struct ct_cm_event *cm;
@@ -381,10 +483,12 @@ int cmd_analyze(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return CT_EXIT_ERROR;
+	if (knowledge_load(&o, &know))
+		goto cleanup;
 	rc = ct_capture_open(o.capture, &cap, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "commtap analyze: %s\n", err);
-		return CT_EXIT_ERROR;
+		goto cleanup;
 	}
 	cfg.memory_budget = o.memory_budget;
 	cfg.idle_timeout_ns = o.idle_timeout_ns;
@@ -412,7 +516,7 @@ int cmd_analyze(int argc, char **argv)
 			drain(engine, &got);
 		if (o.interval_ns && pkt.ts_ns >= next_report) {
 			if (next_report)
-				write_interval_report(&o, engine, &got, pkt.ts_ns, seq++);
+				write_interval_report(&o, &know, engine, &got, pkt.ts_ns, seq++);
 			next_report = (next_report ? next_report : pkt.ts_ns) + o.interval_ns;
 		}
 	}
@@ -435,6 +539,10 @@ int cmd_analyze(int argc, char **argv)
 		fprintf(stderr, "commtap analyze: out of memory: the report has no periodicity\n");
 	else
 		report.periodicity = &periodicity;
+	if (classify(&know, &report.flows, report.periodicity, &classes))
+		fprintf(stderr, "commtap analyze: out of memory: the report has no classes\n");
+	else
+		report.classes = &classes;
 	report.nic_gbps = o.nic_gbps;
 	report.source = o.capture;
 	report.source_kind = "pcap";
@@ -445,6 +553,8 @@ int cmd_analyze(int argc, char **argv)
 	else
 		status = report.error ? CT_EXIT_INCOMPLETE : CT_EXIT_OK;
 cleanup:
+	ct_classification_free(&classes);
+	knowledge_free(&know);
 	ct_periodicity_free(&periodicity);
 	ct_burst_log_free(&got.bursts);
 	ct_flow_set_free(&report.flows);

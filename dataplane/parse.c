@@ -9,6 +9,7 @@
 #include <commtap/roce_opcode.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -477,4 +478,17 @@ const char *ct_addr_format(const struct ct_addr *a, char *buf, unsigned len)
 	if (ct_addr_is_v4(a))
 		return inet_ntop(AF_INET, a->b + 12, buf, len);
 	return inet_ntop(AF_INET6, a->b, buf, len);
+}
+
+int ct_addr_parse(const char *text, struct ct_addr *a)
+{
+	uint8_t v4[4];
+
+	if (inet_pton(AF_INET, text, v4) == 1) {
+		memset(a->b, 0, 10);
+		a->b[10] = a->b[11] = 0xff;
+		memcpy(a->b + 12, v4, 4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, text, a->b) == 1 ? 0 : -EINVAL;
 }

@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifndef COMMTAP_VERSION
 #define COMMTAP_VERSION "0.0.0"
@@ -195,6 +197,17 @@ static json_object *flow_json(const struct ct_report *r, size_t i)
 				: NULL);
 	add_u64(o, "first_ts", f->first_ts);
 	add_u64(o, "last_ts", f->last_ts);
+	if (r->classes && i < r->classes->n) {
+		const struct ct_flow_class *fc = &r->classes->flows[i];
+		static const char *const sources[] = {"signature", "profile", "label", "connection"};
+
+		json_object_object_add(o, "class", json_object_new_string(ct_class_name(fc->cls)));
+		json_object_object_add(o, "class_confidence",
+				       json_object_new_double(round(fc->confidence * 100) / 100));
+		json_object_object_add(o, "class_source",
+				       json_object_new_string(sources[fc->source]));
+		json_object_object_add(o, "class_evidence", json_object_new_string(fc->evidence));
+	}
 	if (r->periodicity && i < r->periodicity->n_flows)
 		json_object_object_add(o, "periodicity",
 				       flow_periodicity_json(&r->periodicity->flows[i]));
@@ -323,6 +336,24 @@ static json_object *pfc_json(const struct ct_pfc_counters *p)
 	return o;
 }
 
+/* How the flows were classified, and the layout the signatures suggest. */
+static json_object *classification_json(const struct ct_classification *c)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "method", json_object_new_string(c->method));
+	if (!strcmp(c->method, "signatures")) {
+		json_object *l = json_object_new_object();
+
+		json_object_object_add(l, "hosts", json_object_new_int((int)c->layout.hosts));
+		json_object_object_add(l, "pp_stages", json_object_new_int((int)c->layout.pp_stages));
+		json_object_object_add(l, "dp_ring", json_object_new_int((int)c->layout.dp_ring));
+		json_object_object_add(l, "ep_group", json_object_new_int((int)c->layout.ep_group));
+		json_object_object_add(o, "inferred_layout", l);
+	}
+	return o;
+}
+
 int ct_report_write_json(const struct ct_report *r, FILE *out)
 {
 	json_object *root = json_object_new_object();
@@ -345,6 +376,8 @@ int ct_report_write_json(const struct ct_report *r, FILE *out)
 		json_object_array_add(flows, flow_json(r, i));
 	if (r->periodicity)
 		json_object_object_add(root, "job", job_json(r->periodicity));
+	if (r->classes)
+		json_object_object_add(root, "classification", classification_json(r->classes));
 	json_object_object_add(root, "flows", flows);
 	json_object_object_add(root, "pfc", pfc_json(&r->counters.pfc));
 	if (r->periodicity)

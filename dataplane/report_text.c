@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 static void human_bytes(uint64_t v, char *buf, size_t len)
 {
@@ -35,6 +36,7 @@ static void endpoint(const struct ct_flow_summary *f, char *buf, size_t len)
 }
 
 static void write_periodicity_table(const struct ct_report *r, FILE *out);
+static void write_class_table(const struct ct_report *r, FILE *out);
 
 void ct_report_write_table(const struct ct_report *r, FILE *out)
 {
@@ -83,8 +85,25 @@ void ct_report_write_table(const struct ct_report *r, FILE *out)
 			i, ep, f->packets, bytes, f->messages, avg, f->retransmits, f->cnp, f->ecn_ce,
 			rev);
 	}
+	if (r->classes)
+		write_class_table(r, out);
 	if (r->periodicity)
 		write_periodicity_table(r, out);
+}
+
+static void write_class_table(const struct ct_report *r, FILE *out)
+{
+	const struct ct_classification *c = r->classes;
+
+	fprintf(out, "\nclasses (by %s", c->method);
+	if (!strcmp(c->method, "signatures"))
+		fprintf(out, "; layout seen: %u hosts, pipeline of %u, DP ring of %u, all-to-all "
+			     "among %u",
+			c->layout.hosts, c->layout.pp_stages, c->layout.dp_ring, c->layout.ep_group);
+	fprintf(out, "):\n%3s  %-11s %5s  %s\n", "id", "class", "conf", "evidence");
+	for (size_t i = 0; i < c->n; i++)
+		fprintf(out, "%3zu  %-11s %5.2f  %s\n", i, ct_class_name(c->flows[i].cls),
+			c->flows[i].confidence, c->flows[i].evidence);
 }
 
 static void write_periodicity_table(const struct ct_report *r, FILE *out)
@@ -223,6 +242,8 @@ void ct_report_write_lines(const struct ct_report *r, FILE *out)
 
 			fprintf(out, " bursts=%zu duty=%.3f", fp->onoff.bursts, fp->onoff.duty_cycle);
 		}
+		if (r->classes && i < r->classes->n)
+			fprintf(out, " class=%s", ct_class_name(r->classes->flows[i].cls));
 		fprintf(out, " first=%" PRIu64 " last=%" PRIu64 "\n", f->first_ts, f->last_ts);
 	}
 }

@@ -381,19 +381,6 @@ static int validate(struct loader *L, struct ct_profile *p)
 	return 0;
 }
 
-static int parse_address(const char *text, struct ct_addr *a)
-{
-	uint8_t v4[4];
-
-	if (inet_pton(AF_INET, text, v4) == 1) {
-		memset(a->b, 0, 10);
-		a->b[10] = a->b[11] = 0xff;
-		memcpy(a->b + 12, v4, 4);
-		return 0;
-	}
-	return inet_pton(AF_INET6, text, a->b) == 1 ? 0 : -EINVAL;
-}
-
 /* Rank -> host for the named mappings (see profile.h for rank numbering). */
 static void map_ranks(struct ct_profile *p)
 {
@@ -484,7 +471,7 @@ static int load_placement(struct loader *L, json_object *root, struct ct_profile
 
 			snprintf(ip, sizeof(ip), "$.placement.hosts[%u]", h);
 			if (!json_object_is_type(v, json_type_string) ||
-			    parse_address(json_object_get_string(v), &p->host_addr[h]))
+			    ct_addr_parse(json_object_get_string(v), &p->host_addr[h]))
 				return fail(L, ip, "expected an IPv4 or IPv6 address, got %s",
 					    shown(v));
 		}
@@ -495,7 +482,7 @@ static int load_placement(struct loader *L, json_object *root, struct ct_profile
 			char text[32];
 
 			snprintf(text, sizeof(text), "198.18.%u.%u", (h + 1) / 256, (h + 1) % 256);
-			parse_address(text, &p->host_addr[h]);
+			ct_addr_parse(text, &p->host_addr[h]);
 		}
 	}
 	return 0;
@@ -639,9 +626,3 @@ void ct_profile_free(struct ct_profile *p)
 	p->host_addr = NULL;
 }
 
-const char *ct_class_name(enum ct_class c)
-{
-	static const char *const names[] = {"TP", "PP", "DP", "EP", "EmbTableSyn", "Other"};
-
-	return (unsigned)c <= CT_CLASS_OTHER ? names[c] : "Other";
-}

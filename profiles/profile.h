@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include <commtap/parse.h>
+#include <commtap/traffic_class.h>
 
 enum ct_model_kind {
 	CT_MODEL_GPT = 1,
@@ -22,17 +23,6 @@ enum ct_mapping {
 	CT_MAP_DEEPSPEED_DEFAULT = 1, /* TP and DP inside hosts, pipeline stages across */
 	CT_MAP_CUSTOM,		      /* TP and stages inside hosts, DP across */
 	CT_MAP_EXPLICIT,	      /* a host index per rank */
-};
-
-/* The traffic classes commtap tells apart. */
-enum ct_class {
-	CT_CLASS_TP = 0,
-	CT_CLASS_PP,
-	CT_CLASS_DP,
-	CT_CLASS_EP,
-	CT_CLASS_EMB, /* EmbTableSyn */
-	CT_CLASS_COUNT,
-	CT_CLASS_OTHER = CT_CLASS_COUNT,
 };
 
 struct ct_hardware {
@@ -93,7 +83,6 @@ void ct_profile_free(struct ct_profile *p);
 int ct_platform_defaults(const char *name, struct ct_hardware *hw, unsigned *gpus_per_host);
 const char *const *ct_platform_names(void);
 
-const char *ct_class_name(enum ct_class c);
 
 /*
  * Rank numbering follows Megatron: tensor-parallel rank fastest, then

@@ -166,5 +166,7 @@ static inline bool ct_addr_is_v4(const struct ct_addr *a)
 
 /* Format an address as text (inet_ntop, IPv4 without the ::ffff: prefix). */
 const char *ct_addr_format(const struct ct_addr *a, char *buf, unsigned len);
+/* Parse an IPv4 or IPv6 address written as text; 0 or -EINVAL. */
+int ct_addr_parse(const char *text, struct ct_addr *a);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include <commtap/classify.h>
 #include <commtap/dataplane.h>
 #include <commtap/flow_set.h>
 #include <commtap/periodicity.h>
@@ -24,6 +25,7 @@ struct ct_report {
 	struct ct_engine_counters counters;
 	struct ct_flow_set flows; /* sorted and paired */
 	const struct ct_periodicity *periodicity; /* NULL when not computed */
+	const struct ct_classification *classes;  /* NULL when not computed */
 	double nic_gbps; /* receivers' NIC rate, for the cc section */
 };
 

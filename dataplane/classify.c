@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Flow classification (see classify.h). Where a flow goes: its connection's
+ * data direction is classified (label, else profile, else signature); the
+ * other direction then takes that class.
+ */
+#include <commtap/classify.h>
+
+#include "classify_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ct_class_set(struct ct_flow_class *fc, enum ct_class cls, enum ct_class_source src,
+		  double confidence, const char *fmt, ...)
+{
+	va_list ap;
+
+	fc->cls = (uint8_t)cls;
+	fc->source = (uint8_t)src;
+	fc->confidence = confidence < 0 ? 0 : confidence > 1 ? 1 : confidence;
+	va_start(ap, fmt);
+	vsnprintf(fc->evidence, sizeof(fc->evidence), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The direction of a connection that carries its data: the one with more
+ * bytes (ACKs, CTS and READ requests are small). A flow without a reverse
+ * is its own data direction.
+ */
+int ct_class_is_data_direction(const struct ct_flow_set *set, size_t i)
+{
+	const struct ct_flow_summary *f = &set->flows[i];
+
+	if (f->reverse < 0)
+		return 1;
+	const struct ct_flow_summary *r = &set->flows[f->reverse];
+
+	return f->bytes > r->bytes || (f->bytes == r->bytes && (int64_t)i < f->reverse);
+}
+
+int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
+		const struct ct_labels *labels, const struct ct_class_expect *expect,
+		struct ct_classification *out)
+{
+	uint8_t *todo;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->n = set->count;
+	out->flows = calloc(set->count ? set->count : 1, sizeof(*out->flows));
+	todo = calloc(set->count ? set->count : 1, 1);
+	if (!out->flows || !todo) {
+		free(todo);
+		ct_classification_free(out);
+		return -ENOMEM;
+	}
+	out->method = labels && labels->n ? "labels" : expect ? "profile" : "signatures";
+
+	/* 1. labels: authoritative, for either direction */
+	for (size_t i = 0; i < set->count; i++) {
+		const struct ct_label *l = ct_labels_find(labels, &set->flows[i].key);
+
+		if (l)
+			ct_class_set(&out->flows[i], l->cls, CT_CLASS_BY_LABEL, 1,
+				     l->comm[0] ? "agent label (communicator %s)" : "agent label%s",
+				     l->comm);
+		else
+			todo[i] = ct_class_is_data_direction(set, i);
+	}
+	/* 2./3. data directions without a label: the profile, else the signatures */
+	if (expect)
+		err = ct_classify_by_profile(set, per, expect, todo, out);
+	else
+		err = ct_classify_by_signature(set, per, todo, out);
+	/* the other directions take their data direction's class */
+	for (size_t i = 0; i < set->count && !err; i++) {
+		const struct ct_flow_summary *f = &set->flows[i];
+
+		if (todo[i] || out->flows[i].source == CT_CLASS_BY_LABEL)
+			continue;
+		const struct ct_flow_class *d = &out->flows[f->reverse];
+
+		ct_class_set(&out->flows[i], d->cls, CT_CLASS_BY_CONNECTION, d->confidence,
+			     "reverse of flow %lld, its connection's data direction",
+			     (long long)f->reverse);
+	}
+	free(todo);
+	if (err)
+		ct_classification_free(out);
+	return err;
+}
+
+void ct_classification_free(struct ct_classification *c)
+{
+	free(c->flows);
+	c->flows = NULL;
+	c->n = 0;
+}

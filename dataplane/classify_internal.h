@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to the classifier: the profile and signature passes. */
+#ifndef COMMTAP_CLASSIFY_INTERNAL_H
+#define COMMTAP_CLASSIFY_INTERNAL_H
+
+#include <commtap/classify.h>
+
+__attribute__((format(printf, 5, 6))) void ct_class_set(struct ct_flow_class *fc,
+							 enum ct_class cls,
+							 enum ct_class_source src,
+							 double confidence, const char *fmt, ...);
+
+int ct_class_is_data_direction(const struct ct_flow_set *set, size_t i);
+
+/*
+ * Classify the flows marked in todo (data directions without a label).
+ * per may be NULL. Return 0 or -ENOMEM.
+ */
+int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_periodicity *per,
+			   const struct ct_class_expect *expect, const uint8_t *todo,
+			   struct ct_classification *out);
+int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
+			     const uint8_t *todo, struct ct_classification *out);
+
+#endif

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Flow classification (slow path, per report): each flow gets a traffic
+ * class, a confidence and the evidence, from the strongest knowledge at
+ * hand:
+ *   1. labels from the host agent (flow key -> class): authoritative;
+ *   2. a profile's expectation (hosts, and when and how much each class
+ *      sends between each pair of hosts in an iteration);
+ *   3. the traffic's own signature (periodicity, phase, fan-out, volume
+ *      variation) when nothing else is known.
+ * The two directions of a connection share the class of the one that
+ * carries the data.
+ */
+#ifndef COMMTAP_CLASSIFY_H
+#define COMMTAP_CLASSIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <commtap/flow_set.h>
+#include <commtap/periodicity.h>
+#include <commtap/traffic_class.h>
+
+enum ct_class_source {
+	CT_CLASS_BY_SIGNATURE = 0,
+	CT_CLASS_BY_PROFILE,
+	CT_CLASS_BY_LABEL,
+	CT_CLASS_BY_CONNECTION, /* the class of the connection's data direction */
+};
+
+#define CT_CLASS_EVIDENCE_LEN 128
+
+struct ct_flow_class {
+	uint8_t cls;	/* enum ct_class */
+	uint8_t source; /* enum ct_class_source */
+	double confidence;
+	char evidence[CT_CLASS_EVIDENCE_LEN];
+};
+
+/* Agent labels: flow key -> class (commtap.labels/v1; see docs/labels.md). */
+struct ct_label {
+	struct ct_flow_key key;
+	uint8_t cls;
+	char comm[24]; /* communicator, "" if not given */
+};
+
+struct ct_labels {
+	struct ct_label *l; /* sorted by key */
+	size_t n;
+};
+
+/*
+ * Load labels from a commtap.labels/v1 (or commtap.truth/v1) JSON file. On
+ * failure returns a negative errno and writes "FILE: $.json.path: what is
+ * wrong" into err.
+ */
+int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t errlen);
+void ct_labels_free(struct ct_labels *l);
+const struct ct_label *ct_labels_find(const struct ct_labels *l, const struct ct_flow_key *key);
+
+/* One transfer a profile expects between two hosts, placed in the iteration (0..1). */
+struct ct_expect_xfer {
+	uint16_t src_host, dst_host;
+	uint8_t cls;
+	double phase_start, phase_end;
+	double bytes;
+};
+
+struct ct_class_expect {
+	const char *profile; /* its name, for the evidence */
+	unsigned hosts;
+	const struct ct_addr *host_addr; /* hosts entries */
+	const struct ct_expect_xfer *xfers;
+	size_t n_xfers;
+};
+
+/* A parallel layout inferred from the traffic (signatures only). */
+struct ct_layout {
+	unsigned hosts;	     /* hosts seen in periodic traffic */
+	unsigned pp_stages;  /* hosts in the longest pipeline chain, 0 none */
+	unsigned dp_ring;    /* hosts in the largest DP ring, 0 none */
+	unsigned ep_group;   /* hosts exchanging all-to-all, 0 none */
+};
+
+struct ct_classification {
+	struct ct_flow_class *flows; /* one per flow of the set */
+	size_t n;
+	const char *method; /* "labels", "profile" or "signatures" */
+	struct ct_layout layout;
+};
+
+/*
+ * Classify every flow of set (sorted and paired). per may be NULL (no
+ * periodicity: signatures then say Other), labels and expect may be NULL.
+ * Returns 0 or -ENOMEM.
+ */
+int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
+		const struct ct_labels *labels, const struct ct_class_expect *expect,
+		struct ct_classification *out);
+void ct_classification_free(struct ct_classification *c);
+
+#endif

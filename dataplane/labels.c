@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Agent labels: which class each flow carries, as the host agent learns it
+ * from NCCL (QP or socket -> communicator -> parallel group). The file is
+ * commtap.labels/v1 (docs/labels.md); a synth truth file (commtap.truth/v1)
+ * has the same "flows" list and is accepted too. Every field is checked;
+ * an error names the file and the JSON path.
+ */
+#include <commtap/classify.h>
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct label_loader {
+	const char *file;
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 3, 4))) static int label_fail(struct label_loader *L,
+							     const char *path, const char *fmt,
+							     ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(L->err, L->errlen, "%s: %s: %s", L->file, path, msg);
+	return -EINVAL;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(&((const struct ct_label *)a)->key, &((const struct ct_label *)b)->key,
+		      sizeof(struct ct_flow_key));
+}
+
+/* An integer field in [0, max]; -ENOENT when absent. */
+static int get_uint(struct label_loader *L, json_object *o, const char *key, const char *path,
+		    int64_t max, int64_t *out)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return -ENOENT;
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
+	    json_object_get_int64(v) > max)
+		return label_fail(L, path, "\"%s\": expected an integer in [0, %lld]", key,
+				  (long long)max);
+	*out = json_object_get_int64(v);
+	return 0;
+}
+
+static int get_string(struct label_loader *L, json_object *o, const char *key, const char *path,
+		      const char **out)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return label_fail(L, path, "\"%s\": expected a string", key);
+	*out = json_object_get_string(v);
+	return 0;
+}
+
+static int parse_label(struct label_loader *L, json_object *o, const char *path,
+		       struct ct_label *out)
+{
+	const char *transport, *src, *dst, *cls;
+	int64_t qpn, sport, dport;
+	json_object *comm;
+	int rc, c;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_object_is_type(o, json_type_object))
+		return label_fail(L, path, "expected an object");
+	if ((rc = get_string(L, o, "transport", path, &transport)) ||
+	    (rc = get_string(L, o, "src", path, &src)) ||
+	    (rc = get_string(L, o, "dst", path, &dst)) ||
+	    (rc = get_string(L, o, "class", path, &cls)))
+		return rc;
+	if (ct_addr_parse(src, &out->key.src))
+		return label_fail(L, path, "\"src\": \"%s\" is not an IPv4 or IPv6 address", src);
+	if (ct_addr_parse(dst, &out->key.dst))
+		return label_fail(L, path, "\"dst\": \"%s\" is not an IPv4 or IPv6 address", dst);
+	c = ct_class_from_name(cls);
+	if (c < 0)
+		return label_fail(L, path,
+				  "\"class\": \"%s\" is not one of TP, PP, DP, EP, EmbTableSyn, Other",
+				  cls);
+	out->cls = (uint8_t)c;
+	if (!strcmp(transport, "roce")) {
+		rc = get_uint(L, o, "qpn", path, 0xffffff, &qpn);
+		if (rc == -ENOENT)
+			return label_fail(L, path, "\"qpn\": missing (a RoCE flow is named by its "
+						   "destination QP)");
+		if (rc)
+			return rc;
+		out->key.transport = CT_TRANSPORT_ROCE;
+		out->key.id = (uint32_t)qpn;
+	} else if (!strcmp(transport, "tcp")) {
+		rc = get_uint(L, o, "sport", path, 65535, &sport);
+		rc = rc ?: get_uint(L, o, "dport", path, 65535, &dport);
+		if (rc == -ENOENT)
+			return label_fail(L, path, "\"sport\" and \"dport\": both needed for a TCP "
+						   "flow");
+		if (rc)
+			return rc;
+		out->key.transport = CT_TRANSPORT_TCP;
+		out->key.id = (uint32_t)sport << 16 | (uint32_t)dport;
+	} else {
+		return label_fail(L, path, "\"transport\": \"%s\" is not \"roce\" or \"tcp\"",
+				  transport);
+	}
+	if (json_object_object_get_ex(o, "comm", &comm)) {
+		if (!json_object_is_type(comm, json_type_string))
+			return label_fail(L, path, "\"comm\": expected a string");
+		snprintf(out->comm, sizeof(out->comm), "%s", json_object_get_string(comm));
+	}
+	return 0;
+}
+
+int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t errlen)
+{
+	const char *base = strrchr(path, '/');
+	struct label_loader L = {base ? base + 1 : path, err, errlen};
+	json_object *root, *schema, *flows;
+	char where[64];
+	size_t n;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	root = json_object_from_file(path);
+	if (!root) {
+		snprintf(err, errlen, "%s: cannot read or not valid JSON: %s", path,
+			 json_util_get_last_err() ? json_util_get_last_err() : "unknown error");
+		return -EINVAL;
+	}
+	if (!json_object_is_type(root, json_type_object)) {
+		rc = label_fail(&L, "$", "expected a JSON object");
+		goto out;
+	}
+	if (!json_object_object_get_ex(root, "schema", &schema) ||
+	    !json_object_is_type(schema, json_type_string) ||
+	    (strcmp(json_object_get_string(schema), "commtap.labels/v1") &&
+	     strcmp(json_object_get_string(schema), "commtap.truth/v1"))) {
+		rc = label_fail(&L, "$.schema", "expected \"commtap.labels/v1\"");
+		goto out;
+	}
+	if (!json_object_object_get_ex(root, "flows", &flows) ||
+	    !json_object_is_type(flows, json_type_array)) {
+		rc = label_fail(&L, "$.flows", "expected a list of flows");
+		goto out;
+	}
+	n = json_object_array_length(flows);
+	out->l = calloc(n ? n : 1, sizeof(*out->l));
+	if (!out->l) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		snprintf(where, sizeof(where), "$.flows[%zu]", i);
+		rc = parse_label(&L, json_object_array_get_idx(flows, i), where, &out->l[i]);
+	}
+	if (rc)
+		goto out;
+	out->n = n;
+	qsort(out->l, n, sizeof(*out->l), key_cmp);
+	for (size_t i = 1; i < n && !rc; i++)
+		if (!key_cmp(&out->l[i - 1], &out->l[i]) && out->l[i - 1].cls != out->l[i].cls)
+			rc = label_fail(&L, "$.flows", "one flow labelled both %s and %s",
+					ct_class_name(out->l[i - 1].cls),
+					ct_class_name(out->l[i].cls));
+out:
+	json_object_put(root);
+	if (rc)
+		ct_labels_free(out);
+	return rc;
+}
+
+void ct_labels_free(struct ct_labels *l)
+{
+	free(l->l);
+	l->l = NULL;
+	l->n = 0;
+}
+
+const struct ct_label *ct_labels_find(const struct ct_labels *l, const struct ct_flow_key *key)
+{
+	struct ct_label probe;
+
+	if (!l || !l->n)
+		return NULL;
+	probe.key = *key;
+	return bsearch(&probe, l->l, l->n, sizeof(*l->l), key_cmp);
+}
