@@ -352,6 +352,8 @@ static int knowledge_load(const struct analyze_opts *o, struct knowledge *k)
 		if (x->src_host == x->dst_host)
 			continue;
 		k->xfers[k->expect.n_xfers++] = (struct ct_expect_xfer){
+			.src_rank = x->src_rank,
+			.dst_rank = x->dst_rank,
 			.src_host = x->src_host,
 			.dst_host = x->dst_host,
 			.cls = x->cls,

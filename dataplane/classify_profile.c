@@ -21,6 +21,7 @@
 #define PHASE_BINS  256
 #define PHASE_SLACK 3 /* bins a burst may miss a transfer by (jitter, offset) */
 #define LIKELIHOOD_FLOOR 1e-6 /* a phase no transfer of the class covers */
+#define COUNT_WEIGHT	 2.0  /* log-likelihood per byte one e-fold of burst count is worth */
 
 struct host_entry {
 	struct ct_addr addr;
@@ -96,6 +97,25 @@ static unsigned schedule_offset(const struct ct_periodicity *per,
 }
 
 /* Choose among the pair's classes by when the flow's bursts run. */
+/* Transfers per iteration of class c between one pair of ranks of the host pair, on average. */
+static double transfers_per_pair(const struct ct_expect_xfer *x, size_t nx, int c)
+{
+	size_t count = 0, pairs = 0;
+
+	for (size_t i = 0; i < nx; i++) {
+		int first = 1;
+
+		if (x[i].cls != c)
+			continue;
+		count++;
+		for (size_t j = 0; j < i && first; j++)
+			first = !(x[j].cls == c && x[j].src_rank == x[i].src_rank &&
+				  x[j].dst_rank == x[i].dst_rank);
+		pairs += (size_t)first;
+	}
+	return pairs ? (double)count / (double)pairs : 0;
+}
+
 static void by_phase(const struct ct_flow_periodicity *fp, const struct ct_period *job,
 		     const struct ct_expect_xfer *x, size_t nx, unsigned offset, long s, long d,
 		     const double *class_bytes, struct ct_flow_class *fc)
@@ -143,6 +163,21 @@ static void by_phase(const struct ct_flow_periodicity *fp, const struct ct_perio
 				score[c] += w;
 		}
 	}
+	/*
+	 * How often: a flow carries one burst per transfer of its class between
+	 * its two ranks (EmbTableSyn once an iteration, PP once per micro-batch
+	 * each way). Phases alone mislead when the iteration's start is placed
+	 * differently from the schedule's; counts do not depend on it.
+	 */
+	if (total > 0 && job && job->iterations) {
+		double seen = (double)fp->n_bursts / (double)job->iterations;
+
+		for (int c = 0; c < CT_CLASS_COUNT; c++)
+			if (class_bytes[c] > 0)
+				likelihood[c] = likelihood[c] / total -
+						COUNT_WEIGHT * fabs(log((seen + 0.5) /
+									 (transfers_per_pair(x, nx, c) + 0.5)));
+	}
 	for (int c = 0; c < CT_CLASS_COUNT; c++) {
 		if (class_bytes[c] <= 0)
 			continue;
@@ -154,7 +189,7 @@ static void by_phase(const struct ct_flow_periodicity *fp, const struct ct_perio
 			second = c;
 		}
 	}
-	if (total <= 0 || score[best] <= 0) {
+	if (total <= 0) {
 		/* nothing placed: the pair's largest class */
 		int big = 0;
 		double sum = 0;
@@ -171,6 +206,7 @@ static void by_phase(const struct ct_flow_periodicity *fp, const struct ct_perio
 		return;
 	}
 	double lead = score[best] / total, other = second >= 0 ? score[second] / total : 0;
+	double seen = (double)fp->n_bursts / (double)job->iterations;
 
 	if (second < 0) {
 		ct_class_set(fc, (enum ct_class)best, CT_CLASS_BY_PROFILE, 0.5 + 0.5 * lead,
@@ -178,11 +214,16 @@ static void by_phase(const struct ct_flow_periodicity *fp, const struct ct_perio
 			     100 * lead, ct_class_name(best), s, d);
 		return;
 	}
-	ct_class_set(fc, (enum ct_class)best, CT_CLASS_BY_PROFILE, 0.5 + 0.5 * (lead - other),
-		     "profile: host %ld to host %ld carries %s and %s; %.0f%% of its bytes fall "
-		     "when %s runs, %.0f%% when %s does",
-		     s, d, ct_class_name(best), ct_class_name(second), 100 * lead,
-		     ct_class_name(best), 100 * other, ct_class_name(second));
+	/* confidence: the logistic of how much likelier the winner is */
+	ct_class_set(fc, (enum ct_class)best, CT_CLASS_BY_PROFILE,
+		     1 / (1 + exp(likelihood[second] - likelihood[best])),
+		     "profile: host %ld to host %ld carries %s and %s; %.1f bursts an iteration "
+		     "(transfers per rank pair: %s %.1f, %s %.1f); %.0f%% of its bytes fall when "
+		     "%s runs, %.0f%% when %s does",
+		     s, d, ct_class_name(best), ct_class_name(second), seen, ct_class_name(best),
+		     transfers_per_pair(x, nx, best), ct_class_name(second),
+		     transfers_per_pair(x, nx, second), 100 * lead, ct_class_name(best),
+		     100 * other, ct_class_name(second));
 }
 
 int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_periodicity *per,

@@ -28,7 +28,7 @@ enum ct_class_source {
 	CT_CLASS_BY_CONNECTION, /* the class of the connection's data direction */
 };
 
-#define CT_CLASS_EVIDENCE_LEN 128
+#define CT_CLASS_EVIDENCE_LEN 192
 
 struct ct_flow_class {
 	uint8_t cls;	/* enum ct_class */
@@ -60,6 +60,7 @@ const struct ct_label *ct_labels_find(const struct ct_labels *l, const struct ct
 
 /* One transfer a profile expects between two hosts, placed in the iteration (0..1). */
 struct ct_expect_xfer {
+	uint32_t src_rank, dst_rank;
 	uint16_t src_host, dst_host;
 	uint8_t cls;
 	double phase_start, phase_end;
