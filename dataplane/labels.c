@@ -135,10 +135,23 @@ int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t er
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return rc;
+	}
+	fclose(f);
 	root = json_object_from_file(path);
 	if (!root) {
-		snprintf(err, errlen, "%s: cannot read or not valid JSON: %s", path,
-			 json_util_get_last_err() ? json_util_get_last_err() : "unknown error");
+		const char *why = json_util_get_last_err();
+		size_t len;
+
+		snprintf(err, errlen, "%s: not valid JSON: %s", path, why ? why : "unreadable");
+		len = strlen(err);
+		while (len && (err[len - 1] == '\n' || err[len - 1] == ' '))
+			err[--len] = 0; /* json-c ends its message with a newline */
 		return -EINVAL;
 	}
 	if (!json_object_is_type(root, json_type_object)) {

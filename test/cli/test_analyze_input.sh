@@ -119,5 +119,24 @@ else
 	echo "SKIP part: editcap not installed (pcapng/microsecond checks)"
 fi
 
+
+# classification knowledge: broken labels and profiles are named with their JSON path
+printf '{"schema": "commtap.labels/v1", "flows": [{"transport": "roce", "src": "198.18.0.1", "dst": "198.18.0.2", "qpn": 257, "class": "Gossip"}]}\n' >"$tmp/badclass.json"
+expect_status "labels: unknown class" 1 "$commtap" analyze --labels "$tmp/badclass.json" "$sample"
+grep -q 'flows\[0\]' "$tmp/err" || fail "labels: unknown class: error does not give the JSON path"
+printf '{"schema": "commtap.labels/v1", "flows": [{"transport": "roce", "src": "198.18.0.999", "dst": "198.18.0.2", "qpn": 257, "class": "PP"}]}\n' >"$tmp/badaddr.json"
+expect_status "labels: bad address" 1 "$commtap" analyze --labels "$tmp/badaddr.json" "$sample"
+printf '{"schema": "commtap.labels/v1", "flows": [{"transport": "roce", "src": "198.18.0.1", "dst": "198.18.0.2", "class": "PP"}]}\n' >"$tmp/noqpn.json"
+expect_status "labels: RoCE flow without qpn" 1 "$commtap" analyze --labels "$tmp/noqpn.json" "$sample"
+printf '{"schema": "commtap.labels/v1", "flows": [' >"$tmp/truncated.json"
+expect_status "labels: truncated JSON" 1 "$commtap" analyze --labels "$tmp/truncated.json" "$sample"
+expect_status "labels: missing file" 1 "$commtap" analyze --labels "$tmp/none.json" "$sample"
+printf '{"name": "x", "model": {"kind": "gpt"}}\n' >"$tmp/badprofile.json"
+expect_status "profile: incomplete" 1 "$commtap" analyze --profile "$tmp/badprofile.json" "$sample"
+printf '{"schema": "commtap.labels/v1", "flows": [{"transport": "roce", "src": "198.18.0.1", "dst": "198.18.0.2", "qpn": 257, "class": "PP", "comm": "0x1f"}]}\n' >"$tmp/good.json"
+expect_status "labels: good file" 0 "$commtap" analyze --labels "$tmp/good.json" --json "$tmp/labelled.json" "$sample"
+grep -q '"class_source":"label"' "$tmp/labelled.json" ||
+	grep -q '"class_source": *"label"' "$tmp/labelled.json" || fail "labels: no flow took its label"
+
 echo "$passed passed, $fails failed"
 [ "$fails" -eq 0 ]
