@@ -4,9 +4,10 @@
  * heatmap of a training job:
  *   - traffic that does not recur every iteration is Other (storage,
  *     checkpoints, control);
- *   - a volume that changes from iteration to iteration is expert
- *     all-to-all (EP): token routing moves different bytes each time, every
- *     other class moves the same tensors;
+ *   - bursts at any moment of the iteration are Other too;
+ *   - bursts whose sizes do not repeat are expert all-to-all (EP): token
+ *     routing moves different bytes each time, every other class moves the
+ *     same tensors every iteration;
  *   - data both ways between two hosts, several bursts an iteration, is a
  *     pipeline (PP: activations forward, gradients back, per micro-batch);
  *   - with a pipeline present, data both ways between two hosts that are
@@ -16,10 +17,15 @@
 #include "classify_internal.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EP_VOLUME_CV   0.05 /* per-iteration volume variation of all-to-all */
+#define EP_SIZE_VARIETY 0.5 /* share of a flow's bursts with a size of their own */
+#define PHASE_STEADY	0.6 /* phase concentration of a flow that belongs to the iteration */
+#define EP_VOLUME_SPREAD 0.01 /* bytes per iteration vary: the other classes repeat to the byte */
+#define EP_MIN_BURSTS	2.0 /* all-to-all runs per MoE layer: several times an iteration */
 #define PP_MIN_BURSTS  3.0  /* bursts per iteration of a pipeline flow, at least */
 
 enum pair_flag {
@@ -71,6 +77,84 @@ static unsigned count_hosts(const struct ct_flow_set *set, const struct ct_class
 	return distinct;
 }
 
+static int double_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The share of a flow's bursts whose size no other burst shares (within
+ * 1%): the classes that move the same tensors every iteration repeat their
+ * sizes, token routing (EP) gives every all-to-all a size of its own.
+ */
+static double size_variety(const struct ct_flow_periodicity *fp, double *scratch)
+{
+	size_t groups = 0;
+
+	if (fp->n_bursts < 2)
+		return 0;
+	for (size_t i = 0; i < fp->n_bursts; i++)
+		scratch[i] = (double)fp->bursts[i].bytes;
+	qsort(scratch, fp->n_bursts, sizeof(*scratch), double_cmp);
+	for (size_t i = 0; i < fp->n_bursts; i++)
+		groups += !i || scratch[i] > scratch[i - 1] * 1.01;
+	return (double)(groups - 1) / (double)(fp->n_bursts - 1);
+}
+
+/*
+ * How steadily a flow's first burst of each iteration sits at one phase:
+ * the length of the mean of the phases as unit vectors (1: always the same
+ * moment; about 1/sqrt(iterations): anywhere, like storage traffic).
+ */
+static double phase_concentration(const struct ct_flow_periodicity *fp, const struct ct_period *job)
+{
+	double x = 0, y = 0;
+	long last = -1;
+	size_t n = 0;
+
+	for (size_t i = 0; i < fp->n_bursts; i++) {
+		long it = ct_period_iteration(job, fp->bursts[i].start);
+		double ph;
+
+		if (it < 0 || it == last)
+			continue;
+		last = it;
+		ph = ct_period_phase(job, fp->bursts[i].start);
+		x += cos(2 * M_PI * ph);
+		y += sin(2 * M_PI * ph);
+		n++;
+	}
+	return n ? sqrt(x * x + y * y) / (double)n : 0;
+}
+
+/*
+ * How much a flow's bytes per iteration vary, robustly: 1.4826 MAD over the
+ * median (a burst counted in the neighbouring iteration, when the boundary
+ * falls on it, moves only a few iterations' volumes). The first and last
+ * iterations may be cut by the capture and are left out.
+ */
+static double volume_variation(const struct ct_iteration_volumes *v, double *scratch)
+{
+	size_t n = 0;
+	double median, mad;
+
+	for (size_t i = 1; i + 1 < v->iterations; i++)
+		scratch[n++] = v->bytes[i];
+	if (n < 3)
+		return 0;
+	qsort(scratch, n, sizeof(*scratch), double_cmp);
+	median = n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	if (median <= 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		scratch[i] = fabs(scratch[i] - median);
+	qsort(scratch, n, sizeof(*scratch), double_cmp);
+	mad = n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	return 1.4826 * mad / median;
+}
+
 int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
 			     const uint8_t *todo, struct ct_classification *out)
 {
@@ -78,19 +162,22 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	struct pair *pairs = malloc((set->count ? set->count : 1) * sizeof(*pairs));
 	struct ct_addr *scratch = malloc((2 * set->count + 1) * sizeof(*scratch));
 	uint8_t *steady = calloc(set->count ? set->count : 1, 1);
+	double *sizes = malloc((per ? per->bursts : 0) * sizeof(*sizes) + sizeof(*sizes));
 	size_t np = 0, w = 0;
 	int pipeline = 0;
 
-	if (!pairs || !scratch || !steady) {
+	if (!pairs || !scratch || !steady || !sizes) {
 		free(pairs);
 		free(scratch);
 		free(steady);
+		free(sizes);
 		return -ENOMEM;
 	}
 	/* Other and EP first; the rest are steady periodic flows */
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_flow_periodicity *fp;
 		struct ct_flow_class *fc = &out->flows[i];
+		double conc, variety, spread, per_iter;
 
 		if (!todo[i])
 			continue;
@@ -106,11 +193,31 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 				     "its %zu bursts do not recur every iteration", fp->n_bursts);
 			continue;
 		}
-		if (fp->volumes.iterations >= 3 && fp->volumes.bytes_cv >= EP_VOLUME_CV) {
-			ct_class_set(fc, CT_CLASS_EP, CT_CLASS_BY_SIGNATURE,
-				     0.6 + fp->volumes.bytes_cv, "its bytes per iteration vary "
-				     "(CV %.2f), as token routing makes all-to-all do",
-				     fp->volumes.bytes_cv);
+		conc = phase_concentration(fp, job);
+		if (conc < PHASE_STEADY) {
+			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 1 - conc,
+				     "its bursts come at any moment of the iteration (phase "
+				     "concentration %.2f)",
+				     conc);
+			continue;
+		}
+		variety = size_variety(fp, sizes);
+		spread = volume_variation(&fp->volumes, sizes);
+		per_iter = (double)fp->n_bursts / (double)job->iterations;
+		if ((variety >= EP_SIZE_VARIETY || spread >= EP_VOLUME_SPREAD) &&
+		    per_iter >= EP_MIN_BURSTS) {
+			ct_class_set(fc, CT_CLASS_EP, CT_CLASS_BY_SIGNATURE, 0.8,
+				     "%.1f bursts an iteration whose sizes do not repeat (%.0f%% "
+				     "unique, volume varies %.0f%%): token routing (all-to-all) moves "
+				     "different bytes each time",
+				     per_iter, 100 * variety, 100 * spread);
+			continue;
+		}
+		if (variety >= EP_SIZE_VARIETY) {
+			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 0.6,
+				     "%.1f bursts an iteration of a different size each time: no "
+				     "collective of the job",
+				     per_iter);
 			continue;
 		}
 		steady[i] = 1;
@@ -170,5 +277,6 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	free(pairs);
 	free(scratch);
 	free(steady);
+	free(sizes);
 	return 0;
 }
