@@ -5,6 +5,41 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#define HUGE_PAGE	(2u << 20)
+#define HUGE_PAGES_FROM (4u << 20) /* smaller buffers are malloc's */
+
+void *ct_slow_alloc(size_t size)
+{
+	void *p;
+
+	if (size < HUGE_PAGES_FROM || size > SIZE_MAX - HUGE_PAGE)
+		return malloc(size ? size : 1);
+#ifdef MADV_HUGEPAGE
+	size = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	if (posix_memalign(&p, HUGE_PAGE, size))
+		return NULL;
+	(void)madvise(p, size, MADV_HUGEPAGE); /* advice: without it, small pages */
+#else
+	p = malloc(size);
+#endif
+	return p;
+}
+
+void *ct_slow_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	if (n * size < HUGE_PAGES_FROM)
+		return calloc(n ? n : 1, size ? size : 1);
+	p = ct_slow_alloc(n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
 
 static inline void swap_doubles(double *a, double *b)
 {
@@ -238,75 +273,152 @@ void ct_iteration_volumes_free(struct ct_iteration_volumes *v)
 	v->iterations = 0;
 }
 
+/* Small numbers for the .flow values of bursts (senders, flows), in order of first sight. */
+struct id_map {
+	uint32_t *key, *id; /* id UINT32_MAX: empty */
+	size_t mask, n;
+};
+
+static int id_map_init(struct id_map *m, size_t n)
+{
+	size_t slots = 16;
+
+	while (slots < 2 * n)
+		slots *= 2;
+	m->key = malloc(slots * sizeof(*m->key));
+	m->id = malloc(slots * sizeof(*m->id));
+	m->mask = slots - 1;
+	m->n = 0;
+	if (!m->key || !m->id) {
+		free(m->key);
+		free(m->id);
+		return -ENOMEM;
+	}
+	memset(m->id, 0xff, slots * sizeof(*m->id));
+	return 0;
+}
+
+static uint32_t id_map_get(struct id_map *m, uint32_t key)
+{
+	size_t j = (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> 32) & m->mask;
+
+	while (m->id[j] != UINT32_MAX && m->key[j] != key)
+		j = (j + 1) & m->mask;
+	if (m->id[j] == UINT32_MAX) {
+		m->key[j] = key;
+		m->id[j] = (uint32_t)m->n++;
+	}
+	return m->id[j];
+}
+
+static void id_map_free(struct id_map *m)
+{
+	free(m->key);
+	free(m->id);
+}
+
 struct edge {
 	uint64_t t;
-	int delta; /* +1 start, -1 end */
-	uint32_t sender;
+	int delta;	 /* +1 start, -1 end */
+	uint32_t sender; /* numbered from 0 */
 	double rate;
 };
 
-static int edge_cmp(const void *a, const void *b)
+/*
+ * Stable sort of edges by time, merging the runs they come in (starts of
+ * bursts sorted by start are one run; their ends, a few). tmp holds n edges,
+ * runs n + 1 offsets.
+ */
+static void edges_sort(struct edge *e, size_t n, struct edge *tmp, size_t *runs)
 {
-	const struct edge *x = a, *y = b;
+	struct edge *src = e, *dst = tmp;
+	size_t nr = 0;
 
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->delta - y->delta; /* ends before starts at the same instant */
+	if (n < 2)
+		return;
+	runs[nr++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (e[i].t < e[i - 1].t)
+			runs[nr++] = i;
+	runs[nr] = n; /* run r is [runs[r], runs[r + 1]) */
+	while (nr > 1) {
+		size_t k = 0;
+
+		for (size_t r = 0; r < nr; r += 2) {
+			size_t lo = runs[r], mid = runs[r + 1], hi = r + 1 < nr ? runs[r + 2] : mid;
+			size_t i = lo, j = mid, o = lo;
+
+			while (i < mid && j < hi)
+				dst[o++] = src[j].t < src[i].t ? src[j++] : src[i++];
+			memcpy(dst + o, src + i, (mid - i) * sizeof(*dst));
+			o += mid - i;
+			memcpy(dst + o, src + j, (hi - j) * sizeof(*dst));
+			runs[k++] = lo;
+		}
+		runs[k] = n;
+		nr = k;
+		struct edge *t = src;
+
+		src = dst;
+		dst = t;
+	}
+	if (src != e)
+		memcpy(e, src, n * sizeof(*e));
 }
 
+/*
+ * A sweep over the bursts' edges in time order, ends before starts at the
+ * same instant, each kind in the bursts' order.
+ */
 int ct_incast_of(const struct ct_burst *b, size_t n, unsigned *max_senders, double *peak_gbps)
 {
-	struct edge *e = malloc(2 * n * sizeof(*e) + 1);
-	uint32_t *senders = NULL, *active = NULL;
-	size_t n_senders = 0;
-	double rate = 0;
+	struct edge *up = malloc(3 * n * sizeof(*up) + 1), *down = up + n, *tmp = down + n;
+	size_t *runs = malloc((n + 1) * sizeof(*runs));
+	uint32_t *active = calloc(n + 1, sizeof(*active));
+	struct id_map senders = {0};
 	unsigned distinct = 0;
+	double rate = 0;
+	int err = 0;
 
 	*max_senders = 0;
 	*peak_gbps = 0;
-	if (!e)
-		return -ENOMEM;
+	if (!up || !runs || !active || id_map_init(&senders, n)) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		double r = burst_rate_gbps(&b[i]);
+		uint32_t s = id_map_get(&senders, b[i].flow);
 
-		e[2 * i] = (struct edge){b[i].start, +1, b[i].flow, r};
-		e[2 * i + 1] = (struct edge){b[i].end, -1, b[i].flow, r};
+		up[i] = (struct edge){b[i].start, +1, s, r};
+		down[i] = (struct edge){b[i].end, -1, s, r};
 	}
-	qsort(e, 2 * n, sizeof(*e), edge_cmp);
-	/* senders are compacted to indices for the per-sender activity count */
-	senders = malloc((n + 1) * sizeof(*senders));
-	active = calloc(n + 1, sizeof(*active));
-	if (!senders || !active) {
-		free(e);
-		free(senders);
-		free(active);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < 2 * n; i++) {
-		size_t s;
+	edges_sort(up, n, tmp, runs);
+	edges_sort(down, n, tmp, runs);
+	for (size_t i = 0, j = 0; i < n || j < n;) {
+		const struct edge *e =
+			j < n && (i == n || down[j].t <= up[i].t) ? &down[j++] : &up[i++];
 
-		for (s = 0; s < n_senders && senders[s] != e[i].sender; s++)
-			;
-		if (s == n_senders)
-			senders[n_senders++] = e[i].sender;
-		if (e[i].delta > 0) {
-			if (!active[s]++)
+		if (e->delta > 0) {
+			if (!active[e->sender]++)
 				distinct++;
-			rate += e[i].rate;
+			rate += e->rate;
 		} else {
-			if (!--active[s])
+			if (!--active[e->sender])
 				distinct--;
-			rate -= e[i].rate;
+			rate -= e->rate;
 		}
 		if (distinct > *max_senders)
 			*max_senders = distinct;
 		if (rate > *peak_gbps)
 			*peak_gbps = rate;
 	}
-	free(e);
-	free(senders);
+	id_map_free(&senders);
+out:
+	free(up);
+	free(runs);
 	free(active);
-	return 0;
+	return err;
 }
 
 struct first_start {
@@ -326,18 +438,60 @@ static int first_start_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-double ct_start_spread_s(const struct ct_burst *b, size_t n, const struct ct_period *p)
+/*
+ * Bursts in start order: the iterations come one after the other, and a
+ * flow's first start in one is where the flow is first seen in it.
+ */
+static size_t spreads_in_order(const struct ct_burst *b, size_t n, const struct ct_period *p,
+			       double *spreads)
 {
-	struct first_start *fs;
-	double *spreads, result = -1;
+	/* per flow: 1 + the last iteration it was seen in */
+	long *seen = calloc(n, sizeof(*seen)), cur = -1;
+	struct id_map flows;
+	uint64_t lo = 0, hi = 0;
+	size_t m = 0, count = 0;
+
+	if (!seen || id_map_init(&flows, n)) {
+		free(seen);
+		return SIZE_MAX;
+	}
+	for (size_t i = 0; i < n; i++) {
+		long it = iteration_of(p, b[i].start);
+		uint32_t f;
+
+		if (it < 0)
+			continue;
+		if (it != cur) {
+			if (count >= 2)
+				spreads[m++] = (double)(hi - lo) / 1e9;
+			cur = it;
+			lo = UINT64_MAX;
+			hi = count = 0;
+		}
+		f = id_map_get(&flows, b[i].flow);
+		if (seen[f] == it + 1)
+			continue; /* not the flow's first burst */
+		seen[f] = it + 1;
+		count++;
+		lo = b[i].start < lo ? b[i].start : lo;
+		hi = b[i].start > hi ? b[i].start : hi;
+	}
+	if (count >= 2)
+		spreads[m++] = (double)(hi - lo) / 1e9;
+	id_map_free(&flows);
+	free(seen);
+	return m;
+}
+
+/* Any order: sorted by (iteration, flow, start), a flow's first start heads its run. */
+static size_t spreads_by_sort(const struct ct_burst *b, size_t n, const struct ct_period *p,
+			      double *spreads)
+{
+	struct first_start *fs = malloc(n * sizeof(*fs));
 	size_t m = 0, k = 0;
 
-	if (!p->periodic || !p->iterations || !n)
-		return -1;
-	fs = malloc(n * sizeof(*fs));
-	spreads = malloc(p->iterations * sizeof(double));
-	if (!fs || !spreads)
-		goto out;
+	if (!fs)
+		return SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		long it = iteration_of(p, b[i].start);
 
@@ -345,7 +499,6 @@ double ct_start_spread_s(const struct ct_burst *b, size_t n, const struct ct_per
 			fs[k++] = (struct first_start){it, b[i].flow, b[i].start};
 	}
 	qsort(fs, k, sizeof(*fs), first_start_cmp);
-	/* per iteration: the spread of each flow's first start */
 	for (size_t i = 0; i < k;) {
 		long it = fs[i].iteration;
 		uint64_t lo = UINT64_MAX, hi = 0;
@@ -361,14 +514,31 @@ double ct_start_spread_s(const struct ct_burst *b, size_t n, const struct ct_per
 		if (flows >= 2)
 			spreads[m++] = (double)(hi - lo) / 1e9;
 	}
-	if (m) {
+	free(fs);
+	return m;
+}
+
+double ct_start_spread_s(const struct ct_burst *b, size_t n, const struct ct_period *p)
+{
+	double *spreads, result = -1;
+	int sorted = 1;
+	size_t m;
+
+	if (!p->periodic || !p->iterations || !n)
+		return -1;
+	spreads = malloc(p->iterations * sizeof(double));
+	if (!spreads)
+		return -1;
+	/* per iteration: the spread of each flow's first start */
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = b[i].start >= b[i - 1].start;
+	m = sorted ? spreads_in_order(b, n, p, spreads) : spreads_by_sort(b, n, p, spreads);
+	if (m && m != SIZE_MAX) {
 		struct ct_dist d;
 
 		ct_dist_of(spreads, m, &d);
 		result = d.median;
 	}
-out:
-	free(fs);
 	free(spreads);
 	return result;
 }
