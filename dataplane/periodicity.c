@@ -40,24 +40,47 @@ static int by_flow_then_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static int by_start(const void *a, const void *b)
+/*
+ * Stable sort by start of bursts that come in runs already in order (a
+ * flow's, a sender's): the runs are merged pairwise, O(n log runs). tmp
+ * holds n bursts, runs n + 1 offsets.
+ */
+static void merge_sort_by_start(struct ct_burst *b, size_t n, struct ct_burst *tmp, size_t *runs)
 {
-	const struct ct_burst *x = a, *y = b;
+	struct ct_burst *src = b, *dst = tmp;
+	size_t nr = 0;
 
-	return x->start < y->start ? -1 : x->start > y->start;
-}
+	if (n < 2)
+		return;
+	runs[nr++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (b[i].start < b[i - 1].start)
+			runs[nr++] = i;
+	runs[nr] = n; /* run r is [runs[r], runs[r + 1]) */
+	while (nr > 1) {
+		size_t k = 0;
 
-/* Radix sorts, or comparison sorts where there is no memory for them. */
-static void sort_by_start(struct ct_burst *b, size_t n)
-{
-	if (ct_bursts_sort_by_start(b, n))
-		qsort(b, n, sizeof(*b), by_start);
-}
+		for (size_t r = 0; r < nr; r += 2) {
+			size_t lo = runs[r], mid = runs[r + 1], hi = r + 1 < nr ? runs[r + 2] : mid;
+			size_t i = lo, j = mid, o = lo;
 
-static void sort_by_flow(struct ct_burst *b, size_t n)
-{
-	if (ct_bursts_sort_by_flow(b, n))
-		qsort(b, n, sizeof(*b), by_flow_then_start);
+			/* ties: the left run first, so the sort is stable */
+			while (i < mid && j < hi)
+				dst[o++] = src[j].start < src[i].start ? src[j++] : src[i++];
+			memcpy(dst + o, src + i, (mid - i) * sizeof(*dst));
+			o += mid - i;
+			memcpy(dst + o, src + j, (hi - j) * sizeof(*dst));
+			runs[k++] = lo;
+		}
+		runs[k] = n;
+		nr = k;
+		struct ct_burst *t = src;
+
+		src = dst;
+		dst = t;
+	}
+	if (src != b)
+		memcpy(b, src, n * sizeof(*b));
 }
 
 /* A flow's period: its first burst in each job iteration, over the iterations between. */
@@ -110,136 +133,241 @@ static size_t join_per_sender(const struct ct_burst *b, size_t n, struct ct_burs
 	return k;
 }
 
-struct addr_order {
-	const struct ct_flow_set *set;
-	int by_dst; /* order by destination, else by source */
+/*
+ * Hosts: every address a flow has, ranked in address order (receivers are
+ * reported in it). A hash table names them, one sort of the distinct ones
+ * ranks them: no sort of the flows by address.
+ */
+struct hosts {
+	size_t n;
+	uint32_t *src, *dst; /* per flow: its source's and destination's rank */
 };
 
-static int flow_addr_cmp(const void *a, const void *b, void *arg)
+static uint64_t addr_hash(const struct ct_addr *a)
 {
-	const struct addr_order *o = arg;
-	const struct ct_flow_key *x = &o->set->flows[*(const size_t *)a].key;
-	const struct ct_flow_key *y = &o->set->flows[*(const size_t *)b].key;
-	int r = o->by_dst ? memcmp(&x->dst, &y->dst, sizeof(x->dst))
-			  : memcmp(&x->src, &y->src, sizeof(x->src));
+	uint64_t x, y;
 
-	if (r)
-		return r;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+	memcpy(&x, a->b, 8);
+	memcpy(&y, a->b + 8, 8);
+	x ^= y * 0x9e3779b97f4a7c15ull;
+	x ^= x >> 31;
+	x *= 0xbf58476d1ce4e5b9ull;
+	return x ^ (x >> 29);
 }
 
-/* CNPs sent by a host: they travel from it (the receiver of the data) to the senders. */
-static uint64_t cnp_sent_by(const struct ct_flow_set *set, const size_t *by_src,
-			    const struct ct_addr *host)
+static int id_addr_cmp(const void *a, const void *b, void *arg)
 {
-	size_t lo = 0, hi = set->count;
-	uint64_t cnp = 0;
+	const struct ct_addr *const *addr = arg;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (memcmp(&set->flows[by_src[mid]].key.src, host, sizeof(*host)) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < set->count && !memcmp(&set->flows[by_src[lo]].key.src, host, sizeof(*host));
-	     lo++)
-		cnp += set->flows[by_src[lo]].cnp;
-	return cnp;
+	return memcmp(addr[*(const uint32_t *)a], addr[*(const uint32_t *)b], sizeof(**addr));
 }
 
-/*
- * Per receiving host. Flows are grouped by destination (one sort), and each
- * flow's bursts are found by offset in `all` (sorted by flow), so the cost is
- * a sort of the flows and of the bursts, not receivers x flows.
- */
-static int receivers_cc(const struct ct_flow_set *set, const struct ct_burst *all, size_t n,
-			const struct ct_period *job, struct ct_periodicity *out)
+static void hosts_free(struct hosts *h)
 {
-	size_t nf = set->count;
-	size_t *by_dst = malloc((nf + 1) * sizeof(size_t)), *by_src = malloc((nf + 1) * sizeof(size_t));
-	size_t *first = calloc(nf + 1, sizeof(size_t)), *count = calloc(nf + 1, sizeof(size_t));
-	struct ct_burst *rb = malloc((n + 1) * sizeof(*rb)), *jb = malloc((n + 1) * sizeof(*jb));
-	struct ct_addr *senders = malloc((nf + 1) * sizeof(*senders));
+	free(h->src);
+	free(h->dst);
+	memset(h, 0, sizeof(*h));
+}
+
+static int hosts_rank(const struct ct_flow_set *set, struct hosts *h)
+{
+	size_t nf = set->count, slots = 64, n = 0;
+	const struct ct_addr **addr;
+	uint32_t *table, *order;
 	int err = 0;
 
-	out->receivers = calloc(nf + 1, sizeof(*out->receivers));
-	if (!by_dst || !by_src || !first || !count || !rb || !jb || !senders || !out->receivers) {
+	while (slots < 4 * nf)
+		slots *= 2; /* two addresses a flow, at most half full */
+	h->src = malloc((nf + 1) * sizeof(*h->src));
+	h->dst = malloc((nf + 1) * sizeof(*h->dst));
+	table = malloc(slots * sizeof(*table));
+	addr = malloc((2 * nf + 1) * sizeof(*addr));
+	order = malloc((2 * nf + 1) * sizeof(*order));
+	if (!h->src || !h->dst || !table || !addr || !order) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < nf; i++)
-		by_dst[i] = by_src[i] = i;
-	qsort_r(by_dst, nf, sizeof(size_t), flow_addr_cmp, &(struct addr_order){set, 1});
-	qsort_r(by_src, nf, sizeof(size_t), flow_addr_cmp, &(struct addr_order){set, 0});
-	for (size_t i = n; i-- > 0;) {
-		first[all[i].flow] = i;
-		count[all[i].flow]++;
-	}
-	for (size_t a = 0; a < nf && !err;) {
-		const struct ct_addr *host = &set->flows[by_dst[a]].key.dst;
-		struct ct_receiver_cc *r = &out->receivers[out->n_receivers++];
-		uint64_t ce = 0, packets = 0;
-		size_t m = 0, ns = 0, b = a;
+	memset(table, 0xff, slots * sizeof(*table));
+	for (size_t i = 0; i < 2 * nf; i++) {
+		const struct ct_flow_key *k = &set->flows[i / 2].key;
+		const struct ct_addr *a = i & 1 ? &k->dst : &k->src;
+		size_t j = addr_hash(a) & (slots - 1);
 
-		r->host = *host;
-		for (; b < nf && !memcmp(&set->flows[by_dst[b]].key.dst, host, sizeof(*host)); b++) {
-			size_t f = by_dst[b], j;
+		while (table[j] != UINT32_MAX && memcmp(addr[table[j]], a, sizeof(*a)))
+			j = (j + 1) & (slots - 1);
+		if (table[j] == UINT32_MAX) {
+			table[j] = (uint32_t)n;
+			addr[n++] = a;
+		}
+		*(i & 1 ? &h->dst[i / 2] : &h->src[i / 2]) = table[j]; /* its id, for now */
+	}
+	/* ids in address order; table[id] becomes the id's rank */
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof(*order), id_addr_cmp, addr);
+	for (size_t r = 0; r < n; r++)
+		table[order[r]] = (uint32_t)r;
+	for (size_t f = 0; f < nf; f++) {
+		h->src[f] = table[h->src[f]];
+		h->dst[f] = table[h->dst[f]];
+	}
+	h->n = n;
+out:
+	free(table);
+	free(addr);
+	free(order);
+	if (err)
+		hosts_free(h);
+	return err;
+}
+
+/*
+ * Per receiving host, in address order. Flows are grouped by destination by
+ * a counting sort on the hosts' ranks. Each flow's bursts are in start order
+ * in `all` already, so the orders the figures need (by sender then start, by
+ * start) come from merging those runs.
+ */
+static int receivers_cc(const struct ct_flow_set *set, const struct ct_period *job,
+			struct ct_periodicity *out)
+{
+	size_t nf = set->count, max_m = 0, receivers = 0;
+	size_t *by_dst = NULL, *first = NULL, *seg = NULL, *runs = NULL;
+	uint32_t *slot = NULL, *stamp = NULL;
+	struct ct_burst *rb = NULL, *jb = NULL, *tmp = NULL;
+	uint64_t *cnp = NULL;
+	struct hosts h = {0};
+	int err = hosts_rank(set, &h);
+
+	if (err)
+		return err;
+	by_dst = malloc((nf + 1) * sizeof(*by_dst));
+	first = calloc(h.n + 2, sizeof(*first));
+	cnp = calloc(h.n + 1, sizeof(*cnp));
+	slot = malloc((h.n + 1) * sizeof(*slot));
+	stamp = calloc(h.n + 1, sizeof(*stamp));
+	seg = malloc((nf + 1) * sizeof(*seg));
+	if (!by_dst || !first || !cnp || !slot || !stamp || !seg) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* by destination, each destination's flows in index order */
+	for (size_t f = 0; f < nf; f++) {
+		first[h.dst[f] + 2]++;
+		cnp[h.src[f]] += set->flows[f].cnp; /* CNPs go from the data's receiver */
+	}
+	for (size_t d = 0; d < h.n; d++)
+		first[d + 2] += first[d + 1];
+	for (size_t f = 0; f < nf; f++)
+		by_dst[first[h.dst[f] + 1]++] = f;
+	/* first[d] .. first[d + 1]: the flows into host d; the largest sizes the buffers */
+	for (size_t d = 0; d < h.n; d++) {
+		size_t m = 0;
+
+		for (size_t b = first[d]; b < first[d + 1]; b++)
+			m += out->flows[by_dst[b]].n_bursts;
+		max_m = m > max_m ? m : max_m;
+		receivers += first[d + 1] > first[d];
+	}
+	out->receivers = calloc(receivers + 1, sizeof(*out->receivers));
+	rb = malloc((max_m + 1) * sizeof(*rb));
+	jb = malloc((max_m + 1) * sizeof(*jb));
+	tmp = malloc((max_m + 1) * sizeof(*tmp));
+	runs = malloc((max_m + 2) * sizeof(*runs));
+	if (!out->receivers || !rb || !jb || !tmp || !runs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t d = 0; d < h.n && !err; d++) {
+		struct ct_receiver_cc *r;
+		uint64_t ce = 0, packets = 0;
+		size_t ns = 0, m = 0;
+
+		if (first[d + 1] == first[d])
+			continue; /* a host that only sends */
+		r = &out->receivers[out->n_receivers++];
+		r->host = set->flows[by_dst[first[d]]].key.dst;
+		/* senders numbered as they come; their bursts counted */
+		for (size_t b = first[d]; b < first[d + 1]; b++) {
+			size_t f = by_dst[b];
 			const struct ct_flow_summary *s = &set->flows[f];
 
 			ce += s->ecn_ce;
 			packets += s->packets;
 			r->retransmits += s->retransmits;
-			for (j = 0; j < ns && memcmp(&senders[j], &s->key.src, sizeof(*host)); j++)
-				;
-			if (j == ns)
-				senders[ns++] = s->key.src;
-			/* its bursts, with .flow naming the sending host for the incast sweep */
-			for (size_t k = 0; k < count[f]; k++) {
-				rb[m] = all[first[f] + k];
-				rb[m++].flow = (uint32_t)j;
+			if (stamp[h.src[f]] != out->n_receivers) {
+				stamp[h.src[f]] = (uint32_t)out->n_receivers;
+				slot[h.src[f]] = (uint32_t)ns;
+				seg[ns++] = 0;
 			}
+			seg[slot[h.src[f]]] += out->flows[f].n_bursts;
 		}
-		a = b;
 		r->senders = (unsigned)ns;
+		for (size_t j = 0; j < ns; j++) {
+			size_t c = seg[j];
+
+			seg[j] = m;
+			m += c;
+		}
+		/*
+		 * The bursts by sender (.flow naming it for the incast sweep), then
+		 * by start: a stable counting sort on the sender, each sender's
+		 * flows' runs merged.
+		 */
+		for (size_t b = first[d]; b < first[d + 1]; b++) {
+			size_t f = by_dst[b], nb = out->flows[f].n_bursts;
+			uint32_t j = slot[h.src[f]];
+			struct ct_burst *to = rb + seg[j];
+
+			if (!nb)
+				continue;
+			memcpy(to, out->flows[f].bursts, nb * sizeof(*to));
+			for (size_t k = 0; k < nb; k++)
+				to[k].flow = j;
+			seg[j] += nb;
+		}
+		for (size_t j = 0, lo = 0; j < ns; lo = seg[j++])
+			merge_sort_by_start(rb + lo, seg[j] - lo, tmp, runs);
 		/*
 		 * One sender's flows (QPs) share its NIC: join their overlapping bursts
 		 * before the sweep, so their rates are not added as if in parallel.
 		 */
-		sort_by_flow(rb, m);
 		size_t joined = join_per_sender(rb, m, jb);
 
-		sort_by_start(jb, joined);
+		merge_sort_by_start(jb, joined, tmp, runs);
 		err = ct_incast_of(jb, joined, &r->incast_degree, &r->peak_gbps);
-		sort_by_start(rb, m);
+		merge_sort_by_start(rb, m, tmp, runs);
 		err = err ?: ct_onoff_of(rb, m, &r->onoff);
 		r->start_spread_s = ct_start_spread_s(rb, m, job);
-		r->cnp_per_s_on = r->onoff.total_on_s > 0
-					  ? (double)cnp_sent_by(set, by_src, host) / r->onoff.total_on_s
-					  : 0;
+		r->cnp_per_s_on =
+			r->onoff.total_on_s > 0 ? (double)cnp[d] / r->onoff.total_on_s : 0;
 		r->ecn_ce_fraction = packets ? (double)ce / (double)packets : 0;
 	}
 out:
+	hosts_free(&h);
 	free(by_dst);
-	free(by_src);
 	free(first);
-	free(count);
+	free(cnp);
+	free(slot);
+	free(stamp);
+	free(seg);
 	free(rb);
 	free(jb);
-	free(senders);
+	free(tmp);
+	free(runs);
 	return err;
 }
 
 int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_log *log,
 			   double min_period_s, struct ct_periodicity *out)
 {
-	struct ct_burst *all = malloc((log->n + 1) * sizeof(*all));
+	struct ct_burst *all = ct_slow_alloc((log->n + 1) * sizeof(*all));
+	const struct ct_flow_key *last = NULL;
+	int64_t f = -1;
 	size_t n = 0;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	out->flows = calloc(set->count + 1, sizeof(*out->flows));
+	out->flows = ct_slow_calloc(set->count + 1, sizeof(*out->flows));
 	out->n_flows = set->count;
 	if (!all || !out->flows) {
 		err = -ENOMEM;
@@ -247,8 +375,11 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 	}
 	for (size_t i = 0; i < log->n; i++) {
 		const struct ct_flow_burst *fb = &log->b[i];
-		int64_t f = ct_flow_set_find(set, &fb->key);
 
+		/* a flow's bursts tend to come in runs: look its key up once a run */
+		if (!last || memcmp(&fb->key, last, sizeof(*last)))
+			f = ct_flow_set_find(set, &fb->key);
+		last = &fb->key;
 		if (f < 0)
 			continue;
 		all[n++] = (struct ct_burst){fb->start, fb->end, fb->bytes, fb->messages, (uint32_t)f,
@@ -262,7 +393,7 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 
 	/* by flow, each flow's bursts staying in start order */
 	if (ct_bursts_sort_stable_by_flow(all, n))
-		sort_by_flow(all, n);
+		qsort(all, n, sizeof(*all), by_flow_then_start); /* no memory for the radix sort */
 	for (size_t i = 0; i < n && !err;) {
 		size_t j = i;
 		struct ct_flow_periodicity *fp = &out->flows[all[i].flow];
@@ -281,7 +412,7 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 		}
 		i = j;
 	}
-	err = err ?: receivers_cc(set, all, n, &out->job, out);
+	err = err ?: receivers_cc(set, &out->job, out);
 	out->by_flow = all;
 	all = NULL;
 out:
