@@ -78,12 +78,13 @@ static int in_order(const struct ct_burst *a, const struct ct_burst *b, const en
 	return 1;
 }
 
-/* Sort by each key in turn (least significant first), all stable. */
-static int radix(struct ct_burst *b, size_t n, const enum key *keys, unsigned nkeys)
+/* Sort by each key in turn (least significant first), all stable; tmp: n bursts or NULL. */
+static int radix(struct ct_burst *b, size_t n, const enum key *keys, unsigned nkeys,
+		 struct ct_burst *tmp)
 {
 	struct digit d[MAX_DIGITS];
 	uint64_t min[2] = {UINT64_MAX, UINT64_MAX}, max[2] = {0, 0};
-	struct ct_burst *tmp, *src = b, *dst;
+	struct ct_burst *own = NULL, *src = b, *dst;
 	size_t *counts;
 	unsigned nd = 0;
 	int sorted = 1;
@@ -112,10 +113,11 @@ static int radix(struct ct_burst *b, size_t n, const enum key *keys, unsigned nk
 			d[nd++] = (struct digit){keys[k], min[k], p * width, (1ull << width) - 1,
 						 NULL};
 	}
-	tmp = ct_slow_alloc(n * sizeof(*tmp));
+	if (!tmp)
+		tmp = own = ct_slow_alloc(n * sizeof(*tmp));
 	counts = calloc((size_t)nd * BUCKETS, sizeof(*counts));
 	if (!tmp || !counts) {
-		free(tmp);
+		free(own);
 		free(counts);
 		return -ENOMEM;
 	}
@@ -135,7 +137,7 @@ static int radix(struct ct_burst *b, size_t n, const enum key *keys, unsigned nk
 		}
 	if (src != b)
 		memcpy(b, src, n * sizeof(*b));
-	free(tmp);
+	free(own);
 	free(counts);
 	return 0;
 }
@@ -156,7 +158,7 @@ static int cmp_flow_start(const void *a, const void *b)
 	return cmp_start(a, b);
 }
 
-int ct_bursts_sort_by_start(struct ct_burst *b, size_t n)
+int ct_bursts_sort_by_start_using(struct ct_burst *b, size_t n, struct ct_burst *tmp)
 {
 	static const enum key keys[] = {KEY_START};
 
@@ -164,7 +166,12 @@ int ct_bursts_sort_by_start(struct ct_burst *b, size_t n)
 		qsort(b, n, sizeof(*b), cmp_start);
 		return 0;
 	}
-	return radix(b, n, keys, 1);
+	return radix(b, n, keys, 1, tmp);
+}
+
+int ct_bursts_sort_by_start(struct ct_burst *b, size_t n)
+{
+	return ct_bursts_sort_by_start_using(b, n, NULL);
 }
 
 int ct_bursts_sort_by_flow(struct ct_burst *b, size_t n)
@@ -175,10 +182,10 @@ int ct_bursts_sort_by_flow(struct ct_burst *b, size_t n)
 		qsort(b, n, sizeof(*b), cmp_flow_start);
 		return 0;
 	}
-	return radix(b, n, keys, 2);
+	return radix(b, n, keys, 2, NULL);
 }
 
-int ct_bursts_sort_stable_by_flow(struct ct_burst *b, size_t n)
+int ct_bursts_sort_stable_by_flow_using(struct ct_burst *b, size_t n, struct ct_burst *tmp)
 {
 	static const enum key keys[] = {KEY_FLOW};
 
@@ -194,5 +201,10 @@ int ct_bursts_sort_stable_by_flow(struct ct_burst *b, size_t n)
 		}
 		return 0;
 	}
-	return radix(b, n, keys, 1);
+	return radix(b, n, keys, 1, tmp);
+}
+
+int ct_bursts_sort_stable_by_flow(struct ct_burst *b, size_t n)
+{
+	return ct_bursts_sort_stable_by_flow_using(b, n, NULL);
 }

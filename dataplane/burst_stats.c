@@ -5,10 +5,35 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #define HUGE_PAGE	(2u << 20)
 #define HUGE_PAGES_FROM (4u << 20) /* smaller buffers are malloc's */
+#define SORT_UP_TO	32	   /* percentiles of this few values by sorting them */
+#define PHASES_ON_STACK 64	   /* iterations whose phases need no allocation */
+
+/* Whether madvise(MADV_HUGEPAGE) gets this process huge pages. */
+static int huge_pages_on(void)
+{
+	char mode[128];
+	ssize_t got;
+	int fd;
+
+	if (prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) > 0)
+		return 0;
+	fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	got = read(fd, mode, sizeof(mode) - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	mode[got] = 0;
+	return !strstr(mode, "[never]");
+}
 
 void *ct_slow_alloc(size_t size)
 {
@@ -20,9 +45,22 @@ void *ct_slow_alloc(size_t size)
 	size = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
 	if (posix_memalign(&p, HUGE_PAGE, size))
 		return NULL;
-	(void)madvise(p, size, MADV_HUGEPAGE); /* advice: without it, small pages */
+	if (huge_pages_on()) {
+		(void)madvise(p, size, MADV_HUGEPAGE);
+		return p;
+	}
 #else
 	p = malloc(size);
+	if (!p)
+		return NULL;
+#endif
+#ifdef MADV_POPULATE_WRITE
+	/*
+	 * No huge pages: map the buffer in one call rather than a fault a page
+	 * (with huge pages the faults are few, and each page is zeroed just
+	 * before it is written, while in cache).
+	 */
+	(void)madvise((void *)((uintptr_t)p & ~(uintptr_t)4095), size, MADV_POPULATE_WRITE);
 #endif
 	return p;
 }
@@ -98,12 +136,38 @@ static double quantile(double *v, size_t n, double q)
 	return lo + (pos - (double)i) * (next - lo);
 }
 
+/* The same from values in order. */
+static double sorted_quantile(const double *v, size_t n, double q)
+{
+	double pos = q * (double)(n - 1);
+	size_t i = (size_t)pos;
+
+	if (i + 1 >= n || pos == (double)i)
+		return v[i];
+	return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
+}
+
 void ct_dist_of(double *v, size_t n, struct ct_dist *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->n = n;
 	if (!n)
 		return;
+	if (n <= SORT_UP_TO) {
+		/* a flow's few bursts: one insertion sort beats three selections */
+		for (size_t i = 1; i < n; i++) {
+			double t = v[i];
+			size_t j = i;
+
+			for (; j > 0 && v[j - 1] > t; j--)
+				v[j] = v[j - 1];
+			v[j] = t;
+		}
+		out->p10 = sorted_quantile(v, n, 0.1);
+		out->median = sorted_quantile(v, n, 0.5);
+		out->p90 = sorted_quantile(v, n, 0.9);
+		return;
+	}
 	out->p10 = quantile(v, n, 0.1);
 	out->median = quantile(v, n, 0.5);
 	out->p90 = quantile(v, n, 0.9);
@@ -201,25 +265,34 @@ static long iteration_of(const struct ct_period *p, uint64_t t)
 	return ct_period_iteration(p, t);
 }
 
-int ct_iteration_volumes_of(const struct ct_burst *b, size_t n, const struct ct_period *p,
-			    struct ct_iteration_volumes *out)
+/*
+ * ct_period_phase() of a time in iteration k (ct_period_iteration()): the
+ * same quotients, without the walk over the iterations to find k.
+ */
+static double phase_in(const struct ct_period *p, long k, uint64_t t)
+{
+	if ((size_t)k + 1 < p->iterations)
+		return (double)(t - p->starts[k]) / (double)(p->starts[k + 1] - p->starts[k]);
+	double into = (double)(t - p->starts[k]) / (p->period_s * 1e9);
+
+	return into < 1 ? into : -1;
+}
+
+/* The volumes into bytes and messages (p->iterations each, zeroed); -ENOMEM or 0. */
+static int volumes(const struct ct_burst *b, size_t n, const struct ct_period *p,
+		   struct ct_iteration_volumes *out, double *bytes, double *messages)
 {
 	size_t it = p->iterations;
-	double *first = NULL, *last = NULL, mean = 0, var = 0;
-	int err = 0;
+	double room[2 * PHASES_ON_STACK], *first = room, *last, mean = 0, var = 0;
 
-	memset(out, 0, sizeof(*out));
-	if (!p->periodic || !it)
-		return 0;
-	out->bytes = calloc(it, sizeof(double));
-	out->messages = calloc(it, sizeof(double));
-	first = malloc(it * sizeof(double));
-	last = malloc(it * sizeof(double));
-	if (!out->bytes || !out->messages || !first || !last) {
-		err = -ENOMEM;
-		ct_iteration_volumes_free(out);
-		goto out;
+	if (it > PHASES_ON_STACK) {
+		first = malloc(2 * it * sizeof(double));
+		if (!first)
+			return -ENOMEM;
 	}
+	last = first + it;
+	out->bytes = bytes;
+	out->messages = messages;
 	for (size_t i = 0; i < it; i++)
 		first[i] = last[i] = -1;
 	for (size_t i = 0; i < n; i++) {
@@ -230,7 +303,7 @@ int ct_iteration_volumes_of(const struct ct_burst *b, size_t n, const struct ct_
 			continue;
 		out->bytes[k] += (double)b[i].bytes;
 		out->messages[k] += b[i].messages;
-		phase = ct_period_phase(p, b[i].start);
+		phase = phase_in(p, k, b[i].start);
 		if (first[k] < 0 || phase < first[k])
 			first[k] = phase;
 		if (phase > last[k])
@@ -259,10 +332,45 @@ int ct_iteration_volumes_of(const struct ct_burst *b, size_t n, const struct ct_
 		ct_dist_of(last, m, &d);
 		out->phase_last = m ? d.median : -1;
 	}
-out:
-	free(first);
-	free(last);
-	return err;
+	if (first != room)
+		free(first);
+	return 0;
+}
+
+int ct_iteration_volumes_of(const struct ct_burst *b, size_t n, const struct ct_period *p,
+			    struct ct_iteration_volumes *out)
+{
+	size_t it = p->iterations;
+	double *bytes, *messages;
+
+	memset(out, 0, sizeof(*out));
+	if (!p->periodic || !it)
+		return 0;
+	bytes = calloc(it, sizeof(double));
+	messages = calloc(it, sizeof(double));
+	if (!bytes || !messages || volumes(b, n, p, out, bytes, messages)) {
+		free(bytes);
+		free(messages);
+		memset(out, 0, sizeof(*out));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int ct_iteration_volumes_in(const struct ct_burst *b, size_t n, const struct ct_period *p,
+			    struct ct_iteration_volumes *out, double *room)
+{
+	size_t it = p->iterations;
+
+	memset(out, 0, sizeof(*out));
+	if (!p->periodic || !it)
+		return 0;
+	memset(room, 0, 2 * it * sizeof(*room));
+	if (volumes(b, n, p, out, room, room + it)) {
+		memset(out, 0, sizeof(*out));
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void ct_iteration_volumes_free(struct ct_iteration_volumes *v)

@@ -22,6 +22,15 @@ void *ct_slow_alloc(size_t size);
 /* The same, zeroed; NULL also when n * size overflows. */
 void *ct_slow_calloc(size_t n, size_t size);
 
+/*
+ * ct_bursts_sort_by_start() and ct_bursts_sort_stable_by_flow() (period.h)
+ * with the caller's room for n bursts, for one that sorts the same bursts
+ * more than once (a fresh 80 MB buffer is 20,000 page faults). Return 0 or
+ * -ENOMEM (then b is unchanged).
+ */
+int ct_bursts_sort_by_start_using(struct ct_burst *b, size_t n, struct ct_burst *tmp);
+int ct_bursts_sort_stable_by_flow_using(struct ct_burst *b, size_t n, struct ct_burst *tmp);
+
 /* median and the 10th/90th percentiles */
 struct ct_dist {
 	double p10, median, p90;
@@ -59,6 +68,12 @@ struct ct_iteration_volumes {
 int ct_iteration_volumes_of(const struct ct_burst *b, size_t n, const struct ct_period *p,
 			    struct ct_iteration_volumes *out);
 void ct_iteration_volumes_free(struct ct_iteration_volumes *v);
+/*
+ * The same into the caller's room for 2 * p->iterations doubles (bytes,
+ * then messages): nothing to free, no allocation for each of many flows.
+ */
+int ct_iteration_volumes_in(const struct ct_burst *b, size_t n, const struct ct_period *p,
+			    struct ct_iteration_volumes *out, double *room);
 
 /*
  * Incast toward one receiver: b holds the bursts of the flows into it, with

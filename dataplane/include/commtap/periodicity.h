@@ -17,7 +17,7 @@ struct ct_flow_periodicity {
 	int periodic;	    /* the flow's bursts recur every job iteration */
 	double period_s;    /* from its own burst starts, one job period apart */
 	struct ct_onoff onoff;
-	struct ct_iteration_volumes volumes; /* per job iteration */
+	struct ct_iteration_volumes volumes; /* per job iteration (not to be freed alone) */
 	double phase_first, phase_last;	     /* where in the iteration its bursts start */
 	const struct ct_burst *bursts;	     /* its bursts by start, in ct_periodicity.by_flow */
 	size_t n_bursts;
@@ -45,6 +45,7 @@ struct ct_periodicity {
 	size_t n_receivers;
 	size_t bursts;
 	struct ct_burst *by_flow; /* every burst, grouped by flow, each group by start */
+	double *volume_room;	  /* the flows' volumes point into it */
 };
 
 /* Bursts gathered from engines, for a report (grows as needed). */
