@@ -158,7 +158,7 @@ static double volume_variation(const struct ct_iteration_volumes *v, double *scr
 int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
 			     const uint8_t *todo, struct ct_classification *out)
 {
-	const struct ct_period *job = per ? &per->job : NULL;
+	const struct ct_period *main_job = per ? &per->job : NULL;
 	struct pair *pairs = malloc((set->count ? set->count : 1) * sizeof(*pairs));
 	struct ct_addr *scratch = malloc((2 * set->count + 1) * sizeof(*scratch));
 	uint8_t *steady = calloc(set->count ? set->count : 1, 1);
@@ -176,18 +176,20 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	/* Other and EP first; the rest are steady periodic flows */
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_flow_periodicity *fp;
+		const struct ct_period *job;
 		struct ct_flow_class *fc = &out->flows[i];
 		double conc, variety, spread, per_iter;
 
 		if (!todo[i])
 			continue;
-		if (!job || !job->periodic) {
+		if (!main_job || !main_job->periodic) {
 			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 0.5,
 				     "no iteration period in the capture (%s)",
-				     job && job->reason ? job->reason : "no bursts");
+				     main_job && main_job->reason ? main_job->reason : "no bursts");
 			continue;
 		}
 		fp = &per->flows[i];
+		job = ct_periodicity_period_of(per, i); /* the flow's own job */
 		if (!fp->periodic) {
 			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 0.8,
 				     "its %zu bursts do not recur every iteration", fp->n_bursts);
@@ -236,7 +238,8 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 
 		if (!steady[i])
 			continue;
-		per_iter = (double)per->flows[i].n_bursts / (double)job->iterations;
+		per_iter = (double)per->flows[i].n_bursts /
+			   (double)ct_periodicity_period_of(per, i)->iterations;
 		if (per_iter >= PP_MIN_BURSTS && pair_find(pairs, np, &f->key.dst, &f->key.src)) {
 			ct_class_set(&out->flows[i], CT_CLASS_PP, CT_CLASS_BY_SIGNATURE, 0.8,
 				     "data both ways between its hosts, %.1f bursts an iteration: "
@@ -255,7 +258,8 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 
 		if (steady[i] != 1)
 			continue;
-		per_iter = (double)per->flows[i].n_bursts / (double)job->iterations;
+		per_iter = (double)per->flows[i].n_bursts /
+			   (double)ct_periodicity_period_of(per, i)->iterations;
 		back = pair_find(pairs, np, &f->key.dst, &f->key.src);
 		if (pipeline && back && !(back->flags & PAIR_PP) &&
 		    !(pair_find(pairs, np, &f->key.src, &f->key.dst)->flags & PAIR_PP))

@@ -5,7 +5,7 @@
  * from its burst starts, one job iteration apart, so the cost per flow is
  * linear in its bursts (no transform per flow).
  */
-#include <commtap/periodicity.h>
+#include "periodicity_internal.h"
 
 #include <commtap/grow.h>
 #include <errno.h>
@@ -111,6 +111,38 @@ static void flow_period(const struct ct_burst *b, size_t n, const struct ct_peri
 	}
 }
 
+int ct_flow_periodicity_against(struct ct_flow_periodicity *fp, const struct ct_period *job,
+				double *room)
+{
+	int err;
+
+	fp->periodic = 0;
+	fp->period_s = 0;
+	fp->phase_first = fp->phase_last = -1;
+	memset(&fp->volumes, 0, sizeof(fp->volumes));
+	if (!job->periodic)
+		return 0;
+	err = ct_iteration_volumes_in(fp->bursts, fp->n_bursts, job, &fp->volumes, room);
+	if (err)
+		return err;
+	fp->phase_first = fp->volumes.phase_first;
+	fp->phase_last = fp->volumes.phase_last;
+	flow_period(fp->bursts, fp->n_bursts, job, fp);
+	return 0;
+}
+
+const struct ct_period *ct_periodicity_job_period(const struct ct_periodicity *p, size_t j)
+{
+	return j ? &p->jobs[j].period : &p->job;
+}
+
+const struct ct_period *ct_periodicity_period_of(const struct ct_periodicity *p, size_t flow)
+{
+	int j = p->flows[flow].job;
+
+	return ct_periodicity_job_period(p, j > 0 ? (size_t)j : 0);
+}
+
 /*
  * Bursts by start (ties by sender) -> one burst per overlapping run of a
  * sender (.flow, numbered from 0), its bytes and packets summed: the rate
@@ -140,117 +172,26 @@ static size_t join_per_sender(const struct ct_burst *b, size_t n, struct ct_burs
 }
 
 /*
- * Hosts: every address a flow has, ranked in address order (receivers are
- * reported in it). A hash table names them, one sort of the distinct ones
- * ranks them: no sort of the flows by address.
- */
-struct hosts {
-	size_t n;
-	uint32_t *src, *dst; /* per flow: its source's and destination's rank */
-};
-
-static uint64_t addr_hash(const struct ct_addr *a)
-{
-	uint64_t x, y;
-
-	memcpy(&x, a->b, 8);
-	memcpy(&y, a->b + 8, 8);
-	x ^= y * 0x9e3779b97f4a7c15ull;
-	x ^= x >> 31;
-	x *= 0xbf58476d1ce4e5b9ull;
-	return x ^ (x >> 29);
-}
-
-static int id_addr_cmp(const void *a, const void *b, void *arg)
-{
-	const struct ct_addr *const *addr = arg;
-
-	return memcmp(addr[*(const uint32_t *)a], addr[*(const uint32_t *)b], sizeof(**addr));
-}
-
-static void hosts_free(struct hosts *h)
-{
-	free(h->src);
-	free(h->dst);
-	memset(h, 0, sizeof(*h));
-}
-
-static int hosts_rank(const struct ct_flow_set *set, struct hosts *h)
-{
-	size_t nf = set->count, slots = 64, n = 0;
-	const struct ct_addr **addr;
-	uint32_t *table, *order;
-	int err = 0;
-
-	while (slots < 4 * nf)
-		slots *= 2; /* two addresses a flow, at most half full */
-	h->src = malloc((nf + 1) * sizeof(*h->src));
-	h->dst = malloc((nf + 1) * sizeof(*h->dst));
-	table = malloc(slots * sizeof(*table));
-	addr = malloc((2 * nf + 1) * sizeof(*addr));
-	order = malloc((2 * nf + 1) * sizeof(*order));
-	if (!h->src || !h->dst || !table || !addr || !order) {
-		err = -ENOMEM;
-		goto out;
-	}
-	memset(table, 0xff, slots * sizeof(*table));
-	for (size_t i = 0; i < 2 * nf; i++) {
-		const struct ct_flow_key *k = &set->flows[i / 2].key;
-		const struct ct_addr *a = i & 1 ? &k->dst : &k->src;
-		size_t j = addr_hash(a) & (slots - 1);
-
-		while (table[j] != UINT32_MAX && memcmp(addr[table[j]], a, sizeof(*a)))
-			j = (j + 1) & (slots - 1);
-		if (table[j] == UINT32_MAX) {
-			table[j] = (uint32_t)n;
-			addr[n++] = a;
-		}
-		*(i & 1 ? &h->dst[i / 2] : &h->src[i / 2]) = table[j]; /* its id, for now */
-	}
-	/* ids in address order; table[id] becomes the id's rank */
-	for (size_t i = 0; i < n; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, n, sizeof(*order), id_addr_cmp, addr);
-	for (size_t r = 0; r < n; r++)
-		table[order[r]] = (uint32_t)r;
-	for (size_t f = 0; f < nf; f++) {
-		h->src[f] = table[h->src[f]];
-		h->dst[f] = table[h->dst[f]];
-	}
-	h->n = n;
-out:
-	free(table);
-	free(addr);
-	free(order);
-	if (err)
-		hosts_free(h);
-	return err;
-}
-
-/*
  * Per receiving host, in address order. Flows are grouped by destination by
  * a counting sort on the hosts' ranks. Each flow's bursts are in start order
  * in `all` already, so the orders the figures need (by sender then start, by
  * start) come from merging those runs.
  */
-static int receivers_cc(const struct ct_flow_set *set, const struct ct_period *job,
-			struct ct_periodicity *out)
+static int receivers_cc(const struct ct_flow_set *set, const struct ct_hosts *h,
+			const struct ct_period *job, struct ct_periodicity *out)
 {
 	size_t nf = set->count, max_m = 0, receivers = 0;
 	size_t *by_dst = NULL, *first = NULL, *seg = NULL, *runs = NULL;
 	uint32_t *slot = NULL, *stamp = NULL;
 	struct ct_burst *rb = NULL, *jb = NULL, *tmp = NULL;
 	uint64_t *cnp = NULL;
-	struct hosts h = {0};
-	int err = hosts_rank(set, &h);
+	int err = 0;
 
-	if (err)
-		return err;
 	by_dst = malloc((nf + 1) * sizeof(*by_dst));
-	first = calloc(h.n + 2, sizeof(*first));
-	cnp = calloc(h.n + 1, sizeof(*cnp));
-	slot = malloc((h.n + 1) * sizeof(*slot));
-	stamp = calloc(h.n + 1, sizeof(*stamp));
+	first = calloc(h->n + 2, sizeof(*first));
+	cnp = calloc(h->n + 1, sizeof(*cnp));
+	slot = malloc((h->n + 1) * sizeof(*slot));
+	stamp = calloc(h->n + 1, sizeof(*stamp));
 	seg = malloc((nf + 1) * sizeof(*seg));
 	if (!by_dst || !first || !cnp || !slot || !stamp || !seg) {
 		err = -ENOMEM;
@@ -258,15 +199,15 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_period *j
 	}
 	/* by destination, each destination's flows in index order */
 	for (size_t f = 0; f < nf; f++) {
-		first[h.dst[f] + 2]++;
-		cnp[h.src[f]] += set->flows[f].cnp; /* CNPs go from the data's receiver */
+		first[h->dst[f] + 2]++;
+		cnp[h->src[f]] += set->flows[f].cnp; /* CNPs go from the data's receiver */
 	}
-	for (size_t d = 0; d < h.n; d++)
+	for (size_t d = 0; d < h->n; d++)
 		first[d + 2] += first[d + 1];
 	for (size_t f = 0; f < nf; f++)
-		by_dst[first[h.dst[f] + 1]++] = f;
+		by_dst[first[h->dst[f] + 1]++] = f;
 	/* first[d] .. first[d + 1]: the flows into host d; the largest sizes the buffers */
-	for (size_t d = 0; d < h.n; d++) {
+	for (size_t d = 0; d < h->n; d++) {
 		size_t m = 0;
 
 		for (size_t b = first[d]; b < first[d + 1]; b++)
@@ -283,7 +224,7 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_period *j
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t d = 0; d < h.n && !err; d++) {
+	for (size_t d = 0; d < h->n && !err; d++) {
 		struct ct_receiver_cc *r;
 		uint64_t ce = 0, packets = 0;
 		size_t ns = 0, m = 0;
@@ -300,12 +241,12 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_period *j
 			ce += s->ecn_ce;
 			packets += s->packets;
 			r->retransmits += s->retransmits;
-			if (stamp[h.src[f]] != out->n_receivers) {
-				stamp[h.src[f]] = (uint32_t)out->n_receivers;
-				slot[h.src[f]] = (uint32_t)ns;
+			if (stamp[h->src[f]] != out->n_receivers) {
+				stamp[h->src[f]] = (uint32_t)out->n_receivers;
+				slot[h->src[f]] = (uint32_t)ns;
 				seg[ns++] = 0;
 			}
-			seg[slot[h.src[f]]] += out->flows[f].n_bursts;
+			seg[slot[h->src[f]]] += out->flows[f].n_bursts;
 		}
 		r->senders = (unsigned)ns;
 		for (size_t j = 0; j < ns; j++) {
@@ -321,7 +262,7 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_period *j
 		 */
 		for (size_t b = first[d]; b < first[d + 1]; b++) {
 			size_t f = by_dst[b], nb = out->flows[f].n_bursts;
-			uint32_t j = slot[h.src[f]];
+			uint32_t j = slot[h->src[f]];
 			struct ct_burst *to = rb + seg[j];
 
 			if (!nb)
@@ -350,8 +291,7 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_period *j
 		r->ecn_ce_fraction = packets ? (double)ce / (double)packets : 0;
 	}
 out:
-	hosts_free(&h);
-	free(by_dst);
+		free(by_dst);
 	free(first);
 	free(cnp);
 	free(slot);
@@ -369,6 +309,7 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 {
 	struct ct_burst *all = ct_slow_alloc((log->n + 1) * sizeof(*all)), *tmp = NULL;
 	const struct ct_flow_key *last = NULL;
+	struct ct_hosts hosts = {0};
 	size_t n = 0, flows = 0;
 	int64_t f = -1;
 	int err = 0;
@@ -431,22 +372,17 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 		fp->bursts = all + i;
 		fp->n_bursts = j - i;
 		err = ct_onoff_of(all + i, j - i, &fp->onoff);
-		fp->phase_first = fp->phase_last = -1;
-		if (!err && out->job.periodic) {
-			double *room = out->volume_room + 2 * k * out->job.iterations;
-
-			err = ct_iteration_volumes_in(all + i, j - i, &out->job, &fp->volumes,
-						      room);
-			fp->phase_first = fp->volumes.phase_first;
-			fp->phase_last = fp->volumes.phase_last;
-			flow_period(all + i, j - i, &out->job, fp);
-		}
+		err = err ?: ct_flow_periodicity_against(
+				     fp, &out->job, out->volume_room + 2 * k * out->job.iterations);
 		i = j;
 	}
-	err = err ?: receivers_cc(set, &out->job, out);
 	out->by_flow = all;
 	all = NULL;
+	err = err ?: ct_hosts_rank(set, &hosts);
+	err = err ?: ct_jobs_find(set, &hosts, min_period_s, out);
+	err = err ?: receivers_cc(set, &hosts, &out->job, out);
 out:
+	ct_hosts_free(&hosts);
 	free(all);
 	free(tmp);
 	if (err)
@@ -460,6 +396,7 @@ void ct_periodicity_free(struct ct_periodicity *p)
 	free(p->flows);
 	free(p->receivers);
 	free(p->by_flow);
+	ct_jobs_free(p);
 	ct_period_free(&p->job);
 	memset(p, 0, sizeof(*p));
 }

@@ -98,6 +98,7 @@ static json_object *flow_periodicity_json(const struct ct_flow_periodicity *fp)
 	json_object_object_add(phase, "last",
 			       fp->phase_last >= 0 ? json_object_new_double(fp->phase_last) : NULL);
 	json_object_object_add(o, "phase", phase);
+	json_object_object_add(o, "job", fp->job >= 0 ? json_object_new_int(fp->job) : NULL);
 	if (fp->n_bursts) {
 		/* the first bursts, for timelines: [start_ns, end_ns, bytes, messages] */
 		json_object *list = json_object_new_array();
@@ -231,6 +232,44 @@ static json_object *job_json(const struct ct_periodicity *p)
 	add_u64(o, "bursts", p->bursts);
 	onoff_json(o, &p->job_onoff);
 	return o;
+}
+
+/* The jobs on the fabric: hosts, period and bytes per class of each. */
+static json_object *jobs_json(const struct ct_report *r)
+{
+	const struct ct_periodicity *p = r->periodicity;
+	json_object *list = json_object_new_array();
+
+	for (size_t j = 0; j < p->n_jobs; j++) {
+		const struct ct_job *job = &p->jobs[j];
+		const struct ct_period *period = ct_periodicity_job_period(p, j);
+		json_object *o = json_object_new_object(), *hosts = json_object_new_array();
+		uint64_t by_class[CT_CLASS_COUNT + 1] = {0}; /* Other last */
+
+		for (size_t h = 0; h < job->n_hosts; h++)
+			json_object_array_add(hosts, addr_json(&job->hosts[h]));
+		json_object_object_add(o, "hosts", hosts);
+		json_object_object_add(o, "iteration_period_s",
+				       json_object_new_double(period->period_s));
+		json_object_object_add(o, "period_confidence",
+				       json_object_new_double(period->confidence));
+		add_u64(o, "iterations", period->iterations);
+		add_u64(o, "flows", job->flows);
+		add_u64(o, "bytes", job->bytes);
+		if (r->classes) {
+			json_object *classes = json_object_new_object();
+
+			for (size_t f = 0; f < r->flows.count && f < p->n_flows; f++)
+				if (p->flows[f].job == (int)j && f < r->classes->n)
+					by_class[r->classes->flows[f].cls] += r->flows.flows[f].bytes;
+			for (int c = 0; c <= CT_CLASS_COUNT; c++)
+				if (by_class[c])
+					add_u64(classes, ct_class_name(c), by_class[c]);
+			json_object_object_add(o, "class_bytes", classes);
+		}
+		json_object_array_add(list, o);
+	}
+	return list;
 }
 
 static json_object *cc_json(const struct ct_report *r)
@@ -374,8 +413,10 @@ int ct_report_write_json(const struct ct_report *r, FILE *out)
 	json_object_object_add(root, "engine", engine_json(r));
 	for (size_t i = 0; i < r->flows.count; i++)
 		json_object_array_add(flows, flow_json(r, i));
-	if (r->periodicity)
+	if (r->periodicity) {
 		json_object_object_add(root, "job", job_json(r->periodicity));
+		json_object_object_add(root, "jobs", jobs_json(r));
+	}
 	if (r->classes)
 		json_object_object_add(root, "classification", classification_json(r->classes));
 	json_object_object_add(root, "flows", flows);

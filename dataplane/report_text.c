@@ -106,6 +106,26 @@ static void write_class_table(const struct ct_report *r, FILE *out)
 			c->flows[i].confidence, c->flows[i].evidence);
 }
 
+/* Several jobs on the fabric: one line each (the first is the table's period). */
+static void write_jobs(const struct ct_periodicity *p, FILE *out)
+{
+	if (p->n_jobs < 2)
+		return;
+	for (size_t j = 0; j < p->n_jobs; j++) {
+		const struct ct_job *job = &p->jobs[j];
+		const struct ct_period *period = ct_periodicity_job_period(p, j);
+		char first[64] = "none", last[64] = "none";
+
+		if (job->n_hosts)
+			ct_addr_format(&job->hosts[0], first, sizeof(first));
+		if (job->n_hosts)
+			ct_addr_format(&job->hosts[job->n_hosts - 1], last, sizeof(last));
+		fprintf(out, "  job %zu: %zu hosts (%s .. %s), period %.6f s (confidence %.2f), %zu flows, %.1f MiB\n",
+			j, job->n_hosts, first, last, period->period_s, period->confidence,
+			job->flows, (double)job->bytes / 1048576.0);
+	}
+}
+
 static void write_periodicity_table(const struct ct_report *r, FILE *out)
 {
 	const struct ct_periodicity *p = r->periodicity;
@@ -117,6 +137,7 @@ static void write_periodicity_table(const struct ct_report *r, FILE *out)
 			j->period_s, j->confidence, j->iterations, p->job_onoff.duty_cycle);
 	else
 		fprintf(out, "%s (%zu bursts)\n", j->reason ? j->reason : "not periodic", p->bursts);
+	write_jobs(p, out);
 	fprintf(out, "%3s  %12s %6s %6s %6s %8s %10s %10s %10s %9s\n", "id", "period (s)", "phase",
 		"duty", "bursts", "on (ms)", "off (ms)", "burst", "iter CV", "peak Gb/s");
 	for (size_t i = 0; i < p->n_flows && i < r->flows.count; i++) {

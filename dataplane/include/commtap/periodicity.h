@@ -21,6 +21,22 @@ struct ct_flow_periodicity {
 	double phase_first, phase_last;	     /* where in the iteration its bursts start */
 	const struct ct_burst *bursts;	     /* its bursts by start, in ct_periodicity.by_flow */
 	size_t n_bursts;
+	int job; /* its job in ct_periodicity.jobs; -1 none (figures against the first) */
+};
+
+#define CT_MAX_JOBS 8
+
+/*
+ * A training job: hosts that exchange traffic with a shared iteration
+ * period. A fabric carries several; the first is the one with the most
+ * bytes, whose period is ct_periodicity.job.
+ */
+struct ct_job {
+	struct ct_period period; /* of jobs after the first (the first's is .job) */
+	struct ct_addr *hosts;	 /* in address order */
+	size_t n_hosts;
+	size_t flows;
+	uint64_t bytes; /* of its flows */
 };
 
 /* What one receiving host sees (all classes together until flows are classified). */
@@ -46,7 +62,14 @@ struct ct_periodicity {
 	size_t bursts;
 	struct ct_burst *by_flow; /* every burst, grouped by flow, each group by start */
 	double *volume_room;	  /* the flows' volumes point into it */
+	struct ct_job *jobs;	  /* none when the capture has no period */
+	size_t n_jobs;
+	double *job_room; /* volumes of the flows of further jobs */
 };
+
+/* The period of job j, and the one flow i's figures refer to. */
+const struct ct_period *ct_periodicity_job_period(const struct ct_periodicity *p, size_t j);
+const struct ct_period *ct_periodicity_period_of(const struct ct_periodicity *p, size_t flow);
 
 /* Bursts gathered from engines, for a report (grows as needed). */
 struct ct_burst_log {
