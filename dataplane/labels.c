@@ -204,6 +204,11 @@ void ct_labels_free(struct ct_labels *l)
 	l->n = 0;
 }
 
+void ct_labels_sort(struct ct_labels *l)
+{
+	qsort(l->l, l->n, sizeof(*l->l), key_cmp);
+}
+
 const struct ct_label *ct_labels_find(const struct ct_labels *l, const struct ct_flow_key *key)
 {
 	struct ct_label probe;

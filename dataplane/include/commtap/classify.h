@@ -56,6 +56,8 @@ struct ct_labels {
  */
 int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t errlen);
 void ct_labels_free(struct ct_labels *l);
+/* Labels built in memory (by an agent) are sorted once before lookups. */
+void ct_labels_sort(struct ct_labels *l);
 const struct ct_label *ct_labels_find(const struct ct_labels *l, const struct ct_flow_key *key);
 
 /* One transfer a profile expects between two hosts, placed in the iteration (0..1). */
