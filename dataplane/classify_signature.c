@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EP_SIZE_VARIETY 0.5 /* share of a flow's bursts with a size of their own */
-#define PHASE_STEADY	0.6 /* phase concentration of a flow that belongs to the iteration */
+#define EP_SIZE_VARIETY	 0.5  /* share of a flow's bursts with a size of their own */
+#define PHASE_STEADY	 0.6  /* phase concentration of a flow that belongs to the iteration */
 #define EP_VOLUME_SPREAD 0.01 /* bytes per iteration vary: the other classes repeat to the byte */
-#define EP_MIN_BURSTS	2.0 /* all-to-all runs per MoE layer: several times an iteration */
-#define PP_MIN_BURSTS  3.0  /* bursts per iteration of a pipeline flow, at least */
+#define EP_MIN_BURSTS	 2.0  /* all-to-all runs per MoE layer: several times an iteration */
+#define PP_MIN_BURSTS	 3.0  /* bursts per iteration of a pipeline flow, at least */
 
 enum pair_flag {
 	PAIR_DATA = 1, /* a periodic, steady flow s -> d */
@@ -107,26 +107,44 @@ static double size_variety(const struct ct_flow_periodicity *fp, double *scratch
  * How steadily a flow's first burst of each iteration sits at one phase:
  * the length of the mean of the phases as unit vectors (1: always the same
  * moment; about 1/sqrt(iterations): anywhere, like storage traffic).
+ * Phases are taken two ways and the steadier counts: inside the iterations
+ * found (they follow the jitter), and on a grid of the mean period from the
+ * first iteration (right where the iteration starts were misplaced by
+ * traffic as large as the job's, drifting only by the period's error).
  */
 static double phase_concentration(const struct ct_flow_periodicity *fp, const struct ct_period *job)
 {
-	double x = 0, y = 0;
-	long last = -1;
-	size_t n = 0;
+	double x = 0, y = 0, gx = 0, gy = 0, grid_ns = job->period_s * 1e9, found, grid;
+	long last = -1, glast = -1;
+	size_t n = 0, gn = 0;
 
 	for (size_t i = 0; i < fp->n_bursts; i++) {
-		long it = ct_period_iteration(job, fp->bursts[i].start);
+		uint64_t t = fp->bursts[i].start;
+		long it = ct_period_iteration(job, t);
 		double ph;
 
+		if (grid_ns > 0 && job->iterations && t >= job->starts[0]) {
+			double at = (double)(t - job->starts[0]) / grid_ns;
+			long g = (long)at;
+
+			if (g != glast) {
+				glast = g;
+				gx += cos(2 * M_PI * (at - (double)g));
+				gy += sin(2 * M_PI * (at - (double)g));
+				gn++;
+			}
+		}
 		if (it < 0 || it == last)
 			continue;
 		last = it;
-		ph = ct_period_phase(job, fp->bursts[i].start);
+		ph = ct_period_phase(job, t);
 		x += cos(2 * M_PI * ph);
 		y += sin(2 * M_PI * ph);
 		n++;
 	}
-	return n ? sqrt(x * x + y * y) / (double)n : 0;
+	found = n ? sqrt(x * x + y * y) / (double)n : 0;
+	grid = gn ? sqrt(gx * gx + gy * gy) / (double)gn : 0;
+	return found > grid ? found : grid;
 }
 
 /*
@@ -155,6 +173,127 @@ static double volume_variation(const struct ct_iteration_volumes *v, double *scr
 	return 1.4826 * mad / median;
 }
 
+#define SIBLING_MAJORITY 0.66 /* of a group's bytes, to carry its other flows */
+
+struct sibling_ctx {
+	const struct ct_flow_set *set;
+	const struct ct_periodicity *per;
+};
+
+/* By source, destination, then bursts: the channels (QPs, sockets) of one collective. */
+static int sibling_cmp(const void *a, const void *b, void *arg)
+{
+	const struct sibling_ctx *c = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct ct_flow_key *x = &c->set->flows[i].key, *y = &c->set->flows[j].key;
+	int d = memcmp(&x->src, &y->src, 2 * sizeof(x->src));
+
+	if (d)
+		return d;
+	if (c->per->flows[i].n_bursts != c->per->flows[j].n_bursts)
+		return c->per->flows[i].n_bursts < c->per->flows[j].n_bursts ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/*
+ * NCCL spreads one collective over several channels, each a QP (or socket)
+ * between the same two hosts with the same bursts: they share a class. Where
+ * most of such a group's bytes (SIBLING_MAJORITY) read as one class, the
+ * group's other flows — read otherwise on a weaker signal, say an
+ * all-to-all whose sizes happened to repeat on one channel — follow it.
+ */
+static int siblings_agree(const struct ct_flow_set *set, const struct ct_periodicity *per,
+			  const uint8_t *todo, struct ct_classification *out)
+{
+	struct sibling_ctx ctx = {set, per};
+	size_t *idx = malloc((set->count + 1) * sizeof(*idx)), n = 0;
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < set->count; i++)
+		if (todo[i] && per->flows[i].n_bursts)
+			idx[n++] = i;
+	qsort_r(idx, n, sizeof(*idx), sibling_cmp, &ctx);
+	for (size_t a = 0, b; a < n; a = b) {
+		uint64_t by_class[CT_CLASS_COUNT + 1] = {0}, total = 0;
+		unsigned best = 0;
+
+		for (b = a + 1; b < n &&
+				!memcmp(&set->flows[idx[a]].key.src, &set->flows[idx[b]].key.src,
+					2 * sizeof(struct ct_addr)) &&
+				per->flows[idx[a]].n_bursts == per->flows[idx[b]].n_bursts;
+		     b++)
+			;
+		if (b - a < 3)
+			continue;
+		for (size_t k = a; k < b; k++) {
+			by_class[out->flows[idx[k]].cls] += set->flows[idx[k]].bytes;
+			total += set->flows[idx[k]].bytes;
+		}
+		for (unsigned c = 1; c <= CT_CLASS_COUNT; c++)
+			if (by_class[c] > by_class[best])
+				best = c;
+		if ((double)by_class[best] < SIBLING_MAJORITY * (double)total)
+			continue;
+		for (size_t k = a; k < b; k++) {
+			struct ct_flow_class *fc = &out->flows[idx[k]];
+
+			if (fc->cls == best)
+				continue;
+			ct_class_set(
+				fc, (enum ct_class)best, CT_CLASS_BY_SIGNATURE, 0.7,
+				"like %.0f%% of the bytes of its %zu sibling channels (same hosts, "
+				"same bursts): one collective; read alone as %s",
+				100.0 * (double)by_class[best] / (double)total, b - a,
+				ct_class_name(fc->cls));
+		}
+	}
+	free(idx);
+	return 0;
+}
+
+/*
+ * A host pair holds one pair of stages (replicas, DP, meet between other
+ * hosts): a once-an-iteration flow between two hosts whose pipeline flows
+ * (after the channels agreed) go both ways is the embedding table's sync
+ * between the first and last stage of a two-stage pipeline.
+ */
+static void stage_pairs_sync(const struct ct_flow_set *set, const struct ct_periodicity *per,
+			     const uint8_t *todo, struct pair *pairs, size_t np,
+			     struct ct_classification *out)
+{
+	for (size_t i = 0; i < np; i++)
+		pairs[i].flags &= ~(unsigned)PAIR_PP;
+	for (size_t i = 0; i < set->count; i++) {
+		struct pair *p;
+
+		if (!todo[i] || out->flows[i].cls != CT_CLASS_PP)
+			continue;
+		p = pair_find(pairs, np, &set->flows[i].key.src, &set->flows[i].key.dst);
+		if (p)
+			p->flags |= PAIR_PP;
+	}
+	for (size_t i = 0; i < set->count; i++) {
+		const struct ct_flow_key *k = &set->flows[i].key;
+		const struct pair *there, *back;
+		double per_iter;
+
+		if (!todo[i] || out->flows[i].cls != CT_CLASS_DP)
+			continue;
+		there = pair_find(pairs, np, &k->src, &k->dst);
+		back = pair_find(pairs, np, &k->dst, &k->src);
+		if (!there || !back || !(there->flags & PAIR_PP) || !(back->flags & PAIR_PP))
+			continue;
+		per_iter = (double)per->flows[i].n_bursts /
+			   (double)ct_periodicity_period_of(per, i)->iterations;
+		ct_class_set(&out->flows[i], CT_CLASS_EMB, CT_CLASS_BY_SIGNATURE, 0.6,
+			     "once an iteration (%.1f bursts) between two hosts whose pipeline "
+			     "activations go both ways: the first and last stage of a two-stage "
+			     "pipeline",
+			     per_iter);
+	}
+}
+
 int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
 			     const uint8_t *todo, struct ct_classification *out)
 {
@@ -164,7 +303,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	uint8_t *steady = calloc(set->count ? set->count : 1, 1);
 	double *sizes = malloc((per ? per->bursts : 0) * sizeof(*sizes) + sizeof(*sizes));
 	size_t np = 0, w = 0;
-	int pipeline = 0;
+	int pipeline = 0, err;
 
 	if (!pairs || !scratch || !steady || !sizes) {
 		free(pairs);
@@ -208,11 +347,12 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 		per_iter = (double)fp->n_bursts / (double)job->iterations;
 		if ((variety >= EP_SIZE_VARIETY || spread >= EP_VOLUME_SPREAD) &&
 		    per_iter >= EP_MIN_BURSTS) {
-			ct_class_set(fc, CT_CLASS_EP, CT_CLASS_BY_SIGNATURE, 0.8,
-				     "%.1f bursts an iteration whose sizes do not repeat (%.0f%% "
-				     "unique, volume varies %.0f%%): token routing (all-to-all) moves "
-				     "different bytes each time",
-				     per_iter, 100 * variety, 100 * spread);
+			ct_class_set(
+				fc, CT_CLASS_EP, CT_CLASS_BY_SIGNATURE, 0.8,
+				"%.1f bursts an iteration whose sizes do not repeat (%.0f%% "
+				"unique, volume varies %.0f%%): token routing (all-to-all) moves "
+				"different bytes each time",
+				per_iter, 100 * variety, 100 * spread);
 			continue;
 		}
 		if (variety >= EP_SIZE_VARIETY) {
@@ -223,7 +363,8 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 			continue;
 		}
 		steady[i] = 1;
-		pairs[np++] = (struct pair){set->flows[i].key.src, set->flows[i].key.dst, PAIR_DATA};
+		pairs[np++] =
+			(struct pair){set->flows[i].key.src, set->flows[i].key.dst, PAIR_DATA};
 	}
 	qsort(pairs, np, sizeof(*pairs), pair_cmp);
 	for (size_t i = 0; i < np; i++) /* one entry per pair */
@@ -274,6 +415,9 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 				     per_iter,
 				     back ? "data both ways (a ring of two)" : "one way (a ring)");
 	}
+	err = siblings_agree(set, per, todo, out);
+	if (!err && pipeline)
+		stage_pairs_sync(set, per, todo, pairs, np, out);
 	out->layout.hosts = count_hosts(set, out, todo, -1, scratch);
 	out->layout.pp_stages = count_hosts(set, out, todo, CT_CLASS_PP, scratch);
 	out->layout.dp_ring = count_hosts(set, out, todo, CT_CLASS_DP, scratch);
@@ -282,5 +426,5 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	free(scratch);
 	free(steady);
 	free(sizes);
-	return 0;
+	return err;
 }
