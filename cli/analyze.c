@@ -379,11 +379,17 @@ static void knowledge_free(struct knowledge *k)
 	}
 }
 
+/* Every flow's class, then the receivers' cc figures for each class alone. */
 static int classify(const struct knowledge *k, const struct ct_flow_set *set,
-		    const struct ct_periodicity *per, struct ct_classification *out)
+		    struct ct_periodicity *per, struct ct_classification *out)
 {
-	return ct_classify(set, per, k->labels.n ? &k->labels : NULL,
-			   k->have_profile ? &k->expect : NULL, out);
+	int err = ct_classify(set, per, k->labels.n ? &k->labels : NULL,
+			      k->have_profile ? &k->expect : NULL, out);
+
+	err = err ?: ct_classification_cc(out, set, per);
+	if (err)
+		ct_classification_free(out);
+	return err;
 }
 
 struct interval_ctx {
@@ -541,7 +547,7 @@ int cmd_analyze(int argc, char **argv)
 		fprintf(stderr, "commtap analyze: out of memory: the report has no periodicity\n");
 	else
 		report.periodicity = &periodicity;
-	if (classify(&know, &report.flows, report.periodicity, &classes))
+	if (classify(&know, &report.flows, report.periodicity ? &periodicity : NULL, &classes))
 		fprintf(stderr, "commtap analyze: out of memory: the report has no classes\n");
 	else
 		report.classes = &classes;

@@ -95,6 +95,24 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 	return err;
 }
 
+int ct_classification_cc(const struct ct_classification *c, const struct ct_flow_set *set,
+			 struct ct_periodicity *per)
+{
+	uint8_t *cls;
+	int err;
+
+	if (!per || !per->n_flows)
+		return 0;
+	cls = malloc(set->count + 1);
+	if (!cls)
+		return -ENOMEM;
+	for (size_t i = 0; i < set->count; i++)
+		cls[i] = i < c->n ? c->flows[i].cls : CT_CLASS_OTHER;
+	err = ct_periodicity_cc_by_class(per, set, cls);
+	free(cls);
+	return err;
+}
+
 void ct_classification_free(struct ct_classification *c)
 {
 	free(c->flows);

@@ -7,6 +7,8 @@
  */
 #include "periodicity_internal.h"
 
+#include <commtap/traffic_class.h>
+
 #include <commtap/grow.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -107,7 +109,8 @@ static void flow_period(const struct ct_burst *b, size_t n, const struct ct_peri
 	}
 	if (seen >= CT_PERIOD_MIN_ITERATIONS && last_it > first_it) {
 		fp->periodic = 1;
-		fp->period_s = (double)(last_start - first_start) / (double)(last_it - first_it) / 1e9;
+		fp->period_s =
+			(double)(last_start - first_start) / (double)(last_it - first_it) / 1e9;
 	}
 }
 
@@ -178,7 +181,8 @@ static size_t join_per_sender(const struct ct_burst *b, size_t n, struct ct_burs
  * start) come from merging those runs.
  */
 static int receivers_cc(const struct ct_flow_set *set, const struct ct_hosts *h,
-			const struct ct_period *job, struct ct_periodicity *out)
+			const struct ct_period *job, const struct ct_periodicity *out,
+			const uint8_t *want, struct ct_receiver_cc **list, size_t *n_list)
 {
 	size_t nf = set->count, max_m = 0, receivers = 0;
 	size_t *by_dst = NULL, *first = NULL, *seg = NULL, *runs = NULL;
@@ -199,13 +203,16 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_hosts *h,
 	}
 	/* by destination, each destination's flows in index order */
 	for (size_t f = 0; f < nf; f++) {
+		if (want && !want[f])
+			continue;
 		first[h->dst[f] + 2]++;
 		cnp[h->src[f]] += set->flows[f].cnp; /* CNPs go from the data's receiver */
 	}
 	for (size_t d = 0; d < h->n; d++)
 		first[d + 2] += first[d + 1];
 	for (size_t f = 0; f < nf; f++)
-		by_dst[first[h->dst[f] + 1]++] = f;
+		if (!want || want[f])
+			by_dst[first[h->dst[f] + 1]++] = f;
 	/* first[d] .. first[d + 1]: the flows into host d; the largest sizes the buffers */
 	for (size_t d = 0; d < h->n; d++) {
 		size_t m = 0;
@@ -215,12 +222,13 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_hosts *h,
 		max_m = m > max_m ? m : max_m;
 		receivers += first[d + 1] > first[d];
 	}
-	out->receivers = calloc(receivers + 1, sizeof(*out->receivers));
+	*list = calloc(receivers + 1, sizeof(**list));
+	*n_list = 0;
 	rb = malloc((max_m + 1) * sizeof(*rb));
 	jb = malloc((max_m + 1) * sizeof(*jb));
 	tmp = malloc((max_m + 1) * sizeof(*tmp));
 	runs = malloc((max_m + 2) * sizeof(*runs));
-	if (!out->receivers || !rb || !jb || !tmp || !runs) {
+	if (!*list || !rb || !jb || !tmp || !runs) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -231,7 +239,8 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_hosts *h,
 
 		if (first[d + 1] == first[d])
 			continue; /* a host that only sends */
-		r = &out->receivers[out->n_receivers++];
+		r = &(*list)[(*n_list)++];
+		r->cls = -1;
 		r->host = set->flows[by_dst[first[d]]].key.dst;
 		/* senders numbered as they come; their bursts counted */
 		for (size_t b = first[d]; b < first[d + 1]; b++) {
@@ -241,8 +250,8 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_hosts *h,
 			ce += s->ecn_ce;
 			packets += s->packets;
 			r->retransmits += s->retransmits;
-			if (stamp[h->src[f]] != out->n_receivers) {
-				stamp[h->src[f]] = (uint32_t)out->n_receivers;
+			if (stamp[h->src[f]] != *n_list) {
+				stamp[h->src[f]] = (uint32_t)*n_list;
 				slot[h->src[f]] = (uint32_t)ns;
 				seg[ns++] = 0;
 			}
@@ -291,7 +300,7 @@ static int receivers_cc(const struct ct_flow_set *set, const struct ct_hosts *h,
 		r->ecn_ce_fraction = packets ? (double)ce / (double)packets : 0;
 	}
 out:
-		free(by_dst);
+	free(by_dst);
 	free(first);
 	free(cnp);
 	free(slot);
@@ -330,8 +339,8 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 		last = &fb->key;
 		if (f < 0)
 			continue;
-		all[n++] = (struct ct_burst){fb->start, fb->end, fb->bytes, fb->messages, (uint32_t)f,
-					     fb->packets};
+		all[n++] = (struct ct_burst){fb->start,	   fb->end,	fb->bytes,
+					     fb->messages, (uint32_t)f, fb->packets};
 	}
 	out->bursts = n;
 	/*
@@ -372,15 +381,19 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 		fp->bursts = all + i;
 		fp->n_bursts = j - i;
 		err = ct_onoff_of(all + i, j - i, &fp->onoff);
-		err = err ?: ct_flow_periodicity_against(
-				     fp, &out->job, out->volume_room + 2 * k * out->job.iterations);
+		err = err
+			      ?: ct_flow_periodicity_against(fp, &out->job,
+							     out->volume_room +
+								     2 * k * out->job.iterations);
 		i = j;
 	}
 	out->by_flow = all;
 	all = NULL;
 	err = err ?: ct_hosts_rank(set, &hosts);
 	err = err ?: ct_jobs_find(set, &hosts, min_period_s, out);
-	err = err ?: receivers_cc(set, &hosts, &out->job, out);
+	err = err
+		      ?: receivers_cc(set, &hosts, &out->job, out, NULL, &out->receivers,
+				      &out->n_receivers);
 out:
 	ct_hosts_free(&hosts);
 	free(all);
@@ -390,8 +403,45 @@ out:
 	return err;
 }
 
+int ct_periodicity_cc_by_class(struct ct_periodicity *p, const struct ct_flow_set *set,
+			       const uint8_t *flow_class)
+{
+	struct ct_hosts hosts = {0};
+	uint8_t *want = malloc(set->count + 1);
+	int err = want ? ct_hosts_rank(set, &hosts) : -ENOMEM;
+
+	for (int c = 0; c <= CT_CLASS_COUNT && !err; c++) {
+		struct ct_receiver_cc *list = NULL, *grown;
+		size_t n = 0, any = 0;
+
+		for (size_t f = 0; f < set->count; f++)
+			any += want[f] = flow_class[f] == c;
+		if (!any)
+			continue;
+		err = receivers_cc(set, &hosts, &p->job, p, want, &list, &n);
+		grown = err ? NULL
+			    : realloc(p->class_receivers,
+				      (p->n_class_receivers + n + 1) * sizeof(*grown));
+		if (!grown) {
+			free(list);
+			err = err ?: -ENOMEM;
+			break;
+		}
+		p->class_receivers = grown;
+		for (size_t i = 0; i < n; i++) {
+			list[i].cls = c;
+			p->class_receivers[p->n_class_receivers++] = list[i];
+		}
+		free(list);
+	}
+	ct_hosts_free(&hosts);
+	free(want);
+	return err;
+}
+
 void ct_periodicity_free(struct ct_periodicity *p)
 {
+	free(p->class_receivers);
 	free(p->volume_room); /* every flow's volumes */
 	free(p->flows);
 	free(p->receivers);

@@ -277,12 +277,15 @@ static json_object *cc_json(const struct ct_report *r)
 	const struct ct_periodicity *p = r->periodicity;
 	json_object *o = json_object_new_object(), *list = json_object_new_array();
 
-	for (size_t i = 0; i < p->n_receivers; i++) {
-		const struct ct_receiver_cc *c = &p->receivers[i];
+	for (size_t i = 0; i < p->n_receivers + p->n_class_receivers; i++) {
+		const struct ct_receiver_cc *c = i < p->n_receivers
+							 ? &p->receivers[i]
+							 : &p->class_receivers[i - p->n_receivers];
 		json_object *e = json_object_new_object();
 
 		json_object_object_add(e, "receiver", addr_json(&c->host));
-		json_object_object_add(e, "class", json_object_new_string("all"));
+		json_object_object_add(e, "class",
+				       json_object_new_string(c->cls < 0 ? "all" : ct_class_name(c->cls)));
 		add_u64(e, "senders", c->senders);
 		add_u64(e, "incast_degree", c->incast_degree);
 		json_object_object_add(e, "peak_gbps", json_object_new_double(c->peak_gbps));

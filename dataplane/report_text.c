@@ -161,11 +161,14 @@ static void write_periodicity_table(const struct ct_report *r, FILE *out)
 			phase, fp->onoff.duty_cycle, fp->onoff.bursts, fp->onoff.on_s.median * 1e3,
 			fp->onoff.off_s.median * 1e3, burst, cv, fp->onoff.peak_gbps);
 	}
-	fprintf(out, "\ncongestion control, per receiver (all classes):\n");
-	fprintf(out, "%-40s %7s %6s %9s %9s %10s %10s %9s %9s %5s\n", "receiver", "senders",
-		"incast", "peak Gb/s", "on (ms)", "burst", "spread ms", "CNP/s on", "CE frac", "retx");
-	for (size_t i = 0; i < p->n_receivers; i++) {
-		const struct ct_receiver_cc *c = &p->receivers[i];
+	fprintf(out, "\ncongestion control, per receiver (all classes, then each class alone):\n");
+	fprintf(out, "%-32s %-11s %7s %6s %9s %9s %10s %10s %9s %9s %5s\n", "receiver", "class",
+		"senders", "incast", "peak Gb/s", "on (ms)", "burst", "spread ms", "CNP/s on",
+		"CE frac", "retx");
+	for (size_t i = 0; i < p->n_receivers + p->n_class_receivers; i++) {
+		const struct ct_receiver_cc *c = i < p->n_receivers
+							 ? &p->receivers[i]
+							 : &p->class_receivers[i - p->n_receivers];
 		char host[64], burst[32], spread[24];
 
 		ct_addr_format(&c->host, host, sizeof(host));
@@ -174,9 +177,10 @@ static void write_periodicity_table(const struct ct_report *r, FILE *out)
 			snprintf(spread, sizeof(spread), "%.3f", c->start_spread_s * 1e3);
 		else
 			snprintf(spread, sizeof(spread), "-");
-		fprintf(out, "%-40s %7u %6u %9.2f %9.3f %10s %10s %9.1f %9.4f %5llu\n", host,
-			c->senders, c->incast_degree, c->peak_gbps, c->onoff.on_s.median * 1e3, burst,
-			spread, c->cnp_per_s_on, c->ecn_ce_fraction, (unsigned long long)c->retransmits);
+		fprintf(out, "%-32s %-11s %7u %6u %9.2f %9.3f %10s %10s %9.1f %9.4f %5llu\n", host,
+			c->cls < 0 ? "all" : ct_class_name(c->cls), c->senders, c->incast_degree,
+			c->peak_gbps, c->onoff.on_s.median * 1e3, burst, spread, c->cnp_per_s_on,
+			c->ecn_ce_fraction, (unsigned long long)c->retransmits);
 	}
 }
 

@@ -28,7 +28,7 @@ def main():
         run(commtap, "synth", profile, "-o", pcap, "--iterations", "6", "--scale", "0.01",
             "--time-scale", "0.1", "--jitter", "0.05", "--noise", "--snaplen", "128")
         report = json.loads(run(commtap, "analyze", "--json", "-", pcap))
-    receivers = {r["receiver"]: r for r in report["cc"]["receivers"]}
+    receivers = {r["receiver"]: r for r in report["cc"]["receivers"] if r["class"] == "all"}
     hosts = ["198.18.0.%d" % i for i in (1, 2, 3, 4)]
     for h in hosts:
         r = receivers.get(h)
@@ -50,6 +50,13 @@ def main():
             errors.append("%s: no burst sizes or times" % h)
         if r["start_spread_s"] is None:
             errors.append("%s: no start spread" % h)
+        # the all-to-all alone (EP, by signatures): the same incast at every receiver
+        ep = [c for c in report["cc"]["receivers"] if c["receiver"] == h and c["class"] == "EP"]
+        if not ep:
+            errors.append("%s: no cc entry for its EP traffic alone" % h)
+        elif ep[0]["senders"] < 3 or ep[0]["incast_degree"] < 2:
+            errors.append("%s: EP alone: %d senders, incast %d" % (h, ep[0]["senders"],
+                                                                   ep[0]["incast_degree"]))
     r0 = receivers.get(hosts[0], {})
     if not r0.get("cnp_per_s_on", 0) > 0 or not r0.get("ecn_ce_fraction", 0) > 0:
         errors.append("%s: the CE marks and CNPs of the noise are missing" % hosts[0])

@@ -102,4 +102,11 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		struct ct_classification *out);
 void ct_classification_free(struct ct_classification *c);
 
+/*
+ * The congestion-control figures per receiver again for each class alone
+ * (per->class_receivers): DP's incast is not EP's. Returns 0 or -ENOMEM.
+ */
+int ct_classification_cc(const struct ct_classification *c, const struct ct_flow_set *set,
+			 struct ct_periodicity *per);
+
 #endif

@@ -42,6 +42,7 @@ struct ct_job {
 /* What one receiving host sees (all classes together until flows are classified). */
 struct ct_receiver_cc {
 	struct ct_addr host;
+	int cls; /* enum ct_class of the flows counted, -1 all */
 	unsigned senders;	 /* distinct sending hosts */
 	unsigned incast_degree;	 /* most senders on toward it at once */
 	double peak_gbps;	 /* highest aggregate rate toward it */
@@ -57,8 +58,10 @@ struct ct_periodicity {
 	struct ct_onoff job_onoff;
 	struct ct_flow_periodicity *flows; /* one per flow of the set */
 	size_t n_flows;
-	struct ct_receiver_cc *receivers;
+	struct ct_receiver_cc *receivers; /* all classes together, by host address */
 	size_t n_receivers;
+	struct ct_receiver_cc *class_receivers; /* per class, then host (after classification) */
+	size_t n_class_receivers;
 	size_t bursts;
 	struct ct_burst *by_flow; /* every burst, grouped by flow, each group by start */
 	double *volume_room;	  /* the flows' volumes point into it */
@@ -88,6 +91,13 @@ void ct_burst_log_free(struct ct_burst_log *log);
  */
 int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_log *log,
 			   double min_period_s, struct ct_periodicity *out);
+/*
+ * After classification (flow_class: an enum ct_class per flow of set): the
+ * receivers' figures again for each class alone, into p->class_receivers.
+ * Returns 0 or -ENOMEM.
+ */
+int ct_periodicity_cc_by_class(struct ct_periodicity *p, const struct ct_flow_set *set,
+			       const uint8_t *flow_class);
 void ct_periodicity_free(struct ct_periodicity *p);
 
 #endif
