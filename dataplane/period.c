@@ -315,6 +315,40 @@ out:
 }
 
 /*
+ * The last anchor may be the tail of the last iteration (its gradients'
+ * all-reduce after the longest idle gap), not a new one: an anchor after
+ * which the capture holds less than a quarter of an iteration's usual bytes
+ * starts no iteration. Returns the chain's length without such an anchor.
+ */
+static size_t trim_tail(const struct ct_burst *b, size_t n, const size_t *idx, size_t len)
+{
+	double *bytes, tail = 0, median;
+	size_t k = len - 1;
+
+	if (len <= CT_PERIOD_MIN_ITERATIONS)
+		return len;
+	bytes = calloc(len, sizeof(*bytes));
+	if (!bytes)
+		return len;
+	for (size_t i = 0; i + 1 < len; i++)
+		for (size_t j = idx[i]; j < idx[i + 1]; j++)
+			bytes[i] += (double)b[j].bytes;
+	for (size_t j = idx[k]; j < n; j++)
+		tail += (double)b[j].bytes;
+	/* the median of the whole iterations (an insertion sort: few of them) */
+	for (size_t i = 1; i < k; i++)
+		for (size_t j = i; j > 0 && bytes[j - 1] > bytes[j]; j--) {
+			double t = bytes[j];
+
+			bytes[j] = bytes[j - 1];
+			bytes[j - 1] = t;
+		}
+	median = k % 2 ? bytes[k / 2] : (bytes[k / 2 - 1] + bytes[k / 2]) / 2;
+	free(bytes);
+	return tail < 0.25 * median ? len - 1 : len;
+}
+
+/*
  * The mean period, in bins. Around each multiple k of the lag, pairs of
  * iterations k apart meet: the centroid of the positive autocovariance
  * there, over k, averages their lengths. Multiples from a quarter to three
@@ -514,6 +548,7 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	/* iteration boundaries: anchors one period apart */
 	preceding_gaps(bursts, n, gap);
 	len = anchor_chain(bursts, n, gap, period, idx, num);
+	len = trim_tail(bursts, n, idx, len);
 	if (len < CT_PERIOD_MIN_ITERATIONS) {
 		out->reason = "not periodic: fewer than three iterations seen";
 		goto out;
