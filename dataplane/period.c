@@ -408,7 +408,7 @@ static void preceding_gaps(const struct ct_burst *b, size_t n, double *gap)
 static size_t anchor_chain(const struct ct_burst *b, size_t n, const double *gap, double period,
 			   size_t *best_idx, long *best_num)
 {
-	double *window_max, thr;
+	double *window_max, thr, best_dev = 0;
 	size_t windows = (size_t)((double)(b[n - 1].start - b[0].start) / period) + 1;
 	size_t best_len = 0, *idx = malloc(n * sizeof(*idx));
 	long *num = malloc(n * sizeof(*num));
@@ -483,7 +483,17 @@ static size_t anchor_chain(const struct ct_burst *b, size_t n, const double *gap
 			num[len++] = k;
 			cur = next;
 		}
-		if (len > best_len) {
+		/* the longest chain; of chains as long, the steadiest */
+		double dev = 0;
+
+		for (size_t i = 1; i < len; i++) {
+			double step = (double)(b[idx[i]].start - b[idx[i - 1]].start) /
+				      (double)(num[i] - num[i - 1]);
+
+			dev += (step - period) * (step - period);
+		}
+		if (len > best_len || (len == best_len && dev < best_dev)) {
+			best_dev = dev;
 			best_len = len;
 			memcpy(best_idx, idx, len * sizeof(*idx));
 			memcpy(best_num, num, len * sizeof(*num));
