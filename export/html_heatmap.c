@@ -36,7 +36,7 @@ static void legend(FILE *out, const struct ct_view *v, const struct scale *s)
 	for (int i = 0; i <= 4; i++) {
 		double val = pow(10, s->lo + (s->hi - s->lo) * i / 4);
 
-		fprintf(out, "<text x=\"%d\" y=\"34\" text-anchor=\"middle\">", 10 + 85 * i);
+		fprintf(out, "<text x=\"%d\" y=\"34\" text-anchor=\"middle\">", 30 + 85 * i);
 		ct_html_bytes(out, val);
 		fputs("</text>", out);
 	}

@@ -44,9 +44,11 @@ int ct_doc_load(const char *path, json_object **out, char *err, size_t errlen)
 			return -errno;
 		}
 		fclose(f);
-		snprintf(err, errlen, "%s: not valid JSON (%s)", path, json_util_get_last_err());
-		/* json_util_get_last_err ends with a newline */
-		err[strcspn(err, "\n")] = 0;
+		const char *why = json_util_get_last_err();
+
+		/* json-c's reason ends with a newline */
+		snprintf(err, errlen, "%s: not valid JSON (%.*s)", path,
+			 why ? (int)strcspn(why, "\n") : 7, why ? why : "unknown");
 		return -EINVAL;
 	}
 	rc = ct_doc_check(doc, path, err, errlen);
