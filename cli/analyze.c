@@ -12,14 +12,12 @@
 #include <commtap/report.h>
 
 #include "model.h"
-#include "metrics_publish.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <signal.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +39,6 @@ struct analyze_opts {
 	const char *report_dir;
 	const char *labels_path;
 	const char *profile_path;
-	const char *listen; /* serve /metrics here */
 };
 
 /* What classification knows besides the traffic: labels and a profile's expectation. */
@@ -83,11 +80,6 @@ static void usage(FILE *out)
 		"  --report-dir DIR   where interval reports go (commtap-report-NNNNNN.json)\n"
 		"  --profile FILE     classify flows by this job profile's hosts and traffic\n"
 		"  --labels FILE      classify flows by agent labels (commtap.labels/v1 JSON)\n"
-		"  --listen ADDR:PORT serve Prometheus /metrics from each report (ADDR alone: "
-		"port\n"
-		"                     9464; :PORT: 127.0.0.1); after the capture, the final "
-		"report\n"
-		"                     is served until SIGINT/SIGTERM\n"
 		"exit status: 0 ok, 1 error (nothing written), 2 capture broke off (report of what"
 		" was read written)\n",
 		CT_DEFAULT_MEMORY_BUDGET >> 20,
@@ -129,7 +121,6 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		{"report-dir", required_argument, NULL, 'D'},
 		{"profile", required_argument, NULL, 'p'},
 		{"labels", required_argument, NULL, 'L'},
-		{"listen", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -184,8 +175,7 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		case 'I':
 			if (parse_number("--interval", optarg, 1e6, &v) || v <= 0) {
 				if (v <= 0)
-					fprintf(stderr,
-						"commtap analyze: --interval must be above 0\n");
+					fprintf(stderr, "commtap analyze: --interval must be above 0\n");
 				return -EINVAL;
 			}
 			o->interval_ns = (uint64_t)(v * 1e9);
@@ -209,23 +199,18 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		case 'L':
 			o->labels_path = optarg;
 			break;
-		case 'M':
-			o->listen = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			exit(CT_EXIT_OK);
 		default:
-			fprintf(stderr,
-				"commtap analyze: unknown or incomplete option '%s' (try --help)\n",
+			fprintf(stderr, "commtap analyze: unknown or incomplete option '%s' (try --help)\n",
 				argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "commtap analyze: %s (try --help)\n",
-			optind == argc ? "missing CAPTURE file"
-				       : "more than one CAPTURE file given");
+			optind == argc ? "missing CAPTURE file" : "more than one CAPTURE file given");
 		return -EINVAL;
 	}
 	o->capture = argv[optind];
@@ -258,8 +243,7 @@ static void collect_burst(const struct ct_flow_burst *burst, void *ctx)
 	struct collected *c = ctx;
 
 	if (ct_burst_log_add(&c->bursts, burst) && !c->out_of_memory++)
-		fprintf(stderr,
-			"commtap analyze: out of memory: bursts are missing from the report\n");
+		fprintf(stderr, "commtap analyze: out of memory: bursts are missing from the report\n");
 }
 
 static void drain(struct ct_engine *engine, struct collected *c);
@@ -269,8 +253,7 @@ static void collect(const struct ct_flow *flow, void *ctx)
 	struct collected *c = ctx;
 
 	if (ct_flow_set_add(&c->flows, flow))
-		fprintf(stderr,
-			"commtap analyze: out of memory: a flow is missing from the report\n");
+		fprintf(stderr, "commtap analyze: out of memory: a flow is missing from the report\n");
 }
 
 static void drain(struct ct_engine *engine, struct collected *c)
@@ -423,7 +406,7 @@ static void add_live(struct ct_flow *flow, void *ctx)
  */
 static int write_interval_report(const struct analyze_opts *o, const struct knowledge *k,
 				 struct ct_engine *engine, struct collected *got, uint64_t now,
-				 unsigned seq, struct ct_metrics_server *metrics)
+				 unsigned seq)
 {
 	struct ct_classification classes = {0};
 	struct ct_report r = {0};
@@ -464,9 +447,6 @@ static int write_interval_report(const struct analyze_opts *o, const struct know
 		r.clock = "capture timestamps (the capturing host's CLOCK_REALTIME)";
 		r.nic_gbps = o->nic_gbps;
 		r.error = "interval report: the capture goes on";
-		if (metrics && ct_metrics_publish_report(metrics, &r, NULL))
-			fprintf(stderr,
-				"commtap analyze: interval report %u: /metrics not updated\n", seq);
 		snprintf(path, sizeof(path), "%s/commtap-report-%06u.json", o->report_dir, seq);
 		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 		f = fopen(tmp, "w");
@@ -485,19 +465,6 @@ static int write_interval_report(const struct analyze_opts *o, const struct know
 	return err;
 }
 
-/* The final report on /metrics, served until a signal asks to stop. */
-static void serve_final(struct ct_metrics_server *metrics, const struct ct_report *r)
-{
-	const struct timespec tick = {0, 100 * 1000 * 1000};
-
-	if (ct_metrics_publish_report(metrics, r, NULL)) {
-		fprintf(stderr, "commtap analyze: the final report could not be published\n");
-		return;
-	}
-	while (!interrupted)
-		nanosleep(&tick, NULL);
-}
-
 int cmd_analyze(int argc, char **argv)
 {
 	struct ct_engine_config cfg = {0};
@@ -509,7 +476,6 @@ int cmd_analyze(int argc, char **argv)
 	struct knowledge know = {0};
 	struct ct_capture *cap = NULL;
 	struct ct_engine *engine = NULL;
-	struct ct_metrics_server *metrics = NULL;
 	const struct ct_cm_event *cm;
 	struct ct_packet pkt;
 	char err[768];
@@ -533,8 +499,7 @@ int cmd_analyze(int argc, char **argv)
 	rc = ct_engine_create(&cfg, &engine);
 	if (rc == -EINVAL) {
 		fprintf(stderr,
-			"commtap analyze: --memory: %zu bytes is too small for the flow table (it "
-			"needs "
+			"commtap analyze: --memory: %zu bytes is too small for the flow table (it needs "
 			"room for at least %d flows of %zu bytes)\n",
 			o.memory_budget, CT_FLOW_TABLE_MIN, ct_flow_table_bytes_per_flow());
 		goto cleanup;
@@ -542,15 +507,6 @@ int cmd_analyze(int argc, char **argv)
 		fprintf(stderr, "commtap analyze: cannot create the engine with %zu bytes: %s\n",
 			o.memory_budget, strerror(-rc));
 		goto cleanup;
-	}
-	if (o.listen) {
-		rc = ct_metrics_server_start(o.listen, &metrics, err, sizeof(err));
-		if (rc) {
-			fprintf(stderr, "commtap analyze: --listen %s\n", err);
-			goto cleanup;
-		}
-		fprintf(stderr, "commtap analyze: serving /metrics on port %u\n",
-			ct_metrics_server_port(metrics));
 	}
 	ct_flow_set_init(&got.flows);
 	signal(SIGINT, on_signal);
@@ -562,8 +518,7 @@ int cmd_analyze(int argc, char **argv)
 			drain(engine, &got);
 		if (o.interval_ns && pkt.ts_ns >= next_report) {
 			if (next_report)
-				write_interval_report(&o, &know, engine, &got, pkt.ts_ns, seq++,
-						      metrics);
+				write_interval_report(&o, &know, engine, &got, pkt.ts_ns, seq++);
 			next_report = (next_report ? next_report : pkt.ts_ns) + o.interval_ns;
 		}
 	}
@@ -599,10 +554,7 @@ int cmd_analyze(int argc, char **argv)
 		status = CT_EXIT_ERROR;
 	else
 		status = report.error ? CT_EXIT_INCOMPLETE : CT_EXIT_OK;
-	if (metrics)
-		serve_final(metrics, &report);
 cleanup:
-	ct_metrics_server_stop(metrics);
 	ct_classification_free(&classes);
 	knowledge_free(&know);
 	ct_periodicity_free(&periodicity);
