@@ -168,6 +168,7 @@ static int expectation_load(const struct report_opts *o, struct expectation *x)
 				x->bytes[((size_t)c * h + s) * h + d] =
 					*ct_host_matrix(&x->pred, c, s, d) * o->scale;
 		x->e.t_class[c] = x->pred.t_class[c] * o->time_scale;
+		x->e.on_wire[c] = x->pred.crosses_nic[c];
 	}
 	x->e.profile = x->profile.name;
 	x->e.n_hosts = h;

@@ -27,6 +27,7 @@ struct ct_html_expect {
 	const double *bytes;	      /* [class][src][dst] bytes per iteration */
 	double t_iter, t_comp, t_bubble;
 	double t_class[CT_HTML_CLASSES];
+	int on_wire[CT_HTML_CLASSES]; /* the class crosses a NIC (TP inside a host does not) */
 };
 
 struct ct_html_opts {

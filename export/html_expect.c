@@ -142,11 +142,13 @@ void ct_html_expected(FILE *out, const struct ct_view *v, const struct ct_html_e
 	time_row(out, "compute (not observable on the wire)", e->t_comp, NAN);
 	for (int c = 0; c < CT_CLASS_COUNT; c++)
 		if (e->t_class[c] > 0 || v->class_flows[c]) {
-			char what[64];
+			char what[96];
 
-			snprintf(what, sizeof(what), "%s on the wire (union of its bursts)",
-				 ct_class_name(c));
-			time_row(out, what, e->t_class[c], class_on_per_iter(v, c));
+			snprintf(what, sizeof(what), "%s communication%s", ct_class_name(c),
+				 e->on_wire[c] ? " (observed: union of its bursts)"
+					       : " (inside hosts, not on the wire)");
+			time_row(out, what, e->t_class[c],
+				 e->on_wire[c] ? class_on_per_iter(v, c) : NAN);
 		}
 	time_row(out, "pipeline bubble", e->t_bubble, NAN);
 	fputs("</tbody></table>\n<h3>Per class and host pair</h3><table class=\"expect\"><thead>"

@@ -48,7 +48,7 @@ static void heatmap(FILE *out, const struct ct_view *v, int cls, const struct sc
 {
 	size_t n = v->n_hosts;
 	int cell = n > 24 ? 12 : n > 12 ? 20 : 36;
-	int w = LABEL_W + cell * (int)n + 10, h = LABEL_W + cell * (int)n + 10;
+	int w = LABEL_W + cell * (int)n + 70, h = LABEL_W + cell * (int)n + 10;
 	char colour[8];
 
 	fprintf(out, "<figure class=\"heatmap\" data-class=\"%s\" data-hosts=\"%zu\">\n",

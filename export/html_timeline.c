@@ -82,7 +82,7 @@ void ct_html_timeline(FILE *out, const struct ct_view *v, const struct ct_html_o
 	ct_html_seconds(out, span_s);
 	fputs(". Each class row overlays its flows' bursts; then the busiest flows.</p>\n", out);
 	fprintf(out, "<svg class=\"timeline\" width=\"%d\" height=\"%d\" role=\"img\">\n",
-		LABEL_W + PLOT_W + 10, h);
+		LABEL_W + PLOT_W + 70, h);
 	for (int t = 0; t <= 10; t++) {
 		double x = LABEL_W + PLOT_W * t / 10.0;
 
