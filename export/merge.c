@@ -81,8 +81,11 @@ static json_object *summed(json_object *const *docs, size_t n, const char *secti
 {
 	json_object *out = NULL;
 
-	if (json_object_deep_copy(ct_doc_get(docs[0], section), &out, NULL) || !out)
+	if (json_object_deep_copy(ct_doc_get(docs[0], section), &out, NULL) ||
+	    !json_object_is_type(out, json_type_object)) {
+		json_object_put(out);
 		return json_object_new_object();
+	}
 	for (size_t i = 1; i < n; i++)
 		sum_counters(out, ct_doc_get(docs[i], section));
 	return out;
@@ -157,6 +160,10 @@ static json_object *job_merged(json_object *const *docs, const char *const *name
 	}
 	if (best == n || json_object_deep_copy(ct_doc_get(docs[best], "job"), &copy, NULL))
 		return NULL;
+	if (!json_object_is_type(copy, json_type_object)) {
+		json_object_put(copy);
+		return NULL;
+	}
 	json_object_object_add(copy, "source", json_object_new_string(names[best]));
 	return copy;
 }
@@ -237,12 +244,16 @@ static int flows_merged(json_object *const *docs, size_t n, json_object **out)
 	for (size_t i = 0; i < n; i++) {
 		json_object *fl = ct_doc_get(docs[i], "flows");
 
-		for (size_t k = 0; k < ct_doc_len(fl); k++, at++) {
+		for (size_t k = 0; k < ct_doc_len(fl); k++) {
+			if (!json_object_is_type(ct_doc_at(fl, k), json_type_object))
+				continue; /* not a flow: left out */
 			all[at].flow = ct_doc_at(fl, k);
 			all[at].doc = i;
 			ct_doc_flow_key(all[at].flow, all[at].key, KEY_LEN);
+			at++;
 		}
 	}
+	total = at;
 	qsort(all, total, sizeof(*all), by_key);
 	for (size_t i = 0; i < total; i++) {
 		if (n_pick && !strcmp(pick[n_pick - 1].key, all[i].key)) {
