@@ -65,7 +65,7 @@ void ct_html_colour(double t, char out[8])
 	double x;
 	int i;
 
-	t = t < 0 ? 0 : t > 1 ? 1 : t;
+	t = !(t >= 0) ? 0 : t > 1 ? 1 : t; /* NaN reads as 0 */
 	x = t * n;
 	i = (int)x >= n ? n - 1 : (int)x;
 	x -= i;

@@ -118,8 +118,14 @@ void ct_html_heatmaps(FILE *out, const struct ct_view *v)
 	if (s.lo > s.hi)
 		s.lo = s.hi = 0;
 	fputs("<section id=\"heatmaps\"><h2>Who talks to whom, per class</h2>\n"
-	      "<p>Rows send, columns receive; one cell per ordered host pair.</p>\n",
+	      "<p>Rows send, columns receive; one cell per ordered host pair.",
 	      out);
+	if (v->n_others)
+		fprintf(out,
+			" The %zu busiest hosts are drawn; the other %zu are summed in the last "
+			"row and column (traffic among them is not shown).",
+			v->n_listed, v->n_others);
+	fputs("</p>\n", out);
 	legend(out, v, &s);
 	fputs("<div class=\"grid\">\n", out);
 	for (int c = 0; c < CT_HTML_CLASSES; c++)

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #define CT_ADDR_TEXT 64
+/* hosts drawn in the heatmaps: the busiest, the rest as one "other hosts" row and column */
+#define CT_HTML_MAX_HOSTS 64
 
 struct ct_view_flow {
 	json_object *json;
@@ -20,7 +22,9 @@ struct ct_view_flow {
 struct ct_view {
 	json_object *doc;
 	size_t n_hosts;
-	char (*hosts)[CT_ADDR_TEXT]; /* numeric address order */
+	char (*hosts)[CT_ADDR_TEXT]; /* numeric address order, then "other hosts" if any */
+	size_t n_listed;	     /* hosts with their own row: n_hosts, or n_hosts - 1 */
+	size_t n_others;	     /* hosts folded into the last row */
 	size_t n_flows;
 	struct ct_view_flow *flows; /* report order */
 	size_t *busiest;	    /* flow indexes, most bytes first */

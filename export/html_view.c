@@ -38,8 +38,10 @@ int ct_view_host(const struct ct_view *v, const char *addr)
 
 	if (!addr)
 		return -1;
-	hit = bsearch(addr, v->hosts, v->n_hosts, sizeof(*v->hosts), addr_cmp);
-	return hit ? (int)(hit - v->hosts) : -1;
+	hit = bsearch(addr, v->hosts, v->n_listed, sizeof(*v->hosts), addr_cmp);
+	if (hit)
+		return (int)(hit - v->hosts);
+	return v->n_others ? (int)v->n_hosts - 1 : -1;
 }
 
 double *ct_view_cell(const struct ct_view *v, int cls, size_t src, size_t dst)
@@ -64,6 +66,58 @@ static int by_bytes_desc(const void *pa, const void *pb)
 	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
+struct host_traffic {
+	size_t index;
+	double bytes;
+};
+
+static int by_traffic_desc(const void *pa, const void *pb)
+{
+	const struct host_traffic *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	return a->index < b->index ? -1 : 1;
+}
+
+static int by_index(const void *pa, const void *pb)
+{
+	const struct host_traffic *a = pa, *b = pb;
+
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Too many hosts to draw: keep the busiest (sent plus received), fold the rest into one. */
+static int fold_hosts(struct ct_view *v)
+{
+	struct host_traffic *t = calloc(v->n_hosts, sizeof(*t));
+	size_t keep = CT_HTML_MAX_HOSTS - 1;
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n_hosts; i++)
+		t[i].index = i;
+	for (size_t i = 0; i < v->n_flows; i++) {
+		int s = ct_view_host(v, ct_doc_str(v->flows[i].json, "src"));
+		int d = ct_view_host(v, ct_doc_str(v->flows[i].json, "dst"));
+
+		if (s >= 0)
+			t[s].bytes += (double)v->flows[i].bytes;
+		if (d >= 0)
+			t[d].bytes += (double)v->flows[i].bytes;
+	}
+	qsort(t, v->n_hosts, sizeof(*t), by_traffic_desc);
+	qsort(t, keep, sizeof(*t), by_index); /* the kept ones back in address order */
+	for (size_t i = 0; i < keep; i++)
+		memmove(v->hosts[i], v->hosts[t[i].index], CT_ADDR_TEXT);
+	v->n_others = v->n_hosts - keep;
+	snprintf(v->hosts[keep], CT_ADDR_TEXT, "other hosts (%zu)", v->n_others);
+	v->n_listed = keep;
+	v->n_hosts = keep + 1;
+	free(t);
+	return 0;
+}
+
 static int collect_hosts(struct ct_view *v)
 {
 	size_t n = 0;
@@ -84,7 +138,8 @@ static int collect_hosts(struct ct_view *v)
 	for (size_t i = 0; i < n; i++)
 		if (!v->n_hosts || strcmp(v->hosts[v->n_hosts - 1], v->hosts[i]))
 			memcpy(v->hosts[v->n_hosts++], v->hosts[i], CT_ADDR_TEXT);
-	return 0;
+	v->n_listed = v->n_hosts;
+	return v->n_hosts > CT_HTML_MAX_HOSTS ? fold_hosts(v) : 0;
 }
 
 /* The timeline's span: a few iterations from the first boundary, or the capture's start. */
@@ -99,7 +154,7 @@ static void timeline_span(struct ct_view *v, const struct ct_html_opts *o, json_
 		v->win_start = v->iter_starts[0];
 		if (v->n_iter > k)
 			v->win_end = v->iter_starts[k];
-		else if (v->period_s > 0)
+		else if (v->period_s > 0 && k * v->period_s < 1e9) /* under 30 years */
 			v->win_end = v->win_start + (uint64_t)(k * v->period_s * 1e9);
 	}
 	if (v->win_end > last && last > v->win_start)

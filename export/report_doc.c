@@ -75,8 +75,12 @@ uint64_t ct_doc_u64(json_object *o, const char *key)
 
 	if (json_object_is_type(v, json_type_int))
 		return json_object_get_uint64(v);
-	if (json_object_is_type(v, json_type_double) && json_object_get_double(v) > 0)
-		return (uint64_t)json_object_get_double(v);
+	if (json_object_is_type(v, json_type_double)) {
+		double d = json_object_get_double(v);
+
+		/* out of range (or NaN) is not a count */
+		return d > 0 && d < 18446744073709549568.0 ? (uint64_t)d : 0;
+	}
 	return 0;
 }
 

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CT_HTML_MAX_HOSTS_DRAWN 64 /* export/html_internal.h */
+
 static json_object *flow(const char *src, const char *dst, unsigned qpn, uint64_t bytes,
 			 const char *cls)
 {
@@ -99,6 +101,32 @@ static void test_prom_bounded(void **state)
 			       "src=\"a\\\"b\\\\c\\nd\",dst=\"x\",id=\"qp1\",class=\"Other\"} "
 			       "5000000\n"));
 	free(text);
+	json_object_put(doc);
+}
+
+/* 600 hosts: the heatmap draws the busiest 63 and one row for the rest. */
+static void test_html_many_hosts(void **state)
+{
+	json_object *flows = json_object_new_array(), *doc;
+	char src[64], dst[64], *page, *at;
+	size_t len, cells = 0;
+	FILE *f;
+
+	(void)state;
+	for (unsigned i = 0; i < 600; i++) {
+		snprintf(src, sizeof(src), "10.0.%u.%u", i / 256, i % 256);
+		snprintf(dst, sizeof(dst), "10.0.%u.%u", (i + 1) % 600 / 256, (i + 1) % 600 % 256);
+		json_object_array_add(flows, flow(src, dst, i, 1000 + i, "DP"));
+	}
+	doc = report(flows);
+	f = open_memstream(&page, &len);
+	assert_int_equal(ct_html_write(doc, NULL, f), 0);
+	fclose(f);
+	for (at = page; (at = strstr(at, "<rect class=\"cell\"")); at++)
+		cells++;
+	assert_int_equal(cells, CT_HTML_MAX_HOSTS_DRAWN * (CT_HTML_MAX_HOSTS_DRAWN - 1));
+	assert_non_null(strstr(page, "other hosts (537)"));
+	free(page);
 	json_object_put(doc);
 }
 
@@ -211,9 +239,8 @@ static void test_listen_addresses(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_prom_bounded),
-		cmocka_unit_test(test_merge_dedup),
-		cmocka_unit_test(test_odd_documents),
+		cmocka_unit_test(test_prom_bounded),	 cmocka_unit_test(test_html_many_hosts),
+		cmocka_unit_test(test_merge_dedup),	 cmocka_unit_test(test_odd_documents),
 		cmocka_unit_test(test_listen_addresses),
 	};
 
