@@ -235,8 +235,8 @@ static void job(struct prom *p)
 	      (double)ct_doc_u64(j, "iterations"));
 	gauge(p, "commtap_job_duty_cycle_ratio", "Time all traffic together is on / its span.",
 	      ct_doc_num(j, "duty_cycle"));
-	gauge(p, "commtap_job_peak_bits_per_second", "Highest rate of one burst of all traffic.",
-	      ct_doc_num(j, "peak_gbps") * 1e9);
+	gauge(p, "commtap_job_peak_bytes_per_second", "Highest rate of one burst of all traffic.",
+	      ct_doc_num(j, "peak_gbps") * 1e9 / 8);
 }
 
 static void pfc(struct prom *p)
