@@ -9,17 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-struct span {
-	uint64_t s, e;
-};
-
-static int span_cmp(const void *pa, const void *pb)
-{
-	const struct span *a = pa, *b = pb;
-
-	return a->s < b->s ? -1 : a->s > b->s;
-}
-
 /*
  * Seconds a class is on per iteration: the union of its flows' listed bursts
  * inside the timeline's span, over the iterations the span holds. NAN when
@@ -27,48 +16,19 @@ static int span_cmp(const void *pa, const void *pb)
  */
 static double class_on_per_iter(const struct ct_view *v, int cls)
 {
-	size_t n = 0, cap = 0;
-	struct span *sp = NULL;
 	double iters =
 		v->period_s > 0 ? (double)(v->win_end - v->win_start) / 1e9 / v->period_s : 0;
-	uint64_t on = 0, end = 0;
+	struct ct_span *sp;
+	long n;
+	uint64_t on = 0;
 
 	if (iters < 0.5)
 		return NAN;
-	for (size_t i = 0; i < v->n_flows; i++) {
-		json_object *l =
-			ct_doc_get(ct_doc_get(v->flows[i].json, "periodicity"), "first_bursts");
-
-		if (v->flows[i].cls != cls)
-			continue;
-		for (size_t k = 0; k < ct_doc_len(l); k++) {
-			uint64_t s = json_object_get_uint64(ct_doc_at(ct_doc_at(l, k), 0));
-			uint64_t e = json_object_get_uint64(ct_doc_at(ct_doc_at(l, k), 1));
-
-			if (e <= v->win_start || s >= v->win_end || e < s)
-				continue;
-			if (n == cap) {
-				struct span *g =
-					realloc(sp, (cap = cap ? 2 * cap : 256) * sizeof(*sp));
-
-				if (!g) {
-					free(sp);
-					return NAN;
-				}
-				sp = g;
-			}
-			sp[n++] = (struct span){s < v->win_start ? v->win_start : s,
-						e > v->win_end ? v->win_end : e};
-		}
-	}
-	qsort(sp, n, sizeof(*sp), span_cmp);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t s = sp[i].s > end ? sp[i].s : end;
-
-		if (sp[i].e > s)
-			on += sp[i].e - s;
-		end = sp[i].e > end ? sp[i].e : end;
-	}
+	n = ct_view_class_spans(v, cls, 0, &sp);
+	if (n < 0)
+		return NAN;
+	for (long i = 0; i < n; i++)
+		on += sp[i].e - sp[i].s;
 	free(sp);
 	return (double)on / 1e9 / iters;
 }

@@ -41,6 +41,18 @@ struct ct_view {
 	uint64_t *iter_buf;
 };
 
+/* A burst, or bursts joined: [s, e) in ns since the epoch. */
+struct ct_span {
+	uint64_t s, e;
+};
+
+/*
+ * The class's bursts inside the timeline's span, clipped to it, sorted and
+ * joined where they overlap or lie closer than join_ns. Returns how many
+ * (*out: free() it), or -ENOMEM.
+ */
+long ct_view_class_spans(const struct ct_view *v, int cls, uint64_t join_ns, struct ct_span **out);
+
 int ct_view_build(json_object *doc, const struct ct_html_opts *o, struct ct_view *v);
 void ct_view_free(struct ct_view *v);
 int ct_view_host(const struct ct_view *v, const char *addr);

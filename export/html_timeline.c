@@ -11,6 +11,7 @@
 #include <commtap/traffic_class.h>
 
 #include <inttypes.h>
+#include <stdlib.h>
 
 #define LABEL_W 260
 #define PLOT_W	820
@@ -50,6 +51,30 @@ static void bursts(FILE *out, const struct ct_view *v, json_object *flow, int y,
 	fputc('\n', out);
 }
 
+/*
+ * A class's row: its flows' bursts joined where they overlap or lie within
+ * half a pixel, so a class of thousands of flows stays a few hundred shapes.
+ */
+static void class_bursts(FILE *out, const struct ct_view *v, int cls, int y)
+{
+	uint64_t half_pixel = (v->win_end - v->win_start) / (2 * PLOT_W);
+	struct ct_span *sp;
+	long n = ct_view_class_spans(v, cls, half_pixel, &sp);
+
+	for (long k = 0; k < n; k++) {
+		double x0 = x_at(v, sp[k].s), x1 = x_at(v, sp[k].e);
+
+		fprintf(out,
+			"<rect class=\"burst\" data-start-ns=\"%" PRIu64 "\" data-end-ns=\"%" PRIu64
+			"\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>",
+			sp[k].s - v->t0, sp[k].e - v->t0, x0, y + 2, x1 - x0 < 1 ? 1 : x1 - x0,
+			ROW_H - 4, ct_html_class_colour(cls));
+	}
+	fputc('\n', out);
+	if (n > 0)
+		free(sp);
+}
+
 static void flow_label(FILE *out, json_object *f)
 {
 	ct_html_text(out, ct_doc_str(f, "src"));
@@ -80,7 +105,8 @@ void ct_html_timeline(FILE *out, const struct ct_view *v, const struct ct_html_o
 		" ns since the epoch) and lasts ",
 		v->win_start - v->t0, v->t0);
 	ct_html_seconds(out, span_s);
-	fputs(". Each class row overlays its flows' bursts; then the busiest flows.</p>\n", out);
+	fputs(". Each class row is the union of its flows' bursts; then the busiest flows.</p>\n",
+	      out);
 	fprintf(out, "<svg class=\"timeline\" width=\"%d\" height=\"%d\" role=\"img\">\n",
 		LABEL_W + PLOT_W + 70, h);
 	for (int t = 0; t <= 10; t++) {
@@ -117,9 +143,7 @@ void ct_html_timeline(FILE *out, const struct ct_view *v, const struct ct_html_o
 			"%zu flows)</text>\n",
 			ct_class_name(c), LABEL_W - 6, y + ROW_H - 5, ct_html_class_colour(c),
 			ct_class_name(c), v->class_flows[c]);
-		for (size_t i = 0; i < v->n_flows; i++)
-			if (v->flows[i].cls == c)
-				bursts(out, v, v->flows[i].json, y, ct_html_class_colour(c));
+		class_bursts(out, v, c, y);
 		fputs("</g>\n", out);
 		y += ROW_H;
 	}

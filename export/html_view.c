@@ -238,3 +238,60 @@ void ct_view_free(struct ct_view *v)
 	free(v->iter_buf);
 	memset(v, 0, sizeof(*v));
 }
+
+static int span_cmp(const void *pa, const void *pb)
+{
+	const struct ct_span *a = pa, *b = pb;
+
+	return a->s < b->s ? -1 : a->s > b->s;
+}
+
+long ct_view_class_spans(const struct ct_view *v, int cls, uint64_t join_ns, struct ct_span **out)
+{
+	size_t n = 0, cap = 0, m = 0;
+	struct ct_span *sp = NULL;
+
+	*out = NULL;
+	for (size_t i = 0; i < v->n_flows; i++) {
+		json_object *l =
+			ct_doc_get(ct_doc_get(v->flows[i].json, "periodicity"), "first_bursts");
+
+		if (v->flows[i].cls != cls)
+			continue;
+		for (size_t k = 0; k < ct_doc_len(l); k++) {
+			uint64_t s = json_object_get_uint64(ct_doc_at(ct_doc_at(l, k), 0));
+			uint64_t e = json_object_get_uint64(ct_doc_at(ct_doc_at(l, k), 1));
+
+			if (e < v->win_start || s > v->win_end || e < s)
+				continue;
+			if (n == cap) {
+				struct ct_span *g;
+
+				cap = cap ? 2 * cap : 256;
+				g = realloc(sp, cap * sizeof(*sp));
+				if (!g) {
+					free(sp);
+					return -ENOMEM;
+				}
+				sp = g;
+			}
+			sp[n++] = (struct ct_span){s < v->win_start ? v->win_start : s,
+						   e > v->win_end ? v->win_end : e};
+		}
+	}
+	if (!n) {
+		free(sp);
+		return 0;
+	}
+	qsort(sp, n, sizeof(*sp), span_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (sp[i].s <= sp[m].e + join_ns) {
+			if (sp[i].e > sp[m].e)
+				sp[m].e = sp[i].e;
+		} else {
+			sp[++m] = sp[i];
+		}
+	}
+	*out = sp;
+	return (long)m + 1;
+}
