@@ -130,6 +130,36 @@ static void test_html_many_hosts(void **state)
 	json_object_put(doc);
 }
 
+/* GPU data in the report: one bar group per iteration, one segment per class. */
+static void test_html_gpu_bars(void **state)
+{
+	static const char *const doc_text =
+		"{\"schema\":\"commtap.report/v1\",\"flows\":[],\"gpu\":{\"iterations\":["
+		"{\"compute_s\":0.03,\"comm_s\":{\"PP\":0.002,\"DP\":0.004},\"overlap_s\":0.001,"
+		"\"bubble_s\":0.01},{\"compute_s\":0.031,\"comm_s\":{\"PP\":0.002},\"bubble_s\":0."
+		"01},"
+		"{\"compute_s\":0.029,\"comm_s\":{\"TP\":0.005},\"bubble_s\":0.012}]}}";
+	json_object *doc = json_tokener_parse(doc_text);
+	char *page, *at;
+	size_t len, groups = 0, comm = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(doc);
+	f = open_memstream(&page, &len);
+	assert_int_equal(ct_html_write(doc, NULL, f), 0);
+	fclose(f);
+	for (at = page; (at = strstr(at, "<g class=\"gpu-iter\"")); at++)
+		groups++;
+	for (at = page; (at = strstr(at, "class=\"gpu-comm\"")); at++)
+		comm++;
+	assert_int_equal(groups, 3);
+	assert_int_equal(comm, 4);
+	assert_null(strstr(page, "No GPU data"));
+	free(page);
+	json_object_put(doc);
+}
+
 /* Two vantage points share a connection: one copy of each flow, ids and reverse remapped. */
 static void test_merge_dedup(void **state)
 {
@@ -239,9 +269,9 @@ static void test_listen_addresses(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_prom_bounded),	 cmocka_unit_test(test_html_many_hosts),
-		cmocka_unit_test(test_merge_dedup),	 cmocka_unit_test(test_odd_documents),
-		cmocka_unit_test(test_listen_addresses),
+		cmocka_unit_test(test_prom_bounded),  cmocka_unit_test(test_html_many_hosts),
+		cmocka_unit_test(test_html_gpu_bars), cmocka_unit_test(test_merge_dedup),
+		cmocka_unit_test(test_odd_documents), cmocka_unit_test(test_listen_addresses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
