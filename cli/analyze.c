@@ -12,12 +12,14 @@
 #include <commtap/report.h>
 
 #include "model.h"
+#include "metrics_publish.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,7 @@ struct analyze_opts {
 	const char *report_dir;
 	const char *labels_path;
 	const char *profile_path;
+	const char *listen; /* serve /metrics here */
 };
 
 /* What classification knows besides the traffic: labels and a profile's expectation. */
@@ -80,6 +83,9 @@ static void usage(FILE *out)
 		"  --report-dir DIR   where interval reports go (commtap-report-NNNNNN.json)\n"
 		"  --profile FILE     classify flows by this job profile's hosts and traffic\n"
 		"  --labels FILE      classify flows by agent labels (commtap.labels/v1 JSON)\n"
+		"  --listen ADDR:PORT serve Prometheus /metrics from each report (ADDR alone:\n"
+		"                     port 9464; :PORT: 127.0.0.1); after the capture, the\n"
+		"                     final report is served until SIGINT/SIGTERM\n"
 		"exit status: 0 ok, 1 error (nothing written), 2 capture broke off (report of what"
 		" was read written)\n",
 		CT_DEFAULT_MEMORY_BUDGET >> 20,
@@ -121,6 +127,7 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		{"report-dir", required_argument, NULL, 'D'},
 		{"profile", required_argument, NULL, 'p'},
 		{"labels", required_argument, NULL, 'L'},
+		{"listen", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -198,6 +205,9 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 			break;
 		case 'L':
 			o->labels_path = optarg;
+			break;
+		case 'M':
+			o->listen = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -412,7 +422,7 @@ static void add_live(struct ct_flow *flow, void *ctx)
  */
 static int write_interval_report(const struct analyze_opts *o, const struct knowledge *k,
 				 struct ct_engine *engine, struct collected *got, uint64_t now,
-				 unsigned seq)
+				 unsigned seq, struct ct_metrics_server *metrics)
 {
 	struct ct_classification classes = {0};
 	struct ct_report r = {0};
@@ -453,6 +463,9 @@ static int write_interval_report(const struct analyze_opts *o, const struct know
 		r.clock = "capture timestamps (the capturing host's CLOCK_REALTIME)";
 		r.nic_gbps = o->nic_gbps;
 		r.error = "interval report: the capture goes on";
+		if (metrics && ct_metrics_publish_report(metrics, &r, NULL))
+			fprintf(stderr,
+				"commtap analyze: interval report %u: /metrics not updated\n", seq);
 		snprintf(path, sizeof(path), "%s/commtap-report-%06u.json", o->report_dir, seq);
 		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 		f = fopen(tmp, "w");
@@ -471,6 +484,19 @@ static int write_interval_report(const struct analyze_opts *o, const struct know
 	return err;
 }
 
+/* The final report on /metrics, served until a signal asks to stop. */
+static void serve_final(struct ct_metrics_server *metrics, const struct ct_report *r)
+{
+	const struct timespec tick = {0, 100 * 1000 * 1000};
+
+	if (ct_metrics_publish_report(metrics, r, NULL)) {
+		fprintf(stderr, "commtap analyze: the final report could not be published\n");
+		return;
+	}
+	while (!interrupted)
+		nanosleep(&tick, NULL);
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	struct ct_engine_config cfg = {0};
@@ -482,6 +508,7 @@ int cmd_analyze(int argc, char **argv)
 	struct knowledge know = {0};
 	struct ct_capture *cap = NULL;
 	struct ct_engine *engine = NULL;
+	struct ct_metrics_server *metrics = NULL;
 	const struct ct_cm_event *cm;
 	struct ct_packet pkt;
 	char err[768];
@@ -514,6 +541,15 @@ int cmd_analyze(int argc, char **argv)
 			o.memory_budget, strerror(-rc));
 		goto cleanup;
 	}
+	if (o.listen) {
+		rc = ct_metrics_server_start(o.listen, &metrics, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "commtap analyze: --listen %s\n", err);
+			goto cleanup;
+		}
+		fprintf(stderr, "commtap analyze: serving /metrics on port %u\n",
+			ct_metrics_server_port(metrics));
+	}
 	ct_flow_set_init(&got.flows);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -524,7 +560,8 @@ int cmd_analyze(int argc, char **argv)
 			drain(engine, &got);
 		if (o.interval_ns && pkt.ts_ns >= next_report) {
 			if (next_report)
-				write_interval_report(&o, &know, engine, &got, pkt.ts_ns, seq++);
+				write_interval_report(&o, &know, engine, &got, pkt.ts_ns, seq++,
+						      metrics);
 			next_report = (next_report ? next_report : pkt.ts_ns) + o.interval_ns;
 		}
 	}
@@ -560,7 +597,10 @@ int cmd_analyze(int argc, char **argv)
 		status = CT_EXIT_ERROR;
 	else
 		status = report.error ? CT_EXIT_INCOMPLETE : CT_EXIT_OK;
+	if (metrics)
+		serve_final(metrics, &report);
 cleanup:
+	ct_metrics_server_stop(metrics);
 	ct_classification_free(&classes);
 	knowledge_free(&know);
 	ct_periodicity_free(&periodicity);

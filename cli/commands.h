@@ -7,6 +7,8 @@ int cmd_analyze(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Exit statuses shared by the subcommands. */
 #define CT_EXIT_OK	   0

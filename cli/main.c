@@ -19,6 +19,8 @@ static const struct command commands[] = {
 	{"analyze", cmd_analyze, "analyze a pcap/pcapng capture and report its flows"},
 	{"predict", cmd_predict, "predict a job's traffic from its profile"},
 	{"synth", cmd_synth, "render a profile's traffic as a capture with its ground truth"},
+	{"report", cmd_report, "draw reports as one self-contained HTML page"},
+	{"merge", cmd_merge, "merge the reports of several vantage points into one"},
 #ifndef COMMTAP_NO_BENCH
 	{"bench", cmd_bench, "measure the engine's per-packet cost on synthetic RoCEv2 traffic"},
 #endif

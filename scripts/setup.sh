@@ -13,6 +13,8 @@ top=$(pwd)
 # Debian packages the build and the tests need.
 PACKAGES="gcc clang llvm libclang-rt-14-dev meson ninja-build pkg-config python3
 libpcap-dev libjson-c-dev libcmocka-dev libfftw3-dev tshark wireshark-common"
+# commtap report / merge / --listen: the /metrics endpoint, its checker, the page's browser test
+PACKAGES="$PACKAGES libmicrohttpd-dev prometheus curl chromium"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then
@@ -96,7 +98,14 @@ demo)
 	echo "== commtap analyze build/demo/gpt-3b.pcap"
 	./build/cli/commtap analyze --table --json build/demo/gpt-3b.report.json build/demo/gpt-3b.pcap
 	echo
+	echo
+	echo "== commtap report: the page (heatmaps, sizes, timeline, periodicity, cc, predicted)"
+	./build/cli/commtap report build/demo/gpt-3b.report.json --profile "$profile" \
+		--scale 1e-3 --time-scale 1e-3 --title "GPT-3B, DeepSpeed defaults (synthesized)" \
+		-o build/demo/gpt-3b.report.html
+	echo
 	echo "JSON report: $top/build/demo/gpt-3b.report.json"
+	echo "HTML report: $top/build/demo/gpt-3b.report.html"
 	echo "ground truth: $top/build/demo/gpt-3b.truth.json"
 	;;
 test)

@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: MIT
+/* The Prometheus exposition of a report (see prom.h). */
+#include "prom.h"
+#include "report_doc.h"
+
+#include <commtap/traffic_class.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OTHER		"_other"
+#define CT_PROM_CLASSES (CT_CLASS_OTHER + 1) /* TP PP DP EP EmbTableSyn Other */
+
+struct pair {
+	int cls, src, dst; /* src/dst: index into the host list, -1 for the aggregate */
+	uint64_t bytes, messages;
+};
+
+struct prom {
+	FILE *out;
+	json_object *doc;
+	struct ct_prom_opts o;
+	const char **hosts; /* distinct addresses, in first-seen order */
+	size_t n_hosts;
+};
+
+/* A label value, escaped as the format asks (backslash, quote, newline). */
+static void label_value(FILE *out, const char *v)
+{
+	for (; v && *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', out);
+		if (*v == '\n') {
+			fputs("\\n", out);
+			continue;
+		}
+		fputc(*v, out);
+	}
+}
+
+static void family(struct prom *p, const char *name, const char *type, const char *help)
+{
+	fprintf(p->out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void u64(struct prom *p, const char *name, uint64_t v)
+{
+	fprintf(p->out, "%s %" PRIu64 "\n", name, v);
+}
+
+static void num(struct prom *p, const char *name, double v)
+{
+	fprintf(p->out, "%s %.17g\n", name, v);
+}
+
+static void counter(struct prom *p, const char *name, const char *help, uint64_t v)
+{
+	family(p, name, "counter", help);
+	u64(p, name, v);
+}
+
+static void gauge(struct prom *p, const char *name, const char *help, double v)
+{
+	family(p, name, "gauge", help);
+	num(p, name, v);
+}
+
+static int class_of(json_object *flow)
+{
+	const char *c = ct_doc_str(flow, "class");
+	int k = c ? ct_class_from_name(c) : CT_CLASS_OTHER;
+
+	return k < 0 ? CT_CLASS_OTHER : k;
+}
+
+static void capture_engine(struct prom *p)
+{
+	json_object *cap = ct_doc_get(p->doc, "capture"), *eng = ct_doc_get(p->doc, "engine");
+	json_object *reasons = ct_doc_get(ct_doc_get(cap, "malformed"), "by_reason");
+	static const char *const kinds[][2] = {{"roce", "roce_packets"},
+					       {"tcp", "tcp_packets"},
+					       {"other_ip", "other_ip_packets"},
+					       {"other_l2", "other_l2_packets"}};
+
+	counter(p, "commtap_packets_total", "Frames read at this vantage point.",
+		ct_doc_u64(cap, "packets"));
+	counter(p, "commtap_bytes_total", "Wire bytes of the frames read.",
+		ct_doc_u64(cap, "bytes"));
+	family(p, "commtap_kind_packets_total", "counter", "Frames read, by kind.");
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		fprintf(p->out, "commtap_kind_packets_total{kind=\"%s\"} %" PRIu64 "\n",
+			kinds[i][0], ct_doc_u64(cap, kinds[i][1]));
+	family(p, "commtap_malformed_packets_total", "counter",
+	       "Frames not analysed, by reason (only reasons seen).");
+	if (json_object_is_type(reasons, json_type_object)) {
+		json_object_object_foreach(reasons, reason, count)
+		{
+			fputs("commtap_malformed_packets_total{reason=\"", p->out);
+			label_value(p->out, reason);
+			fprintf(p->out, "\"} %" PRIu64 "\n", json_object_get_uint64(count));
+		}
+	}
+	counter(p, "commtap_truncated_frames_total",
+		"Frames captured shorter than their wire length.",
+		ct_doc_u64(cap, "truncated_frames"));
+	counter(p, "commtap_encapsulated_frames_total", "GRE/ERSPAN mirror copies unwrapped.",
+		ct_doc_u64(cap, "encapsulated"));
+	gauge(p, "commtap_capture_complete", "1 when the report covers its whole input.",
+	      ct_doc_bool(cap, "complete"));
+	gauge(p, "commtap_last_packet_timestamp_seconds",
+	      "Time of the last packet in the report (Unix seconds).",
+	      (double)ct_doc_u64(cap, "last_ts") / 1e9);
+	gauge(p, "commtap_flow_table_capacity", "Flows the engine's table holds.",
+	      (double)ct_doc_u64(eng, "flow_capacity"));
+	gauge(p, "commtap_flow_table_memory_bytes", "Memory of the engine's flow table.",
+	      (double)ct_doc_u64(eng, "flow_memory_bytes"));
+	counter(p, "commtap_flows_inserted_total", "Flows the engine started tracking.",
+		ct_doc_u64(eng, "flows_inserted"));
+	family(p, "commtap_flow_evictions_total", "counter",
+	       "Flows evicted from the engine's table: idle, or the table full.");
+	fprintf(p->out, "commtap_flow_evictions_total{reason=\"idle\"} %" PRIu64 "\n",
+		ct_doc_u64(eng, "evicted_idle"));
+	fprintf(p->out, "commtap_flow_evictions_total{reason=\"full\"} %" PRIu64 "\n",
+		ct_doc_u64(eng, "evicted_full"));
+	counter(p, "commtap_evicted_flows_dropped_total",
+		"Evicted flows the slow path had no room for (ring drops).",
+		ct_doc_u64(eng, "evicted_unreported"));
+	counter(p, "commtap_bursts_total", "Bursts the engine finished.",
+		ct_doc_u64(eng, "bursts"));
+	counter(p, "commtap_bursts_dropped_total",
+		"Finished bursts the engine's ring had no room for (ring drops).",
+		ct_doc_u64(eng, "bursts_dropped"));
+	counter(p, "commtap_read_overwrites_total",
+		"RDMA READ requests forgotten before their response.",
+		ct_doc_u64(eng, "read_overwrites"));
+	gauge(p, "commtap_flows", "Flows in the report.",
+	      (double)ct_doc_len(ct_doc_get(p->doc, "flows")));
+}
+
+static int dbl_cmp(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Per class: volumes, congestion signals and the medians of the flows' shape. */
+static int classes(struct prom *p)
+{
+	json_object *flows = ct_doc_get(p->doc, "flows");
+	size_t n = ct_doc_len(flows);
+	uint64_t sums[5][CT_PROM_CLASSES] = {{0}};
+	size_t count[CT_PROM_CLASSES] = {0};
+	double *period = calloc(n + 1, sizeof(double)), *duty = calloc(n + 1, sizeof(double));
+	static const char *const names[5][2] = {
+		{"commtap_class_bytes_total", "Wire bytes of the class's flows."},
+		{"commtap_class_messages_total", "Verbs messages of the class's flows."},
+		{"commtap_cnp_total", "RoCE congestion notification packets, by class."},
+		{"commtap_ecn_ce_packets_total", "Packets marked ECN CE, by class."},
+		{"commtap_retransmitted_packets_total", "Retransmitted packets, by class."},
+	};
+	static const char *const fields[5] = {"bytes", "messages", "cnp", "ecn_ce", "retransmits"};
+
+	if (!period || !duty) {
+		free(period);
+		free(duty);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_object *f = ct_doc_at(flows, i);
+		int c = class_of(f);
+
+		for (int k = 0; k < 5; k++)
+			sums[k][c] += ct_doc_u64(f, fields[k]);
+		count[c]++;
+	}
+	for (int k = 0; k < 5; k++) {
+		family(p, names[k][0], "counter", names[k][1]);
+		for (int c = 0; c < CT_PROM_CLASSES; c++)
+			fprintf(p->out, "%s{class=\"%s\"} %" PRIu64 "\n", names[k][0],
+				ct_class_name(c), sums[k][c]);
+	}
+	family(p, "commtap_class_flows", "gauge", "Flows of each class.");
+	for (int c = 0; c < CT_PROM_CLASSES; c++)
+		fprintf(p->out, "commtap_class_flows{class=\"%s\"} %zu\n", ct_class_name(c),
+			count[c]);
+	family(p, "commtap_class_period_seconds", "gauge",
+	       "Median of the class's flows' own periods (classes with a periodic flow).");
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			family(p, "commtap_class_duty_cycle_ratio", "gauge",
+			       "Median of the class's flows' duty cycles (time on / span).");
+		for (int c = 0; c < CT_PROM_CLASSES; c++) {
+			size_t m = 0;
+
+			for (size_t i = 0; i < n; i++) {
+				json_object *f = ct_doc_at(flows, i);
+				json_object *per = ct_doc_get(f, "periodicity");
+				json_object *v = ct_doc_get(per, pass ? "duty_cycle" : "period_s");
+
+				if (class_of(f) == c && v)
+					(pass ? duty : period)[m++] = json_object_get_double(v);
+			}
+			if (!m)
+				continue;
+			qsort(pass ? duty : period, m, sizeof(double), dbl_cmp);
+			fprintf(p->out, "%s{class=\"%s\"} %.17g\n",
+				pass ? "commtap_class_duty_cycle_ratio"
+				     : "commtap_class_period_seconds",
+				ct_class_name(c), (pass ? duty : period)[m / 2]);
+		}
+	}
+	free(period);
+	free(duty);
+	return 0;
+}
+
+static void job(struct prom *p)
+{
+	json_object *j = ct_doc_get(p->doc, "job");
+
+	gauge(p, "commtap_job_periodic", "1 when an iteration period is claimed.",
+	      ct_doc_bool(j, "periodic"));
+	family(p, "commtap_iteration_period_seconds", "gauge",
+	       "The job's mean iteration period (absent when none is claimed).");
+	if (ct_doc_bool(j, "periodic"))
+		num(p, "commtap_iteration_period_seconds", ct_doc_num(j, "iteration_period_s"));
+	gauge(p, "commtap_iteration_period_confidence", "Confidence of the period, 0..1.",
+	      ct_doc_num(j, "period_confidence"));
+	gauge(p, "commtap_iterations", "Iterations found in the report's window.",
+	      (double)ct_doc_u64(j, "iterations"));
+	gauge(p, "commtap_job_duty_cycle_ratio", "Time all traffic together is on / its span.",
+	      ct_doc_num(j, "duty_cycle"));
+	gauge(p, "commtap_job_peak_bytes_per_second", "Highest rate of one burst of all traffic.",
+	      ct_doc_num(j, "peak_gbps") * 1e9 / 8);
+}
+
+static void pfc(struct prom *p)
+{
+	json_object *pf = ct_doc_get(p->doc, "pfc"), *prios = ct_doc_get(pf, "priorities");
+	static const char *const fields[3][3] = {
+		{"commtap_pfc_frames_total", "frames",
+		 "802.1Qbb PFC frames enabling the priority."},
+		{"commtap_pfc_xoff_frames_total", "xoff", "PFC frames pausing the priority."},
+		{"commtap_pfc_pause_quanta_total", "quanta", "Summed pause quanta per priority."},
+	};
+
+	counter(p, "commtap_pause_frames_total", "802.3x pause frames.",
+		ct_doc_u64(pf, "pause_frames"));
+	for (int k = 0; k < 3; k++) {
+		family(p, fields[k][0], "counter", fields[k][2]);
+		for (size_t i = 0; i < ct_doc_len(prios) && i < 8; i++)
+			fprintf(p->out, "%s{priority=\"%zu\"} %" PRIu64 "\n", fields[k][0], i,
+				ct_doc_u64(ct_doc_at(prios, i), fields[k][1]));
+	}
+}
+
+static int host_index(struct prom *p, const char *addr)
+{
+	for (size_t i = 0; i < p->n_hosts; i++)
+		if (!strcmp(p->hosts[i], addr))
+			return (int)i;
+	p->hosts[p->n_hosts] = addr;
+	return (int)p->n_hosts++;
+}
+
+static int pair_cmp(const void *pa, const void *pb)
+{
+	const struct pair *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	if (a->cls != b->cls)
+		return a->cls - b->cls;
+	return a->src != b->src ? a->src - b->src : a->dst - b->dst;
+}
+
+static void pair_labels(struct prom *p, const struct pair *x)
+{
+	fputs("{src=\"", p->out);
+	label_value(p->out, x->src < 0 ? OTHER : p->hosts[x->src]);
+	fputs("\",dst=\"", p->out);
+	label_value(p->out, x->dst < 0 ? OTHER : p->hosts[x->dst]);
+	fprintf(p->out, "\",class=\"%s\"}", ct_class_name(x->cls));
+}
+
+/* Host pairs per class: the top N by bytes, the rest summed per class. */
+static int host_pairs(struct prom *p)
+{
+	json_object *flows = ct_doc_get(p->doc, "flows");
+	size_t n = ct_doc_len(flows), np = 0, top = p->o.top_pairs;
+	struct pair *pairs = calloc(n + CT_PROM_CLASSES + 1, sizeof(*pairs));
+	struct pair rest[CT_PROM_CLASSES];
+
+	p->hosts = calloc(2 * n + 1, sizeof(*p->hosts));
+	if (!pairs || !p->hosts) {
+		free(pairs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_object *f = ct_doc_at(flows, i);
+		const char *s = ct_doc_str(f, "src"), *d = ct_doc_str(f, "dst");
+		struct pair x = {class_of(f), host_index(p, s ? s : "?"),
+				 host_index(p, d ? d : "?"), ct_doc_u64(f, "bytes"),
+				 ct_doc_u64(f, "messages")};
+		size_t k;
+
+		for (k = 0; k < np; k++)
+			if (pairs[k].cls == x.cls && pairs[k].src == x.src && pairs[k].dst == x.dst)
+				break;
+		if (k == np) {
+			pairs[np++] = x;
+		} else {
+			pairs[k].bytes += x.bytes;
+			pairs[k].messages += x.messages;
+		}
+	}
+	qsort(pairs, np, sizeof(*pairs), pair_cmp);
+	for (int c = 0; c < CT_PROM_CLASSES; c++)
+		rest[c] = (struct pair){c, -1, -1, 0, 0};
+	for (size_t k = top; k < np; k++) {
+		rest[pairs[k].cls].bytes += pairs[k].bytes;
+		rest[pairs[k].cls].messages += pairs[k].messages;
+	}
+	for (int m = 0; m < 2; m++) {
+		const char *name =
+			m ? "commtap_host_pair_messages_total" : "commtap_host_pair_bytes_total";
+
+		family(p, name, "counter",
+		       m ? "Messages from src to dst in a class (top pairs; the rest as _other)."
+			 : "Wire bytes from src to dst in a class (top pairs; the rest as "
+			   "_other).");
+		for (size_t k = 0; k < np && k < top; k++) {
+			fputs(name, p->out);
+			pair_labels(p, &pairs[k]);
+			fprintf(p->out, " %" PRIu64 "\n", m ? pairs[k].messages : pairs[k].bytes);
+		}
+		for (int c = 0; c < CT_PROM_CLASSES && np > top; c++) {
+			fputs(name, p->out);
+			pair_labels(p, &rest[c]);
+			fprintf(p->out, " %" PRIu64 "\n", m ? rest[c].messages : rest[c].bytes);
+		}
+	}
+	gauge(p, "commtap_host_pairs_aggregated", "Host pairs summed into the _other series.",
+	      (double)(np > top ? np - top : 0));
+	free(pairs);
+	return 0;
+}
+
+static const struct prom *flow_sort_ctx;
+
+static int flow_bytes_desc(const void *pa, const void *pb)
+{
+	json_object *fl = ct_doc_get(flow_sort_ctx->doc, "flows");
+	uint64_t a = ct_doc_u64(ct_doc_at(fl, *(const size_t *)pa), "bytes");
+	uint64_t b = ct_doc_u64(ct_doc_at(fl, *(const size_t *)pb), "bytes");
+
+	if (a != b)
+		return a < b ? 1 : -1;
+	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+static void flow_labels(struct prom *p, json_object *f)
+{
+	char id[48];
+
+	if (!f) {
+		fprintf(p->out, "{transport=\"%s\",src=\"%s\",dst=\"%s\",id=\"%s\",class=\"%s\"}",
+			OTHER, OTHER, OTHER, OTHER, OTHER);
+		return;
+	}
+	if (ct_doc_get(f, "qpn"))
+		snprintf(id, sizeof(id), "qp%" PRIu64, ct_doc_u64(f, "qpn"));
+	else
+		snprintf(id, sizeof(id), "%" PRIu64 "-%" PRIu64, ct_doc_u64(f, "sport"),
+			 ct_doc_u64(f, "dport"));
+	fputs("{transport=\"", p->out);
+	label_value(p->out, ct_doc_str(f, "transport"));
+	fputs("\",src=\"", p->out);
+	label_value(p->out, ct_doc_str(f, "src"));
+	fputs("\",dst=\"", p->out);
+	label_value(p->out, ct_doc_str(f, "dst"));
+	fprintf(p->out, "\",id=\"%s\",class=\"%s\"}", id, ct_class_name(class_of(f)));
+}
+
+/* The busiest flows with their own shape; the rest summed into one series. */
+static int top_flows(struct prom *p)
+{
+	json_object *flows = ct_doc_get(p->doc, "flows");
+	size_t n = ct_doc_len(flows), top = p->o.top_flows < n ? p->o.top_flows : n;
+	size_t *order = calloc(n + 1, sizeof(*order));
+	static const char *const counters[2][3] = {
+		{"commtap_flow_bytes_total", "bytes",
+		 "Wire bytes of the busiest flows (the rest: _other)."},
+		{"commtap_flow_messages_total", "messages",
+		 "Messages of the busiest flows (the rest: _other)."},
+	};
+
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	flow_sort_ctx = p;
+	qsort(order, n, sizeof(*order), flow_bytes_desc);
+	for (int k = 0; k < 2; k++) {
+		uint64_t rest = 0;
+
+		family(p, counters[k][0], "counter", counters[k][2]);
+		for (size_t r = 0; r < n; r++) {
+			json_object *f = ct_doc_at(flows, order[r]);
+
+			if (r >= top) {
+				rest += ct_doc_u64(f, counters[k][1]);
+				continue;
+			}
+			fputs(counters[k][0], p->out);
+			flow_labels(p, f);
+			fprintf(p->out, " %" PRIu64 "\n", ct_doc_u64(f, counters[k][1]));
+		}
+		if (n > top) {
+			fputs(counters[k][0], p->out);
+			flow_labels(p, NULL);
+			fprintf(p->out, " %" PRIu64 "\n", rest);
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *name =
+			k ? "commtap_flow_period_seconds" : "commtap_flow_duty_cycle_ratio";
+
+		family(p, name, "gauge",
+		       k ? "Own period of the busiest flows (when periodic)."
+			 : "Duty cycle of the busiest flows (time on / span).");
+		for (size_t r = 0; r < top; r++) {
+			json_object *f = ct_doc_at(flows, order[r]);
+			json_object *v = ct_doc_get(ct_doc_get(f, "periodicity"),
+						    k ? "period_s" : "duty_cycle");
+
+			if (!v)
+				continue;
+			fputs(name, p->out);
+			flow_labels(p, f);
+			fprintf(p->out, " %.17g\n", json_object_get_double(v));
+		}
+	}
+	free(order);
+	return 0;
+}
+
+static int peak_desc(const void *pa, const void *pb)
+{
+	double a = ct_doc_num(*(json_object *const *)pa, "peak_gbps");
+	double b = ct_doc_num(*(json_object *const *)pb, "peak_gbps");
+
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* Per receiver, the figures cc is tuned from: the top receivers by peak rate. */
+static int receivers(struct prom *p)
+{
+	json_object *list = ct_doc_get(ct_doc_get(p->doc, "cc"), "receivers");
+	size_t n = ct_doc_len(list), top = p->o.top_receivers < n ? p->o.top_receivers : n;
+	json_object **r = calloc(n + 1, sizeof(*r));
+	static const char *const g[4][3] = {
+		{"commtap_receiver_incast_degree", "incast_degree",
+		 "Most senders whose bursts toward the receiver overlap."},
+		{"commtap_receiver_peak_over_nic_ratio", "peak_over_nic",
+		 "Highest summed burst rate toward the receiver over its NIC rate."},
+		{"commtap_receiver_ecn_ce_ratio", "ecn_ce_fraction",
+		 "CE-marked share of the packets toward the receiver."},
+		{"commtap_receiver_cnp_per_on_second", "cnp_per_s_on",
+		 "CNPs the receiver sent per second of on time."},
+	};
+
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		r[i] = ct_doc_at(list, i);
+	qsort(r, n, sizeof(*r), peak_desc);
+	for (int k = 0; k < 4; k++) {
+		family(p, g[k][0], "gauge", g[k][2]);
+		for (size_t i = 0; i < top; i++) {
+			fprintf(p->out, "%s{receiver=\"", g[k][0]);
+			label_value(p->out, ct_doc_str(r[i], "receiver"));
+			fprintf(p->out, "\"} %.17g\n", ct_doc_num(r[i], g[k][1]));
+		}
+	}
+	free(r);
+	return 0;
+}
+
+int ct_prom_render(json_object *report, const struct ct_prom_opts *opts, char **text, size_t *len)
+{
+	struct prom p = {.doc = report};
+	int rc;
+
+	if (opts)
+		p.o = *opts;
+	p.o.top_flows = p.o.top_flows ? p.o.top_flows : CT_PROM_TOP_FLOWS;
+	p.o.top_pairs = p.o.top_pairs ? p.o.top_pairs : CT_PROM_TOP_PAIRS;
+	p.o.top_receivers = p.o.top_receivers ? p.o.top_receivers : CT_PROM_TOP_RECEIVERS;
+	*text = NULL;
+	*len = 0;
+	p.out = open_memstream(text, len);
+	if (!p.out)
+		return -ENOMEM;
+	capture_engine(&p);
+	job(&p);
+	rc = classes(&p);
+	rc = rc ?: host_pairs(&p);
+	rc = rc ?: top_flows(&p);
+	rc = rc ?: receivers(&p);
+	if (!rc)
+		pfc(&p);
+	free(p.hosts);
+	if (fclose(p.out) || rc) {
+		free(*text);
+		*text = NULL;
+		*len = 0;
+		return rc ? rc : -ENOMEM;
+	}
+	return 0;
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/*
+ * export/ on documents made here: the exposition's label sets stay bounded
+ * and escaped whatever the report holds, the merge deduplicates and remaps,
+ * odd documents (wrong types, out-of-range references) are drawn without a
+ * crash, and the /metrics server refuses bad listen addresses.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "html.h"
+#include "merge.h"
+#include "metrics_server.h"
+#include "prom.h"
+#include "report_doc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CT_HTML_MAX_HOSTS_DRAWN 64 /* export/html_internal.h */
+
+static json_object *flow(const char *src, const char *dst, unsigned qpn, uint64_t bytes,
+			 const char *cls)
+{
+	json_object *f = json_object_new_object();
+
+	json_object_object_add(f, "transport", json_object_new_string("roce"));
+	json_object_object_add(f, "src", json_object_new_string(src));
+	json_object_object_add(f, "dst", json_object_new_string(dst));
+	json_object_object_add(f, "qpn", json_object_new_uint64(qpn));
+	json_object_object_add(f, "packets", json_object_new_uint64(bytes / 1000 + 1));
+	json_object_object_add(f, "bytes", json_object_new_uint64(bytes));
+	json_object_object_add(f, "messages", json_object_new_uint64(bytes / 4096));
+	json_object_object_add(f, "first_ts", json_object_new_uint64(1700000000000000000ull + qpn));
+	json_object_object_add(f, "class", json_object_new_string(cls));
+	return f;
+}
+
+static json_object *report(json_object *flows)
+{
+	json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "schema", json_object_new_string("commtap.report/v1"));
+	json_object_object_add(r, "flows", flows);
+	return r;
+}
+
+static size_t series(const char *text, const char *name, uint64_t *sum)
+{
+	size_t n = 0, len = strlen(name);
+
+	*sum = 0;
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (!strncmp(l, name, len) && (l[len] == '{' || l[len] == ' ')) {
+			const char *end = l + strcspn(l, "\n"), *v = end;
+
+			while (v > l && v[-1] != ' ')
+				v--;
+			n++;
+			*sum += strtoull(v, NULL, 10);
+		}
+	}
+	return n;
+}
+
+/* 3000 flows between 600 hosts: a few dozen series, sums kept, values escaped. */
+static void test_prom_bounded(void **state)
+{
+	static const char *const classes[] = {"TP", "PP", "DP", "EP", "EmbTableSyn", "Other"};
+	json_object *flows = json_object_new_array(), *doc;
+	uint64_t total = 0, sum;
+	char src[64], dst[64], *text;
+	size_t len;
+
+	(void)state;
+	for (unsigned i = 0; i < 3000; i++) {
+		snprintf(src, sizeof(src), "10.%u.%u.1", i % 600 / 256, i % 600 % 256);
+		snprintf(dst, sizeof(dst), "10.9.%u.2", (i * 7) % 600 % 256);
+		json_object_array_add(flows, flow(src, dst, i, 1000 + i * 13, classes[i % 6]));
+		total += 1000 + i * 13;
+	}
+	json_object_array_add(flows, flow("a\"b\\c\nd", "x", 1, 5000000, "made-up class"));
+	total += 5000000;
+	doc = report(flows);
+	assert_int_equal(ct_prom_render(doc, NULL, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	assert_int_equal(series(text, "commtap_flow_bytes_total", &sum), CT_PROM_TOP_FLOWS + 1);
+	assert_true(sum == total);
+	assert_true(series(text, "commtap_host_pair_bytes_total", &sum) <= CT_PROM_TOP_PAIRS + 6);
+	assert_true(sum == total);
+	assert_int_equal(series(text, "commtap_class_bytes_total", &sum), 6);
+	assert_true(sum == total);
+	/* the odd address is the busiest flow: escaped, on one line, class Other */
+	assert_non_null(strstr(text,
+			       "src=\"a\\\"b\\\\c\\nd\",dst=\"x\",id=\"qp1\",class=\"Other\"} "
+			       "5000000\n"));
+	free(text);
+	json_object_put(doc);
+}
+
+/* 600 hosts: the heatmap draws the busiest 63 and one row for the rest. */
+static void test_html_many_hosts(void **state)
+{
+	json_object *flows = json_object_new_array(), *doc;
+	char src[64], dst[64], *page, *at;
+	size_t len, cells = 0;
+	FILE *f;
+
+	(void)state;
+	for (unsigned i = 0; i < 600; i++) {
+		snprintf(src, sizeof(src), "10.0.%u.%u", i / 256, i % 256);
+		snprintf(dst, sizeof(dst), "10.0.%u.%u", (i + 1) % 600 / 256, (i + 1) % 600 % 256);
+		json_object_array_add(flows, flow(src, dst, i, 1000 + i, "DP"));
+	}
+	doc = report(flows);
+	f = open_memstream(&page, &len);
+	assert_int_equal(ct_html_write(doc, NULL, f), 0);
+	fclose(f);
+	for (at = page; (at = strstr(at, "<rect class=\"cell\"")); at++)
+		cells++;
+	assert_int_equal(cells, CT_HTML_MAX_HOSTS_DRAWN * (CT_HTML_MAX_HOSTS_DRAWN - 1));
+	assert_non_null(strstr(page, "other hosts (537)"));
+	free(page);
+	json_object_put(doc);
+}
+
+/* GPU data in the report: one bar group per iteration, one segment per class. */
+static void test_html_gpu_bars(void **state)
+{
+	static const char *const doc_text =
+		"{\"schema\":\"commtap.report/v1\",\"flows\":[],\"gpu\":{\"iterations\":["
+		"{\"compute_s\":0.03,\"comm_s\":{\"PP\":0.002,\"DP\":0.004},\"overlap_s\":0.001,"
+		"\"bubble_s\":0.01},{\"compute_s\":0.031,\"comm_s\":{\"PP\":0.002},\"bubble_s\":0."
+		"01},"
+		"{\"compute_s\":0.029,\"comm_s\":{\"TP\":0.005},\"bubble_s\":0.012}]}}";
+	json_object *doc = json_tokener_parse(doc_text);
+	char *page, *at;
+	size_t len, groups = 0, comm = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(doc);
+	f = open_memstream(&page, &len);
+	assert_int_equal(ct_html_write(doc, NULL, f), 0);
+	fclose(f);
+	for (at = page; (at = strstr(at, "<g class=\"gpu-iter\"")); at++)
+		groups++;
+	for (at = page; (at = strstr(at, "class=\"gpu-comm\"")); at++)
+		comm++;
+	assert_int_equal(groups, 3);
+	assert_int_equal(comm, 4);
+	assert_null(strstr(page, "No GPU data"));
+	free(page);
+	json_object_put(doc);
+}
+
+/* Two vantage points share a connection: one copy of each flow, ids and reverse remapped. */
+static void test_merge_dedup(void **state)
+{
+	json_object *a = json_object_new_array(), *b = json_object_new_array();
+	json_object *docs[2], *m, *fl;
+	const char *names[2] = {"a.json", "b.json"};
+	char key[160];
+
+	(void)state;
+	json_object_array_add(a, flow("10.0.0.1", "10.0.0.2", 7, 900, "DP"));
+	json_object_array_add(a, flow("10.0.0.2", "10.0.0.1", 8, 50, "DP"));
+	json_object_object_add(json_object_array_get_idx(a, 0), "reverse", json_object_new_int(1));
+	json_object_object_add(json_object_array_get_idx(a, 1), "reverse", json_object_new_int(0));
+	json_object_array_add(b, flow("10.0.0.3", "10.0.0.4", 9, 100, "PP"));
+	json_object_array_add(b, flow("10.0.0.1", "10.0.0.2", 7, 1000, "DP")); /* saw more */
+	docs[0] = report(a);
+	docs[1] = report(b);
+	assert_int_equal(ct_merge_reports(docs, names, 2, &m), 0);
+	fl = ct_doc_get(m, "flows");
+	assert_int_equal(ct_doc_len(fl), 3);
+	for (size_t i = 0; i < 3; i++) {
+		json_object *f = ct_doc_at(fl, i);
+
+		assert_int_equal(ct_doc_u64(f, "id"), i);
+		ct_doc_flow_key(f, key, sizeof(key));
+		if (!strcmp(key, "roce 10.0.0.1 10.0.0.2 7")) {
+			assert_int_equal(ct_doc_u64(f, "bytes"), 1000);
+			/* b's copy has no reverse: the pair is not invented */
+			assert_null(ct_doc_get(f, "reverse"));
+		} else if (!strcmp(key, "roce 10.0.0.2 10.0.0.1 8")) {
+			json_object *rev = ct_doc_at(fl, ct_doc_u64(f, "reverse"));
+
+			ct_doc_flow_key(rev, key, sizeof(key));
+			assert_string_equal(key, "roce 10.0.0.1 10.0.0.2 7");
+		}
+	}
+	assert_int_equal(ct_doc_len(ct_doc_get(ct_doc_get(m, "capture"), "vantage_points")), 2);
+	json_object_put(m);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+}
+
+/* Wrong types and references that point nowhere: drawn, merged, exposed, no crash. */
+static void test_odd_documents(void **state)
+{
+	static const char *const odd =
+		"{\"schema\":\"commtap.report/v1\",\"capture\":5,\"job\":[1],\"engine\":\"x\","
+		"\"cc\":{\"receivers\":[1,{\"receiver\":7}]},\"pfc\":{\"priorities\":[3]},"
+		"\"flows\":[1,\"x\",{},{\"transport\":5,\"reverse\":-3,\"src\":\"10.0.0.1\","
+		"\"periodicity\":{\"first_bursts\":[1,[1],[\"a\",2]],\"period_s\":\"q\"},"
+		"\"msg_size_hist\":{\"zz\":3,\"18446744073709551615\":1,\"64\":-4}},"
+		"{\"transport\":\"roce\",\"src\":\"::1\",\"dst\":\"10.0.0.1\",\"reverse\":99,"
+		"\"class\":\"PP\",\"bytes\":1e30}],\"gpu\":{\"iterations\":[{},{\"comm_s\":{\"ZZ\":"
+		"1}}]}}";
+	json_object *docs[2], *m;
+	const char *names[2] = {"odd", "odd2"};
+	char err[256], *text, *page;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		docs[i] = json_tokener_parse(odd);
+		assert_non_null(docs[i]);
+		assert_int_equal(ct_doc_check(docs[i], names[i], err, sizeof(err)), 0);
+	}
+	assert_int_equal(ct_merge_reports(docs, names, 2, &m), 0);
+	assert_int_equal(ct_prom_render(m, NULL, &text, &len), 0);
+	free(text);
+	assert_int_equal(ct_prom_render(docs[0], NULL, &text, &len), 0);
+	free(text);
+	for (int i = 0; i < 2; i++) {
+		f = open_memstream(&page, &len);
+		assert_int_equal(ct_html_write(i ? m : docs[0], NULL, f), 0);
+		fclose(f);
+		assert_non_null(strstr(page, "</html>"));
+		free(page);
+	}
+	json_object_put(m);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+	docs[0] = json_tokener_parse("[1]");
+	assert_int_not_equal(ct_doc_check(docs[0], "arr", err, sizeof(err)), 0);
+	json_object_put(docs[0]);
+}
+
+static void test_listen_addresses(void **state)
+{
+	static const char *const bad[] = {"",	      "nowhere:80", "1.2.3.4:", "1.2.3.4:65536",
+					  "[::1",     "[::1]x",	    "::1:80",	"127.0.0.1:-1",
+					  "localhost"};
+	struct ct_metrics_server *s;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(ct_metrics_server_start(bad[i], &s, err, sizeof(err)), -EINVAL);
+		assert_null(s);
+		assert_non_null(strstr(err, "is not ADDR:PORT"));
+	}
+	assert_int_equal(ct_metrics_server_start("127.0.0.1:0", &s, err, sizeof(err)), 0);
+	assert_int_not_equal(ct_metrics_server_port(s), 0);
+	assert_int_equal(ct_metrics_server_publish(s, "a 1\n", 4), 0);
+	ct_metrics_server_stop(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_prom_bounded),  cmocka_unit_test(test_html_many_hosts),
+		cmocka_unit_test(test_html_gpu_bars), cmocka_unit_test(test_merge_dedup),
+		cmocka_unit_test(test_odd_documents), cmocka_unit_test(test_listen_addresses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
