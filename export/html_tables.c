@@ -254,7 +254,7 @@ void ct_html_cc(FILE *out, const struct ct_view *v)
 	uint64_t cnp[CT_HTML_CLASSES] = {0}, ce[CT_HTML_CLASSES] = {0}, rtx[CT_HTML_CLASSES] = {0};
 
 	fputs("<section id=\"cc\"><h2>Congestion control</h2>\n<table class=\"cc\"><thead><tr>"
-	      "<th>receiver</th><th>senders</th><th>incast degree</th><th>peak Gb/s</th>"
+	      "<th>receiver</th><th>class</th><th>senders</th><th>incast degree</th><th>peak Gb/s</th>"
 	      "<th>peak / NIC</th><th>duty cycle</th><th>start spread</th><th>CNP/s on</th>"
 	      "<th>ECN CE share</th><th>retransmits</th></tr></thead><tbody>\n",
 	      out);
@@ -264,6 +264,8 @@ void ct_html_cc(FILE *out, const struct ct_view *v)
 
 		fputs("<tr class=\"cc-row\"><td>", out);
 		ct_html_text(out, ct_doc_str(r, "receiver"));
+		fputs("</td><td>", out);
+		ct_html_text(out, ct_doc_str(r, "class") ? ct_doc_str(r, "class") : "all");
 		fprintf(out, "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%.1f</td>",
 			ct_doc_u64(r, "senders"), ct_doc_u64(r, "incast_degree"),
 			ct_doc_num(r, "peak_gbps"));

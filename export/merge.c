@@ -190,7 +190,15 @@ static json_object *classification_merged(json_object *const *docs, size_t n)
 	return o;
 }
 
-/* Each receiver once: the copy that saw most of its bursts. */
+/* The class a cc entry counts ("all" when the report predates classes). */
+static const char *cc_class(json_object *e)
+{
+	const char *c = ct_doc_str(e, "class");
+
+	return c ? c : "all";
+}
+
+/* Each receiver and class once: the copy that saw most of its bursts. */
 static json_object *cc_merged(json_object *const *docs, size_t n)
 {
 	json_object *o = json_object_new_object(), *list = json_object_new_array();
@@ -204,9 +212,11 @@ static json_object *cc_merged(json_object *const *docs, size_t n)
 			size_t j;
 
 			for (j = 0; j < ct_doc_len(list); j++) {
-				const char *other = ct_doc_str(ct_doc_at(list, j), "receiver");
+				json_object *o2 = ct_doc_at(list, j);
+				const char *other = ct_doc_str(o2, "receiver");
 
-				if (addr && other && !strcmp(addr, other))
+				if (addr && other && !strcmp(addr, other) &&
+				    !strcmp(cc_class(e), cc_class(o2)))
 					break;
 			}
 			if (j == ct_doc_len(list))

@@ -458,7 +458,10 @@ static int peak_desc(const void *pa, const void *pb)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-/* Per receiver, the figures cc is tuned from: the top receivers by peak rate. */
+/*
+ * Per receiver, the figures cc is tuned from, for all its traffic and for
+ * each class alone: the top (receiver, class) entries by peak rate.
+ */
 static int receivers(struct prom *p)
 {
 	json_object *list = ct_doc_get(ct_doc_get(p->doc, "cc"), "receivers");
@@ -483,8 +486,12 @@ static int receivers(struct prom *p)
 	for (int k = 0; k < 4; k++) {
 		family(p, g[k][0], "gauge", g[k][2]);
 		for (size_t i = 0; i < top; i++) {
+			const char *cls = ct_doc_str(r[i], "class");
+
 			fprintf(p->out, "%s{receiver=\"", g[k][0]);
 			label_value(p->out, ct_doc_str(r[i], "receiver"));
+			fputs("\",class=\"", p->out);
+			label_value(p->out, cls ? cls : "all");
 			fprintf(p->out, "\"} %.17g\n", ct_doc_num(r[i], g[k][1]));
 		}
 	}

@@ -91,8 +91,10 @@ def main():
         print(f"job period: whole {pw}, merged {pm} (from {merged['job'].get('source')})")
         if not pw or not pm or abs(pw - pm) > 0.05 * pw:
             failures.append(f"job period: whole {pw}, merged {pm}")
-        recv = [c["receiver"] for c in merged["cc"]["receivers"]]
-        if len(recv) != len(set(recv)) or set(recv) != {c["receiver"] for c in whole["cc"]["receivers"]}:
+        # one entry per receiver and class (all traffic, then each class alone)
+        recv = [(c["receiver"], c.get("class", "all")) for c in merged["cc"]["receivers"]]
+        if len(recv) != len(set(recv)) or set(recv) != {(c["receiver"], c.get("class", "all"))
+                                                        for c in whole["cc"]["receivers"]}:
             failures.append(f"cc receivers: {recv}")
 
         # broken input: one line on stderr, exit 1
