@@ -39,7 +39,19 @@ install_packages() {
 	echo "wireshark-common wireshark-common/install-setuid boolean false" |
 		as_root debconf-set-selections
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+	# Only promtool is wanted from prometheus: no service may start while
+	# installing (a policy-rc.d that says no, ours only, removed after).
+	policy=""
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		policy=/usr/sbin/policy-rc.d
+		printf '#!/bin/sh\nexit 101\n' | as_root tee "$policy" >/dev/null
+		as_root chmod 755 "$policy"
+	fi
+	rc=0
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		$missing || rc=$?
+	[ -z "$policy" ] || as_root rm -f "$policy"
+	[ "$rc" -eq 0 ] || exit "$rc"
 }
 
 build() {
