@@ -19,6 +19,9 @@ static const struct command commands[] = {
 	{"analyze", cmd_analyze, "analyze a pcap/pcapng capture and report its flows"},
 	{"predict", cmd_predict, "predict a job's traffic from its profile"},
 	{"synth", cmd_synth, "render a profile's traffic as a capture with its ground truth"},
+#ifdef COMMTAP_HAVE_AGENT
+	{"agent", cmd_agent, "attach the eBPF host probe to interfaces and report their flows"},
+#endif
 #ifndef COMMTAP_NO_BENCH
 	{"bench", cmd_bench, "measure the engine's per-packet cost on synthetic RoCEv2 traffic"},
 #endif
