@@ -134,8 +134,7 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
-/* The engine's opcode table, as the programs read it. */
-static void fill_opcode_table(volatile uint32_t *out)
+void ct_probe_fill_opcodes(volatile uint32_t *out)
 {
 	for (unsigned i = 0; i < 256; i++) {
 		const struct ct_opcode_info *o = &ct_opcode_table[i];
@@ -247,7 +246,7 @@ static int open_skeleton(struct ct_probe *p, const struct ct_probe_config *cfg, 
 		return fail(err, errlen, -errno, "%s: cannot open the BPF object: %s", p->ifname,
 			    strerror(errno));
 	p->skel = s;
-	fill_opcode_table(s->rodata->ctp_opcode_info);
+	ct_probe_fill_opcodes(s->rodata->ctp_opcode_info);
 	s->rodata->ctp_burst_gap_ns = cfg->burst_gap_ns;
 	s->rodata->ctp_tcp_msg_gap_ns = cfg->tcp_msg_gap_ns;
 	s->rodata->ctp_sample_every = cfg->sample_every ? cfg->sample_every : 1;
