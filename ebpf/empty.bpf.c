@@ -13,4 +13,11 @@ int ct_empty(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+/* The same for multi-buffer frames, the baseline beside the probe's xdp.frags program. */
+SEC("xdp.frags")
+int ct_empty_frags(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -271,8 +271,12 @@ static __always_inline void roce(struct ctp_totals *t, struct ctp_flow *f, const
 		if (kind == KIND_ACK) {
 			__u8 k = (p->aeth_syndrome >> 5) & 3;
 
-			if (k == 1 || k == 3) /* RNR NAK, NAK */
-				f->naks++;
+			if (k == 1)
+				f->naks_rnr++;
+			else if (k == 3 && !(p->aeth_syndrome & 0x1f))
+				f->naks_seq++;
+			else if (k == 3)
+				f->naks_other++;
 			f->resp_next_psn = (p->psn + 1) & PSN_MASK;
 		} else {
 			roce_read_response(t, f, p, now);
@@ -334,6 +338,7 @@ static __always_inline void account_flow(struct ctp_totals *t, const struct ctp_
 		init.last_ts = now;
 		init.burst_start_ts = now;
 		init.dscp = p->dscp;
+		init.pcp = 0xff;
 		err = bpf_map_update_elem(&ctp_flows, &p->key, &init, BPF_NOEXIST);
 		if (!err)
 			t->t[CTP_T_FLOWS_INSERTED]++;
@@ -428,7 +433,10 @@ int ct_xdp(struct xdp_md *ctx)
 	struct ctp_pkt pkt = {};
 	int kind = ctp_parse(data, end, 0, 0, &pkt);
 
-	account(&pkt, kind, 1, pkt.wire_len, bpf_xdp_get_buff_len(ctx));
+	/* the frame's length is needed only for what has no IP length */
+	account(&pkt, kind, 1, pkt.wire_len,
+		kind == CTP_PKT_OTHER_L2 || kind == CTP_PKT_MALFORMED ? bpf_xdp_get_buff_len(ctx)
+								      : 0);
 	return XDP_PASS;
 }
 

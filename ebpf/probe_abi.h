@@ -66,14 +66,16 @@ struct ctp_flow {
 	__u32 partial_messages;
 	__u32 req_first_psn;
 	__u32 resp_first_psn;
-	__u32 naks;
+	__u16 naks_seq; /* NAK: PSN sequence error */
+	__u16 naks_rnr;
+	__u16 naks_other;
 	__u16 pmtu;
 	__u8 state; /* CTP_FS_* */
 	__u8 seen;  /* CTP_SEEN_* */
 	__u8 dscp;
 	__u8 pcp; /* 0xff untagged */
 	__u8 ecn_seen;
-	__u8 pad;
+	__u8 pad[3];
 };
 
 /* Ring-buffer records: one per completed message or finished burst. */
