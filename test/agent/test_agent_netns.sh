@@ -5,7 +5,7 @@
 # compared with `commtap analyze` on the same capture.
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
-# CASE: xdp | tc | persist | ring | lru | errors
+# CASE: xdp | tc | period | persist | ring | lru | errors
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
 
@@ -29,7 +29,7 @@ cleanup() {
 	[ -n "$replay_pid" ] && kill "$replay_pid" 2>/dev/null && wait "$replay_pid" 2>/dev/null
 	ip netns del $nsa 2>/dev/null
 	ip netns del $nsb 2>/dev/null
-	rm -rf /sys/fs/bpf/commtap/$vethb "$work"
+	rm -rf /sys/fs/bpf/commtap/$vethb; [ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -121,6 +121,25 @@ tc) # out of the interface that carries the TC egress program
 	replay $nsb $vethb "$work/tcp.pcap"
 	stop_agent TERM
 	compare "$work/tcp.pcap.gap.json" "$final" --fields packets,bytes,messages,message_bytes,retransmits
+	;;
+period) # real-time replay: the same iteration period within 1%
+	"$commtap" synth "$profile" -o "$work/p.pcap" --iterations 4 --scale 0.01 --time-scale 5 \
+		>/dev/null 2>&1 ||
+		fail "commtap synth"
+	# a replay's pacing moves packets by up to about a millisecond here: bursts
+	# end at gaps of 10 ms on both sides
+	"$commtap" analyze --burst-gap 10 --json "$work/p.pcap.json" "$work/p.pcap" >/dev/null ||
+		fail "analyze"
+	start_agent "$work/reports" --interval 5 --burst-gap 10
+	replay $nsa $vetha "$work/p.pcap"
+	stop_agent INT
+	compare "$work/p.pcap.json" "$final" --totals-only
+	# the period is the wire's: only a replay that kept the capture's pace can match it
+	sent=$(sed -n 's/.* sent in \([0-9.]*\) seconds.*/\1/p' "$work/replay.out")
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['capture']['duration_ns']/1e9; sys.exit(abs(float(sys.argv[2]) - d) > 0.005 * d)" \
+		"$work/p.pcap.json" "$sent" ||
+		skip "tcpreplay took $sent s to replay a capture of $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['capture']['duration_ns']/1e9)" "$work/p.pcap.json") s: too loaded to replay at capture speed"
+	compare "$work/p.pcap.json" "$final" --totals-only --period-tolerance 0.01
 	;;
 persist) # an agent restarted mid-replay with --persist loses no counts
 	synth "$work/roce.pcap" --noise
