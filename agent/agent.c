@@ -337,7 +337,7 @@ int cmd_agent(int argc, char **argv)
 	struct sigaction sa = {0};
 	char err[768], source[256] = "";
 	unsigned n = 0, seq;
-	int status = CT_EXIT_ERROR, rc;
+	int status = CT_EXIT_ERROR, rc, started = 0;
 	double start, next;
 
 	if (parse_args(argc, argv, &o))
@@ -370,6 +370,7 @@ int cmd_agent(int argc, char **argv)
 	start = now_s();
 	next = start + o.interval_s;
 	status = CT_EXIT_OK;
+	started = 1;
 	while (!stop) {
 		double t = now_s();
 		int wait_ms = (int)((next - t) * 1000);
@@ -394,8 +395,9 @@ int cmd_agent(int argc, char **argv)
 		status = CT_EXIT_ERROR;
 out:
 	ct_collect_free(&col);
+	/* an agent that never started leaves nothing behind but what it took over */
 	for (unsigned i = 0; i < n; i++)
-		ct_probe_close(probes[i], o.persist);
+		ct_probe_close(probes[i], o.persist && (started || ct_probe_resumed(probes[i])));
 	ct_knowledge_free(&know);
 	return status;
 }
