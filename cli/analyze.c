@@ -4,14 +4,10 @@
  * the report. Where a packet goes: ct_capture_next -> ct_engine_feed; flows
  * leaving the engine -> ct_flow_set_add; at the end: sort, pair, write.
  */
+#include "analysis.h"
 #include "capture.h"
 #include "commands.h"
 
-#include <commtap/classify.h>
-#include <commtap/flow_set.h>
-#include <commtap/report.h>
-
-#include "model.h"
 #include "metrics_publish.h"
 
 #include <errno.h>
@@ -42,16 +38,6 @@ struct analyze_opts {
 	const char *labels_path;
 	const char *profile_path;
 	const char *listen; /* serve /metrics here */
-};
-
-/* What classification knows besides the traffic: labels and a profile's expectation. */
-struct knowledge {
-	struct ct_labels labels;
-	struct ct_profile profile;
-	struct ct_prediction prediction;
-	struct ct_expect_xfer *xfers;
-	struct ct_class_expect expect;
-	int have_profile;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -324,84 +310,6 @@ static int write_reports(const struct analyze_opts *o, const struct ct_report *r
 	return err ? -EIO : 0;
 }
 
-/* Load the labels and the profile named on the command line; errors are reported here. */
-static int knowledge_load(const struct analyze_opts *o, struct knowledge *k)
-{
-	char err[768];
-	int rc;
-
-	if (o->labels_path) {
-		rc = ct_labels_load(o->labels_path, &k->labels, err, sizeof(err));
-		if (rc) {
-			fprintf(stderr, "commtap analyze: --labels %s\n", err);
-			return rc;
-		}
-	}
-	if (!o->profile_path)
-		return 0;
-	rc = ct_profile_load(o->profile_path, &k->profile, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "commtap analyze: --profile %s\n", err);
-		return rc;
-	}
-	k->have_profile = 1;
-	rc = ct_predict(&k->profile, &k->prediction);
-	if (rc) {
-		fprintf(stderr, "commtap analyze: --profile %s: cannot predict its traffic: %s\n",
-			o->profile_path, strerror(-rc));
-		return rc;
-	}
-	k->xfers = calloc(k->prediction.n_xfers + 1, sizeof(*k->xfers));
-	if (!k->xfers)
-		return -ENOMEM;
-	/* the transfers that cross a NIC, placed in the iteration */
-	for (size_t i = 0; i < k->prediction.n_xfers; i++) {
-		const struct ct_transfer *x = &k->prediction.xfers[i];
-		double t = k->prediction.t_iter;
-
-		if (x->src_host == x->dst_host)
-			continue;
-		k->xfers[k->expect.n_xfers++] = (struct ct_expect_xfer){
-			.src_rank = x->src_rank,
-			.dst_rank = x->dst_rank,
-			.src_host = x->src_host,
-			.dst_host = x->dst_host,
-			.cls = x->cls,
-			.phase_start = x->start / t,
-			.phase_end = (x->start + x->duration) / t,
-			.bytes = (double)x->bytes,
-		};
-	}
-	k->expect.profile = k->profile.name;
-	k->expect.hosts = k->profile.hosts;
-	k->expect.host_addr = k->profile.host_addr;
-	k->expect.xfers = k->xfers;
-	return 0;
-}
-
-static void knowledge_free(struct knowledge *k)
-{
-	ct_labels_free(&k->labels);
-	free(k->xfers);
-	if (k->have_profile) {
-		ct_prediction_free(&k->prediction);
-		ct_profile_free(&k->profile);
-	}
-}
-
-/* Every flow's class, then the receivers' cc figures for each class alone. */
-static int classify(const struct knowledge *k, const struct ct_flow_set *set,
-		    struct ct_periodicity *per, struct ct_classification *out)
-{
-	int err = ct_classify(set, per, k->labels.n ? &k->labels : NULL,
-			      k->have_profile ? &k->expect : NULL, out);
-
-	err = err ?: ct_classification_cc(out, set, per);
-	if (err)
-		ct_classification_free(out);
-	return err;
-}
-
 struct interval_ctx {
 	struct ct_flow_set *set;
 	int err;
@@ -420,20 +328,18 @@ static void add_live(struct ct_flow *flow, void *ctx)
  * the engine and those still in it, left untouched), periodicity over the
  * bursts that ended in the last window. Written whole, then renamed.
  */
-static int write_interval_report(const struct analyze_opts *o, const struct knowledge *k,
+static int write_interval_report(const struct analyze_opts *o, const struct ct_knowledge *k,
 				 struct ct_engine *engine, struct collected *got, uint64_t now,
 				 unsigned seq, struct ct_metrics_server *metrics)
 {
-	struct ct_classification classes = {0};
+	struct ct_analysis an = {0};
 	struct ct_report r = {0};
 	struct ct_flow_set set;
 	struct ct_burst_log window = {0};
-	struct ct_periodicity per = {0};
 	struct interval_ctx ic = {&set, 0};
 	const struct ct_cm_event *cm;
-	char path[4096], tmp[4200];
+	char path[4096];
 	unsigned n_cm;
-	FILE *f;
 	int err = 0;
 
 	drain(engine, got);
@@ -449,15 +355,12 @@ static int write_interval_report(const struct analyze_opts *o, const struct know
 	if (!err) {
 		ct_engine_get_counters(engine, &r.counters);
 		n_cm = ct_engine_cm_events(engine, &cm);
-		ct_flow_set_sort(&set);
-		ct_flow_set_pair(&set, cm, n_cm);
-		err = ct_periodicity_compute(&set, &window, o->min_period_s, &per);
-	}
-	err = err ?: classify(k, &set, &per, &classes);
-	if (!err) {
 		r.flows = set;
-		r.periodicity = &per;
-		r.classes = &classes;
+		err = ct_analysis_run("commtap analyze", k, &r, cm, n_cm, &window, o->min_period_s,
+				      &an);
+		set = r.flows;
+	}
+	if (!err) {
 		r.source = o->capture;
 		r.source_kind = "pcap";
 		r.clock = "capture timestamps (the capturing host's CLOCK_REALTIME)";
@@ -467,18 +370,14 @@ static int write_interval_report(const struct analyze_opts *o, const struct know
 			fprintf(stderr,
 				"commtap analyze: interval report %u: /metrics not updated\n", seq);
 		snprintf(path, sizeof(path), "%s/commtap-report-%06u.json", o->report_dir, seq);
-		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-		f = fopen(tmp, "w");
-		if (!f || ct_report_write_json(&r, f) || fclose(f) || rename(tmp, path)) {
-			err = -errno ? -errno : -EIO;
+		err = ct_report_write_json_file(&r, path);
+		if (err)
 			fprintf(stderr, "commtap analyze: cannot write %s: %s\n", path,
-				strerror(errno));
-		}
+				strerror(-err));
 	} else {
 		fprintf(stderr, "commtap analyze: interval report %u: %s\n", seq, strerror(-err));
 	}
-	ct_classification_free(&classes);
-	ct_periodicity_free(&per);
+	ct_analysis_free(&an);
 	ct_burst_log_free(&window);
 	ct_flow_set_free(&set);
 	return err;
@@ -503,9 +402,8 @@ int cmd_analyze(int argc, char **argv)
 	struct analyze_opts o = {0};
 	struct ct_report report = {0};
 	struct collected got = {0};
-	struct ct_periodicity periodicity = {0};
-	struct ct_classification classes = {0};
-	struct knowledge know = {0};
+	struct ct_analysis an = {0};
+	struct ct_knowledge know = {0};
 	struct ct_capture *cap = NULL;
 	struct ct_engine *engine = NULL;
 	struct ct_metrics_server *metrics = NULL;
@@ -518,7 +416,7 @@ int cmd_analyze(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return CT_EXIT_ERROR;
-	if (knowledge_load(&o, &know))
+	if (ct_knowledge_load("commtap analyze", o.labels_path, o.profile_path, &know))
 		goto cleanup;
 	rc = ct_capture_open(o.capture, &cap, err, sizeof(err));
 	if (rc) {
@@ -578,16 +476,8 @@ int cmd_analyze(int argc, char **argv)
 	ct_engine_get_counters(engine, &report.counters);
 	n_cm = ct_engine_cm_events(engine, &cm);
 	report.flows = got.flows;
-	ct_flow_set_sort(&report.flows);
-	ct_flow_set_pair(&report.flows, cm, n_cm);
-	if (ct_periodicity_compute(&report.flows, &got.bursts, o.min_period_s, &periodicity))
-		fprintf(stderr, "commtap analyze: out of memory: the report has no periodicity\n");
-	else
-		report.periodicity = &periodicity;
-	if (classify(&know, &report.flows, report.periodicity ? &periodicity : NULL, &classes))
-		fprintf(stderr, "commtap analyze: out of memory: the report has no classes\n");
-	else
-		report.classes = &classes;
+	ct_analysis_run("commtap analyze", &know, &report, cm, n_cm, &got.bursts, o.min_period_s,
+			&an);
 	report.nic_gbps = o.nic_gbps;
 	report.source = o.capture;
 	report.source_kind = "pcap";
@@ -601,9 +491,8 @@ int cmd_analyze(int argc, char **argv)
 		serve_final(metrics, &report);
 cleanup:
 	ct_metrics_server_stop(metrics);
-	ct_classification_free(&classes);
-	knowledge_free(&know);
-	ct_periodicity_free(&periodicity);
+	ct_analysis_free(&an);
+	ct_knowledge_free(&know);
 	ct_burst_log_free(&got.bursts);
 	ct_flow_set_free(&report.flows);
 	ct_engine_destroy(engine);

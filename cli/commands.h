@@ -3,6 +3,7 @@
 #ifndef COMMTAP_COMMANDS_H
 #define COMMTAP_COMMANDS_H
 
+int cmd_agent(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_predict(int argc, char **argv);

@@ -426,6 +426,12 @@ int ct_report_write_json(const struct ct_report *r, FILE *out)
 	json_object_object_add(root, "pfc", pfc_json(&r->counters.pfc));
 	if (r->periodicity)
 		json_object_object_add(root, "cc", cc_json(r));
+	if (r->host_json) {
+		json_object *host = json_tokener_parse(r->host_json);
+
+		if (host)
+			json_object_object_add(root, "host", host);
+	}
 
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 							    JSON_C_TO_STRING_NOSLASHESCAPE);

@@ -27,6 +27,8 @@ struct ct_report {
 	const struct ct_periodicity *periodicity; /* NULL when not computed */
 	const struct ct_classification *classes;  /* NULL when not computed */
 	double nic_gbps; /* receivers' NIC rate, for the cc section */
+	/* optional JSON object text written as "host" (the agent: probe and RDMA counters) */
+	const char *host_json;
 };
 
 /* Write the JSON report. Returns 0 or a negative errno. */

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Load and attach the host probe on one interface (ebpf/probe.bpf.c).
+ *
+ * XDP goes through libxdp's dispatcher, so the probe runs beside other XDP
+ * programs attached the same way; a program attached directly (not through
+ * a dispatcher) is never replaced. TC egress is a clsact filter with
+ * commtap's own handle. The maps are pinned: a later agent finds them, and
+ * with them the counters, and takes over programs an agent left attached
+ * with --persist.
+ */
+#include "probe.h"
+
+#include <commtap/roce_opcode.h>
+
+#include "../ebpf/probe_abi.h"
+#include "probe.skel.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <xdp/libxdp.h>
+
+#define BPF_FS_MAGIC_ 0xcafe4a11
+#define BPF_FS_ROOT   "/sys/fs/bpf"
+#define KERNEL_BTF    "/sys/kernel/btf/vmlinux"
+#define CT_TC_HANDLE  0xc7a9
+#define CT_TC_PRIO    0xc7
+#define XDP_PROG_NAME "ct_xdp"
+#define TC_PROG_NAME  "ct_tc_egress"
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+struct ct_probe {
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	char pin_dir[512];
+	struct ctp_probe *skel;
+	struct xdp_program *xdp; /* attached by this agent, NULL when taken over */
+	enum xdp_attach_mode xdp_mode;
+	int tc_hook_created;
+	int resumed;	/* programs or maps taken over from an earlier agent */
+	int dispatcher; /* XDP runs in libxdp's dispatcher (else alone) */
+	uint32_t flow_entries;
+};
+
+static int debug_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	static int verbose = -1;
+
+	if (verbose < 0)
+		verbose = getenv("COMMTAP_BPF_DEBUG") != NULL;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int xdp_debug_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	return debug_print((enum libbpf_print_level)level, fmt, ap);
+}
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return rc < 0 ? rc : -EINVAL;
+}
+
+/* Loading BPF needs CAP_BPF (or CAP_SYS_ADMIN), attaching CAP_NET_ADMIN. */
+static int check_capabilities(char *err, size_t errlen)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2] = {0};
+	uint64_t eff;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 0; /* cannot tell: let the kernel decide */
+	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
+	if (!(eff & (1ull << CAP_BPF)) && !(eff & (1ull << CAP_SYS_ADMIN)))
+		return fail(err, errlen, -EPERM,
+			    "missing capability CAP_BPF (or CAP_SYS_ADMIN): run as root or grant "
+			    "it (setcap cap_bpf,cap_net_admin,cap_perfmon+ep)");
+	if (!(eff & (1ull << CAP_NET_ADMIN)))
+		return fail(err, errlen, -EPERM,
+			    "missing capability CAP_NET_ADMIN (needed to attach XDP and TC "
+			    "programs): run as root or grant it");
+	return 0;
+}
+
+/* The BPF filesystem at /sys/fs/bpf, mounted if it is not. */
+static int ensure_bpffs(char *err, size_t errlen)
+{
+	struct statfs st;
+
+	if (!statfs(BPF_FS_ROOT, &st) && st.f_type == BPF_FS_MAGIC_)
+		return 0;
+	if (mount("bpffs", BPF_FS_ROOT, "bpf", 0, "mode=0700"))
+		return fail(err, errlen, -errno,
+			    "%s is not a BPF filesystem and mounting one failed: %s", BPF_FS_ROOT,
+			    strerror(errno));
+	return 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (char *s = buf + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+void ct_probe_fill_opcodes(volatile uint32_t *out)
+{
+	for (unsigned i = 0; i < 256; i++) {
+		const struct ct_opcode_info *o = &ct_opcode_table[i];
+
+		out[i] = !o->valid ? 0
+				   : CTP_OP_VALID | (o->response ? CTP_OP_RESPONSE : 0) |
+					     (uint32_t)o->kind << 2 | (uint32_t)o->pos << 5 |
+					     (uint32_t)o->ext_len << 8 | (uint32_t)o->ext << 16;
+	}
+}
+
+/*
+ * What is attached on the interface's XDP hook: 0 nothing, 1 our program
+ * in a dispatcher, or -EBUSY (with err) when a program was attached
+ * without a dispatcher.
+ */
+static int xdp_state(struct ct_probe *p, char *err, size_t errlen)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(p->ifindex);
+	struct xdp_program *prog;
+	int rc = 0;
+
+	if (libxdp_get_error(mp))
+		return 0; /* nothing attached (or nothing libxdp can read) */
+	if (xdp_multiprog__is_legacy(mp)) {
+		prog = xdp_multiprog__main_prog(mp);
+		if (prog && !strcmp(xdp_program__name(prog), XDP_PROG_NAME)) {
+			/* ours, attached alone where libxdp had no dispatcher */
+			p->xdp_mode = xdp_multiprog__attach_mode(mp);
+			p->dispatcher = 0;
+			xdp_multiprog__close(mp);
+			return 1;
+		}
+		rc = fail(err, errlen, -EBUSY,
+			  "%s: XDP program '%s' (id %u) is already attached by someone else, not "
+			  "through libxdp's dispatcher; commtap will not replace it (detach it, or "
+			  "load it with xdp-loader so both can run)",
+			  p->ifname, prog ? xdp_program__name(prog) : "?",
+			  prog ? xdp_program__id(prog) : 0);
+	} else {
+		for (prog = xdp_multiprog__next_prog(NULL, mp); prog;
+		     prog = xdp_multiprog__next_prog(prog, mp))
+			if (!strcmp(xdp_program__name(prog), XDP_PROG_NAME)) {
+				p->xdp_mode = xdp_multiprog__attach_mode(mp);
+				p->dispatcher = 1;
+				rc = 1;
+			}
+	}
+	xdp_multiprog__close(mp);
+	return rc;
+}
+
+static int xdp_detach_ours(struct ct_probe *p)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(p->ifindex);
+	struct xdp_program *prog;
+	int rc = -ENOENT;
+
+	if (libxdp_get_error(mp))
+		return -ENOENT;
+	if (xdp_multiprog__is_legacy(mp)) {
+		prog = xdp_multiprog__main_prog(mp);
+		if (prog && !strcmp(xdp_program__name(prog), XDP_PROG_NAME))
+			rc = xdp_program__detach(prog, p->ifindex, xdp_multiprog__attach_mode(mp),
+						 0);
+	} else {
+		for (prog = xdp_multiprog__next_prog(NULL, mp); prog;
+		     prog = xdp_multiprog__next_prog(prog, mp))
+			if (!strcmp(xdp_program__name(prog), XDP_PROG_NAME)) {
+				rc = xdp_program__detach(prog, p->ifindex,
+							 xdp_multiprog__attach_mode(mp), 0);
+				break;
+			}
+	}
+	xdp_multiprog__close(mp);
+	return rc;
+}
+
+static void set_pin(struct ct_probe *p, struct bpf_map *map, const char *what)
+{
+	char path[600];
+	struct bpf_map_info info = {0};
+	uint32_t len = sizeof(info);
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", p->pin_dir, what);
+	bpf_map__set_pin_path(map, path);
+	/* a pinned map from an earlier agent is reused: take its size */
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		if (bpf_map__max_entries(map) != info.max_entries)
+			fprintf(stderr,
+				"commtap agent: %s: %s keeps the size it was pinned with (%u)\n",
+				p->ifname, what, info.max_entries);
+		bpf_map__set_max_entries(map, info.max_entries);
+		p->resumed = 1;
+	}
+	close(fd);
+}
+
+static int open_skeleton(struct ct_probe *p, const struct ct_probe_config *cfg, int load_xdp,
+			 char *err, size_t errlen)
+{
+	struct ctp_probe *s = ctp_probe__open();
+
+	if (!s)
+		return fail(err, errlen, -errno, "%s: cannot open the BPF object: %s", p->ifname,
+			    strerror(errno));
+	p->skel = s;
+	ct_probe_fill_opcodes(s->rodata->ctp_opcode_info);
+	s->rodata->ctp_burst_gap_ns = cfg->burst_gap_ns;
+	s->rodata->ctp_tcp_msg_gap_ns = cfg->tcp_msg_gap_ns;
+	s->rodata->ctp_sample_every = cfg->sample_every ? cfg->sample_every : 1;
+	s->rodata->ctp_transports = cfg->transports ? cfg->transports : CTP_EN_ROCE | CTP_EN_TCP;
+	bpf_map__set_max_entries(s->maps.ctp_flows, cfg->flow_entries);
+	bpf_map__set_max_entries(s->maps.ctp_events, cfg->ring_bytes);
+	set_pin(p, s->maps.ctp_flows, "flows");
+	set_pin(p, s->maps.ctp_totals, "totals");
+	set_pin(p, s->maps.ctp_events, "events");
+	p->flow_entries = bpf_map__max_entries(s->maps.ctp_flows);
+	bpf_program__set_autoload(s->progs.ct_xdp, load_xdp);
+	return 0;
+}
+
+static void close_skeleton(struct ct_probe *p)
+{
+	if (p->xdp)
+		xdp_program__close(p->xdp);
+	p->xdp = NULL;
+	ctp_probe__destroy(p->skel);
+	p->skel = NULL;
+}
+
+static int xdp_dispatcher_in_use(int ifindex)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	int in_use;
+
+	if (libxdp_get_error(mp))
+		return 0;
+	in_use = !xdp_multiprog__is_legacy(mp);
+	xdp_multiprog__close(mp);
+	return in_use;
+}
+
+/* Load the object through libxdp and attach XDP in mode. */
+static int attach_xdp(struct ct_probe *p, const struct ct_probe_config *cfg,
+		      enum xdp_attach_mode mode, char *err, size_t errlen)
+{
+	char msg[256];
+	int rc;
+
+	rc = open_skeleton(p, cfg, 1, err, errlen);
+	if (rc)
+		return rc;
+	p->xdp = xdp_program__from_bpf_obj(p->skel->obj, "xdp.frags");
+	rc = (int)libxdp_get_error(p->xdp);
+	if (rc) {
+		p->xdp = NULL;
+		return fail(err, errlen, rc, "%s: libxdp cannot use the probe: %s", p->ifname,
+			    strerror(-rc));
+	}
+	rc = xdp_program__attach(p->xdp, p->ifindex, mode, 0);
+	if (rc) {
+		libxdp_strerror(rc, msg, sizeof(msg));
+		return fail(err, errlen, rc, "%s: attaching XDP (%s mode) failed: %s", p->ifname,
+			    mode == XDP_MODE_SKB ? "generic" : "native", msg);
+	}
+	p->xdp_mode = mode;
+	p->dispatcher = xdp_dispatcher_in_use(p->ifindex);
+	if (!p->dispatcher)
+		fprintf(stderr,
+			"commtap agent: notice: %s: libxdp could not use its multi-program "
+			"dispatcher "
+			"on this kernel; the probe's XDP program is attached alone\n",
+			p->ifname);
+	return 0;
+}
+
+static int attach_tc(struct ct_probe *p, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = p->ifindex, .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = CT_TC_HANDLE, .priority = CT_TC_PRIO);
+	int rc = bpf_tc_hook_create(&hook);
+
+	if (rc && rc != -EEXIST)
+		return fail(err, errlen, rc, "%s: cannot create the clsact qdisc: %s", p->ifname,
+			    strerror(-rc));
+	p->tc_hook_created = !rc;
+	if (!bpf_tc_query(&hook, &opts)) {
+		struct bpf_prog_info info = {0};
+		uint32_t len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(opts.prog_id);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    strcmp(info.name, TC_PROG_NAME)) {
+			close(fd);
+			return fail(err, errlen, -EBUSY,
+				    "%s: TC egress filter handle 0x%x priority %u holds someone "
+				    "else's program '%s'; commtap will not replace it",
+				    p->ifname, CT_TC_HANDLE, CT_TC_PRIO, info.name);
+		}
+		if (fd >= 0)
+			close(fd);
+		/* ours, from an earlier agent: replaced atomically by this build */
+		p->resumed = 1;
+		opts.flags = BPF_TC_F_REPLACE;
+	}
+	opts.prog_id = 0;
+	opts.prog_fd = bpf_program__fd(p->skel->progs.ct_tc_egress);
+	rc = bpf_tc_attach(&hook, &opts);
+	if (rc)
+		return fail(err, errlen, rc, "%s: attaching the TC egress program failed: %s",
+			    p->ifname, strerror(-rc));
+	return 0;
+}
+
+static void detach_tc(struct ct_probe *p)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = p->ifindex, .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = CT_TC_HANDLE, .priority = CT_TC_PRIO);
+
+	bpf_tc_detach(&hook, &opts);
+	if (p->tc_hook_created)
+		bpf_tc_hook_destroy(&hook);
+}
+
+int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct ct_probe **out,
+		  char *err, size_t errlen)
+{
+	struct ct_probe *p;
+	int rc, ours;
+
+	libbpf_set_print(debug_print);
+	libxdp_set_print(xdp_debug_print);
+	if (strlen(ifname) >= IF_NAMESIZE || !if_nametoindex(ifname))
+		return fail(err, errlen, -ENODEV, "no such interface: %s", ifname);
+	rc = check_capabilities(err, errlen);
+	if (rc)
+		return rc;
+	if (access(KERNEL_BTF, R_OK))
+		return fail(err, errlen, -EOPNOTSUPP,
+			    "the kernel has no BTF (%s is missing): the probe needs a kernel "
+			    "built with CONFIG_DEBUG_INFO_BTF=y",
+			    KERNEL_BTF);
+	rc = ensure_bpffs(err, errlen);
+	if (rc)
+		return rc;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
+	p->ifindex = (int)if_nametoindex(ifname);
+	snprintf(p->pin_dir, sizeof(p->pin_dir), "%s/%s",
+		 cfg->pin_root ? cfg->pin_root : CT_PROBE_PIN_ROOT, ifname);
+	rc = mkdir_p(p->pin_dir);
+	if (rc) {
+		fail(err, errlen, rc, "cannot create %s: %s", p->pin_dir, strerror(-rc));
+		goto err;
+	}
+
+	ours = xdp_state(p, err, errlen);
+	if (ours < 0) {
+		rc = ours;
+		goto err;
+	}
+	if (ours) {
+		/* an earlier agent's XDP program stays: it already counts into the pins */
+		p->resumed = 1;
+		rc = open_skeleton(p, cfg, 0, err, errlen);
+		if (!rc && (rc = ctp_probe__load(p->skel)))
+			fail(err, errlen, rc, "%s: loading the probe failed: %s", ifname,
+			     strerror(-rc));
+	} else {
+		rc = attach_xdp(p, cfg, cfg->skb_mode ? XDP_MODE_SKB : XDP_MODE_NATIVE, err,
+				errlen);
+		if (rc && !cfg->skb_mode) {
+			fprintf(stderr,
+				"commtap agent: notice: %s: %s; falling back to generic (skb) "
+				"XDP\n",
+				ifname, err);
+			close_skeleton(p);
+			rc = attach_xdp(p, cfg, XDP_MODE_SKB, err, errlen);
+		}
+	}
+	if (rc)
+		goto err;
+	rc = attach_tc(p, err, errlen);
+	if (rc) {
+		if (p->xdp)
+			xdp_program__detach(p->xdp, p->ifindex, p->xdp_mode, 0);
+		goto err;
+	}
+	*out = p;
+	return 0;
+err:
+	close_skeleton(p);
+	free(p);
+	return rc;
+}
+
+void ct_probe_close(struct ct_probe *p, int persist)
+{
+	if (!p)
+		return;
+	if (!persist) {
+		if (p->xdp)
+			xdp_program__detach(p->xdp, p->ifindex, p->xdp_mode, 0);
+		else
+			xdp_detach_ours(p);
+		detach_tc(p);
+		bpf_object__unpin_maps(p->skel->obj, NULL);
+		rmdir(p->pin_dir);
+	}
+	close_skeleton(p);
+	free(p);
+}
+
+const char *ct_probe_ifname(const struct ct_probe *p)
+{
+	return p->ifname;
+}
+
+int ct_probe_flows_fd(const struct ct_probe *p)
+{
+	return bpf_map__fd(p->skel->maps.ctp_flows);
+}
+
+int ct_probe_totals_fd(const struct ct_probe *p)
+{
+	return bpf_map__fd(p->skel->maps.ctp_totals);
+}
+
+int ct_probe_events_fd(const struct ct_probe *p)
+{
+	return bpf_map__fd(p->skel->maps.ctp_events);
+}
+
+uint32_t ct_probe_flow_entries(const struct ct_probe *p)
+{
+	return p->flow_entries;
+}
+
+const char *ct_probe_xdp_mode(const struct ct_probe *p)
+{
+	switch (p->xdp_mode) {
+	case XDP_MODE_NATIVE:
+		return "native";
+	case XDP_MODE_SKB:
+		return "generic";
+	case XDP_MODE_HW:
+		return "offload";
+	default:
+		return "unknown";
+	}
+}
+
+int ct_probe_resumed(const struct ct_probe *p)
+{
+	return p->resumed;
+}
+
+int ct_probe_dispatcher(const struct ct_probe *p)
+{
+	return p->dispatcher;
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+#include "analysis.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int ct_knowledge_load(const char *prog, const char *labels_path, const char *profile_path,
+		      struct ct_knowledge *k)
+{
+	char err[768];
+	int rc;
+
+	if (labels_path) {
+		rc = ct_labels_load(labels_path, &k->labels, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "%s: --labels %s\n", prog, err);
+			return rc;
+		}
+	}
+	if (!profile_path)
+		return 0;
+	rc = ct_profile_load(profile_path, &k->profile, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "%s: --profile %s\n", prog, err);
+		return rc;
+	}
+	k->have_profile = 1;
+	rc = ct_predict(&k->profile, &k->prediction);
+	if (rc) {
+		fprintf(stderr, "%s: --profile %s: cannot predict its traffic: %s\n", prog,
+			profile_path, strerror(-rc));
+		return rc;
+	}
+	k->xfers = calloc(k->prediction.n_xfers + 1, sizeof(*k->xfers));
+	if (!k->xfers)
+		return -ENOMEM;
+	/* the transfers that cross a NIC, placed in the iteration */
+	for (size_t i = 0; i < k->prediction.n_xfers; i++) {
+		const struct ct_transfer *x = &k->prediction.xfers[i];
+		double t = k->prediction.t_iter;
+
+		if (x->src_host == x->dst_host)
+			continue;
+		k->xfers[k->expect.n_xfers++] = (struct ct_expect_xfer){
+			.src_rank = x->src_rank,
+			.dst_rank = x->dst_rank,
+			.src_host = x->src_host,
+			.dst_host = x->dst_host,
+			.cls = x->cls,
+			.phase_start = x->start / t,
+			.phase_end = (x->start + x->duration) / t,
+			.bytes = (double)x->bytes,
+		};
+	}
+	k->expect.profile = k->profile.name;
+	k->expect.hosts = k->profile.hosts;
+	k->expect.host_addr = k->profile.host_addr;
+	k->expect.xfers = k->xfers;
+	return 0;
+}
+
+void ct_knowledge_free(struct ct_knowledge *k)
+{
+	ct_labels_free(&k->labels);
+	free(k->xfers);
+	if (k->have_profile) {
+		ct_prediction_free(&k->prediction);
+		ct_profile_free(&k->profile);
+	}
+}
+
+int ct_analysis_run(const char *prog, const struct ct_knowledge *k, struct ct_report *r,
+		    const struct ct_cm_event *cm, unsigned n_cm, const struct ct_burst_log *bursts,
+		    double min_period_s, struct ct_analysis *a)
+{
+	int err = 0;
+
+	ct_flow_set_sort(&r->flows);
+	ct_flow_set_pair(&r->flows, cm, n_cm);
+	if (ct_periodicity_compute(&r->flows, bursts, min_period_s, &a->periodicity)) {
+		fprintf(stderr, "%s: out of memory: the report has no periodicity\n", prog);
+		err = -ENOMEM;
+	} else {
+		r->periodicity = &a->periodicity;
+	}
+	if (ct_classify(&r->flows, r->periodicity, k->labels.n ? &k->labels : NULL,
+			k->have_profile ? &k->expect : NULL, &a->classes)) {
+		fprintf(stderr, "%s: out of memory: the report has no classes\n", prog);
+		err = -ENOMEM;
+	} else {
+		r->classes = &a->classes;
+		/* the receivers' cc figures again for each class alone */
+		if (r->periodicity && ct_classification_cc(&a->classes, &r->flows, &a->periodicity)) {
+			fprintf(stderr, "%s: out of memory: the cc section has no classes\n", prog);
+			err = -ENOMEM;
+		}
+	}
+	return err;
+}
+
+void ct_analysis_free(struct ct_analysis *a)
+{
+	ct_classification_free(&a->classes);
+	ct_periodicity_free(&a->periodicity);
+}
+
+int ct_report_write_json_file(const struct ct_report *r, const char *path)
+{
+	char tmp[4200];
+	FILE *f;
+	int err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	if (ct_report_write_json(r, f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}

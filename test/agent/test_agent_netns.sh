@@ -1,0 +1,215 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# commtap agent in network namespaces the test creates (a veth pair,
+# 198.18.0.0/15), fed captures replayed with tcpreplay; its reports are
+# compared with `commtap analyze` on the same capture.
+#
+# usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
+# CASE: xdp | tc | period | persist | ring | lru | errors
+set -u
+case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (namespaces, BPF)"
+[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF"
+for tool in ip tcpreplay nsenter python3; do
+	command -v $tool >/dev/null || skip "$tool is not installed"
+done
+
+id=$$
+nsa=ctA$id nsb=ctB$id
+vetha=cta$id vethb=ctb$id
+work=$(mktemp -d)
+agent_pid=
+replay_pid=
+cleanup() {
+	[ -n "$agent_pid" ] && kill -CONT "$agent_pid" 2>/dev/null
+	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+	[ -n "$replay_pid" ] && kill "$replay_pid" 2>/dev/null && wait "$replay_pid" 2>/dev/null
+	ip netns del $nsa 2>/dev/null
+	ip netns del $nsb 2>/dev/null
+	rm -rf /sys/fs/bpf/commtap/$vethb; [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ip netns add $nsa || skip "cannot create network namespaces"
+ip netns add $nsb || exit 1
+ip link add $vetha type veth peer name $vethb || fail "cannot create a veth pair"
+ip link set $vetha netns $nsa && ip link set $vethb netns $nsb || exit 1
+for pair in $nsa:$vetha:198.18.0.101 $nsb:$vethb:198.18.0.102; do
+	ns=${pair%%:*} rest=${pair#*:} dev=${rest%%:*} addr=${rest#*:}
+	ip netns exec $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1
+	ip -n $ns link set $dev mtu 9000 up || exit 1
+	ip -n $ns addr add $addr/24 dev $dev || exit 1
+done
+
+# The agent runs in ctB's network namespace but the host's mount namespace,
+# so its pins in /sys/fs/bpf outlive it (ip netns exec would remount /sys).
+in_b() { nsenter --net=/var/run/netns/$nsb "$@"; }
+
+start_agent() { # report dir, options...
+	dir=$1
+	shift
+	mkdir -p "$dir"
+	: >"$work/agent.err"
+	# nsenter execs the agent: $! is the agent itself, which the signals reach
+	nsenter --net=/var/run/netns/$nsb "$commtap" agent --iface $vethb --interval 0.5 \
+		--report-dir "$dir" "$@" 2>"$work/agent.err" &
+	agent_pid=$!
+	for _ in $(seq 100); do
+		grep -q "commtap agent: watching" "$work/agent.err" && return 0
+		kill -0 $agent_pid 2>/dev/null || { cat "$work/agent.err"; fail "agent exited"; }
+		sleep 0.1
+	done
+	fail "the agent did not attach in 10 s"
+}
+
+stop_agent() { # signal
+	kill -"$1" $agent_pid
+	wait $agent_pid
+	rc=$?
+	agent_pid=
+	cat "$work/agent.err" >>"$work/agent.log"
+	[ $rc = 0 ] || { cat "$work/agent.log"; fail "agent exit status $rc after SIG$1"; }
+}
+
+synth() { # output, synth options...
+	out=$1
+	shift
+	"$commtap" synth "$profile" -o "$out" --iterations 1 --scale 0.01 "$@" >/dev/null 2>&1 ||
+		fail "commtap synth $*"
+	"$commtap" analyze --json "$out.json" "$out" >/dev/null || fail "commtap analyze $out"
+	# TCP messages end at idle gaps, which a replay stretches or shrinks: with
+	# a gap longer than the capture, both sides see each flow's data as one
+	"$commtap" analyze --tcp-gap 10000 --json "$out.gap.json" "$out" >/dev/null ||
+		fail "commtap analyze $out"
+}
+
+replay() { # namespace, device, capture, tcpreplay options...
+	ns=$1 dev=$2 cap=$3
+	shift 3
+	ip netns exec $ns tcpreplay -q -i $dev "$@" "$cap" >"$work/replay.out" 2>&1 ||
+		{ cat "$work/replay.out"; fail "tcpreplay $cap"; }
+}
+
+compare() { # analyze json, agent json, options
+	python3 "$compare" "$@" || { cat "$work/agent.log"; fail "the agent's report differs"; }
+}
+
+final=$work/reports/commtap-report-final.json
+case $case_ in
+xdp) # into the interface that carries the XDP program (jumbo RoCE frames: xdp.frags)
+	synth "$work/roce.pcap" --noise
+	start_agent "$work/reports" --tcp-gap 10000
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	stop_agent INT
+	compare "$work/roce.pcap.gap.json" "$final" --fields packets,bytes,messages,message_bytes,msg_size_hist,cnp,ecn_ce,retransmits
+	;;
+tc) # out of the interface that carries the TC egress program
+	synth "$work/roce.pcap" --noise
+	start_agent "$work/reports" --tcp-gap 10000
+	replay $nsb $vethb "$work/roce.pcap" --topspeed
+	stop_agent TERM
+	compare "$work/roce.pcap.gap.json" "$final" --fields packets,bytes,messages,message_bytes,msg_size_hist,cnp,ecn_ce,retransmits
+	# NCCL's socket transport at capture speed
+	synth "$work/tcp.pcap" --transport tcp
+	rm -f "$work"/reports/*.json
+	start_agent "$work/reports" --tcp-gap 10000
+	replay $nsb $vethb "$work/tcp.pcap"
+	stop_agent TERM
+	compare "$work/tcp.pcap.gap.json" "$final" --fields packets,bytes,messages,message_bytes,retransmits
+	;;
+period) # real-time replay: the same iteration period within 1%
+	"$commtap" synth "$profile" -o "$work/p.pcap" --iterations 4 --scale 0.01 --time-scale 5 \
+		>/dev/null 2>&1 ||
+		fail "commtap synth"
+	# a replay's pacing moves packets by up to about a millisecond here: bursts
+	# end at gaps of 10 ms on both sides
+	"$commtap" analyze --burst-gap 10 --json "$work/p.pcap.json" "$work/p.pcap" >/dev/null ||
+		fail "analyze"
+	start_agent "$work/reports" --interval 5 --burst-gap 10
+	replay $nsa $vetha "$work/p.pcap"
+	stop_agent INT
+	compare "$work/p.pcap.json" "$final" --totals-only
+	# the period is the wire's: only a replay that kept the capture's pace can match it
+	sent=$(sed -n 's/.* sent in \([0-9.]*\) seconds.*/\1/p' "$work/replay.out")
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['capture']['duration_ns']/1e9; sys.exit(abs(float(sys.argv[2]) - d) > 0.005 * d)" \
+		"$work/p.pcap.json" "$sent" ||
+		skip "tcpreplay took $sent s to replay a capture of $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['capture']['duration_ns']/1e9)" "$work/p.pcap.json") s: too loaded to replay at capture speed"
+	compare "$work/p.pcap.json" "$final" --totals-only --period-tolerance 0.01
+	;;
+persist) # an agent restarted mid-replay with --persist loses no counts
+	synth "$work/roce.pcap" --noise
+	start_agent "$work/reports" --persist --tcp-gap 10000
+	replay $nsa $vetha "$work/roce.pcap" --pps 20000 &
+	replay_pid=$!
+	sleep 0.7
+	stop_agent TERM
+	[ -e /sys/fs/bpf/commtap/$vethb/flows ] || fail "--persist left no pinned maps"
+	ip -n $nsb link show $vethb | grep -q "prog/xdp" || fail "--persist left no XDP program"
+	rm -f "$work"/reports/*.json
+	start_agent "$work/reports" --tcp-gap 10000
+	grep -q "continuing the pinned probe's counters" "$work/agent.err" ||
+		fail "the second agent did not take over the pinned probe"
+	wait $replay_pid || fail "tcpreplay"
+	replay_pid=
+	stop_agent INT
+	compare "$work/roce.pcap.gap.json" "$final"
+	if [ -e /sys/fs/bpf/commtap/$vethb/flows ]; then
+		fail "maps still pinned after a clean exit"
+	fi
+	if ip -n $nsb link show $vethb | grep -q "prog/xdp"; then
+		fail "XDP still attached after a clean exit"
+	fi
+	if nsenter --net=/var/run/netns/$nsb tc filter show dev $vethb egress | grep -q ct_tc_egress; then
+		fail "TC egress program still attached after a clean exit"
+	fi
+	;;
+ring) # a tiny ring overflows: drops counted, totals and flows still exact
+	synth "$work/roce.pcap" --noise
+	start_agent "$work/reports" --ring-kib 4 --interval 30 --tcp-gap 10000
+	# a stalled reader (stopped during the replay) overflows the ring however
+	# fast this machine drains it
+	kill -STOP $agent_pid
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	kill -CONT $agent_pid
+	stop_agent INT
+	compare "$work/roce.pcap.gap.json" "$final"
+	python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['host']['probe']; print('ring drops', p['ring_drops']); sys.exit(p['ring_drops'] == 0)" "$final" ||
+		fail "no ring-buffer drops reported with a 4 KiB ring"
+	;;
+lru) # a tiny flow table: evictions reported, totals exact
+	synth "$work/roce.pcap" --noise
+	start_agent "$work/reports" --flows 16
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	stop_agent INT
+	compare "$work/roce.pcap.json" "$final" --totals-only
+	python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p=r['host']['probe']; print('evictions', p['evictions'], 'inserted', p['flows_inserted']); sys.exit(not (p['evictions'] > 0 and r['engine']['evicted_full'] == p['evictions'] and sum(f['packets'] for f in r['flows']) <= r['capture']['packets']))" "$final" ||
+		fail "no evictions reported with 16 entries for 76 flows"
+	;;
+errors) # the loader's error paths
+	out=$(in_b "$commtap" agent --iface nosuch$id --duration 1 2>&1) && fail "agent accepted a missing interface"
+	echo "$out" | grep -q "no such interface: nosuch$id" || fail "unclear error: $out"
+	ip -n $nsb link set dev $vethb xdpgeneric obj "$empty_obj" sec xdp || fail "cannot attach the foreign program"
+	out=$(in_b "$commtap" agent --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
+		fail "agent replaced someone else's XDP program"
+	echo "$out" | grep -q "already attached by someone else" || fail "unclear error: $out"
+	ip -n $nsb link show $vethb | grep -q "name ct_empty" || fail "the foreign program is gone"
+	ip -n $nsb link set dev $vethb xdpgeneric off
+	if command -v setpriv >/dev/null; then
+		out=$(in_b setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+			"$commtap" agent --iface $vethb --duration 1 --report-dir /tmp 2>&1) &&
+			fail "agent ran without privileges"
+		echo "$out" | grep -q "missing capability CAP_BPF" || fail "unclear error: $out"
+	fi
+	echo "errors: as expected"
+	;;
+*)
+	fail "unknown case $case_"
+	;;
+esac
+exit 0
