@@ -26,6 +26,7 @@
 
 #define DEFAULT_SLOTS  65536
 #define DEFAULT_EVENTS 16384
+#define DEFAULT_LANES  8
 
 int np_disabled;
 
@@ -141,6 +142,8 @@ int np_global_init(nccl_logger_t logfn)
 		err = ct_gpu_ring_create(
 			&g.ring, path,
 			(uint32_t)env_ulong("COMMTAP_GPU_RING_SLOTS", DEFAULT_SLOTS, 64, 1u << 26),
+			(uint32_t)env_ulong("COMMTAP_GPU_RING_LANES", DEFAULT_LANES, 1,
+					    CT_GPU_RING_MAX_LANES),
 			CT_GPU_SRC_NCCL_PLUGIN);
 	if (err) {
 		pthread_mutex_unlock(&g.lock);
@@ -155,8 +158,9 @@ int np_global_init(nccl_logger_t logfn)
 	}
 	np_clock_init();
 	g.ready = true;
-	log_line(NCCL_LOG_INFO, "commtap profiler: ring %s (%u slots), %u event objects", path,
-		 g.ring.hdr->slots, g.n_events);
+	log_line(NCCL_LOG_INFO,
+		 "commtap profiler: ring %s (%u lanes of %u slots), %u event objects", path,
+		 g.ring.hdr->lanes, g.ring.hdr->lane_slots, g.n_events);
 out:
 	pthread_mutex_unlock(&g.lock);
 	return np_disabled ? -ENODEV : err;
@@ -261,7 +265,7 @@ struct np_event *np_event_start(const struct np_ctx *ctx, uint16_t type, int ran
 		return NULL;
 	ev = pool_take();
 	if (!ev) {
-		__atomic_fetch_add(&g.ring.hdr->errors, 1, __ATOMIC_RELAXED);
+		ct_gpu_ring_count_error(&g.ring);
 		return NULL;
 	}
 	par = np_event_of(parent);
@@ -342,6 +346,54 @@ void np_event_state(struct np_event *ev, int state, const union np_state_args *a
 	}
 }
 
+/* NCCL passes the same static strings every time: a per-thread cache from
+ * string address to id saves the string compares. */
+enum { NAME_FUNC, NAME_DTYPE, NAME_ALGO, NAME_PROTO, NAME_KINDS };
+#define NAME_CACHE 16
+
+static __thread struct {
+	const char *ptr;
+	uint8_t id;
+} tl_names[NAME_KINDS][NAME_CACHE] __attribute__((tls_model("initial-exec")));
+
+static uint8_t name_id(int kind, const char *s)
+{
+	unsigned slot = (unsigned)((uintptr_t)s >> 3) % NAME_CACHE;
+	uint8_t id;
+
+	if (!s)
+		return 0;
+	if (tl_names[kind][slot].ptr == s)
+		return tl_names[kind][slot].id;
+	switch (kind) {
+	case NAME_FUNC:
+		id = ct_gpu_func_id(s);
+		break;
+	case NAME_DTYPE:
+		id = ct_gpu_dtype_id(s);
+		break;
+	case NAME_ALGO:
+		id = ct_gpu_algo_id(s);
+		break;
+	default:
+		id = ct_gpu_proto_id(s);
+		break;
+	}
+	tl_names[kind][slot].ptr = s;
+	tl_names[kind][slot].id = id;
+	return id;
+}
+
+uint8_t np_func_id(const char *s)
+{
+	return name_id(NAME_FUNC, s);
+}
+
+uint8_t np_dtype_id(const char *s)
+{
+	return name_id(NAME_DTYPE, s);
+}
+
 static uint64_t op_bytes(uint64_t count, uint8_t dtype)
 {
 	unsigned sz = ct_gpu_dtype_size(dtype);
@@ -355,10 +407,10 @@ void np_fill_coll(struct np_event *ev, const struct np_coll *c)
 
 	o->seq = c->seq_number;
 	o->count = c->count;
-	o->func = ct_gpu_func_id(c->func);
-	o->datatype = ct_gpu_dtype_id(c->datatype);
-	o->algo = ct_gpu_algo_id(c->algo);
-	o->proto = ct_gpu_proto_id(c->proto);
+	o->func = name_id(NAME_FUNC, c->func);
+	o->datatype = name_id(NAME_DTYPE, c->datatype);
+	o->algo = name_id(NAME_ALGO, c->algo);
+	o->proto = name_id(NAME_PROTO, c->proto);
 	o->n_channels = c->n_channels;
 	o->n_warps = c->n_warps;
 	o->root = c->root;
@@ -371,8 +423,8 @@ void np_fill_p2p(struct np_event *ev, const struct np_p2p *p)
 	struct ct_gpu_op_info *o = &ev->rec.op;
 
 	o->count = p->count;
-	o->func = ct_gpu_func_id(p->func);
-	o->datatype = ct_gpu_dtype_id(p->datatype);
+	o->func = name_id(NAME_FUNC, p->func);
+	o->datatype = name_id(NAME_DTYPE, p->datatype);
 	o->n_channels = p->n_channels;
 	o->root = -1;
 	o->peer = p->peer;

@@ -54,6 +54,10 @@ void *np_event_handle(const struct np_event *ev);
 void np_event_stop(struct np_event *ev);
 void np_event_state(struct np_event *ev, int state, const union np_state_args *a);
 
+/* String to id through a per-thread cache keyed by the string's address. */
+uint8_t np_func_id(const char *s);
+uint8_t np_dtype_id(const char *s);
+
 /* Shared by v4 and v5: fill an op record from NCCL's coll / p2p fields. */
 void np_fill_coll(struct np_event *ev, const struct np_coll *c);
 void np_fill_p2p(struct np_event *ev, const struct np_p2p *p);

@@ -71,18 +71,18 @@ static nccl_result_t v5_start(void *context, void **handle, struct np_descr_v5 *
 		ev->rec.op.group_depth = d->group_api.group_depth;
 		break;
 	case CT_GPU_REC_COLL_API:
-		ev->rec.op.func = ct_gpu_func_id(d->coll_api.func);
+		ev->rec.op.func = np_func_id(d->coll_api.func);
 		ev->rec.op.count = d->coll_api.count;
-		ev->rec.op.datatype = ct_gpu_dtype_id(d->coll_api.datatype);
+		ev->rec.op.datatype = np_dtype_id(d->coll_api.datatype);
 		ev->rec.op.root = d->coll_api.root;
 		ev->rec.op.peer = -1;
 		ev->rec.op.stream = (uintptr_t)d->coll_api.stream;
 		ev->rec.op.graph_captured = d->coll_api.graph_captured;
 		break;
 	case CT_GPU_REC_P2P_API:
-		ev->rec.op.func = ct_gpu_func_id(d->p2p_api.func);
+		ev->rec.op.func = np_func_id(d->p2p_api.func);
 		ev->rec.op.count = d->p2p_api.count;
-		ev->rec.op.datatype = ct_gpu_dtype_id(d->p2p_api.datatype);
+		ev->rec.op.datatype = np_dtype_id(d->p2p_api.datatype);
 		ev->rec.op.root = -1;
 		ev->rec.op.peer = -1;
 		ev->rec.op.stream = (uintptr_t)d->p2p_api.stream;

@@ -20,6 +20,8 @@
 #include "nccl_driver.h"
 
 #define RING_SLOTS  8192
+#define RING_LANES  4
+#define LANE_SLOTS  (RING_SLOTS / RING_LANES)
 #define POOL_EVENTS 16384
 
 static const char *plugin_path;
@@ -233,7 +235,7 @@ static void test_threads_v5_v4(void **state)
 	pthread_join(drainer, NULL);
 	drain();
 	assert_int_equal(ct_gpu_ring_dropped(&ring), 0);
-	assert_int_equal(ring.hdr->errors, 0);
+	assert_int_equal(ct_gpu_ring_errors(&ring), 0);
 
 	for (int i = 0; i < N; i++) {
 		assert_int_equal(w[i].comm.null_handles, 0);
@@ -355,7 +357,7 @@ static void test_odd_values(void **state)
 	}
 	assert_int_equal(colls, 2);
 	assert_int_equal(net_other, 2);
-	assert_int_equal(ring.hdr->errors, 0);
+	assert_int_equal(ct_gpu_ring_errors(&ring), 0);
 }
 
 /* Nobody reads: the ring fills, the rest is dropped and counted. */
@@ -363,7 +365,7 @@ static void test_ring_full_drops(void **state)
 {
 	struct drv_comm c;
 	uint64_t before;
-	const unsigned pairs = RING_SLOTS + 1000;
+	const unsigned pairs = LANE_SLOTS + 1000;
 
 	reset_recs();
 	before = ct_gpu_ring_dropped(&ring);
@@ -371,16 +373,16 @@ static void test_ring_full_drops(void **state)
 	for (unsigned i = 0; i < pairs; i++)
 		drv_coll_pair(&c, &allreduce);
 	/* The comm record took one slot. */
-	assert_int_equal(ct_gpu_ring_dropped(&ring) - before, pairs + 1 - RING_SLOTS);
+	assert_int_equal(ct_gpu_ring_dropped(&ring) - before, pairs + 1 - LANE_SLOTS);
 	assert_int_equal(c.null_handles, 0);
 	drain();
-	assert_int_equal(n_recs, RING_SLOTS);
+	assert_int_equal(n_recs, LANE_SLOTS); /* one thread: one lane */
 	/* Room again: the next record goes through. */
 	drv_coll_pair(&c, &allreduce);
 	assert_int_equal(drv_finalize(&c), 0);
 	drain();
-	assert_int_equal(n_recs, RING_SLOTS + 2);
-	assert_int_equal(ct_gpu_ring_dropped(&ring) - before, pairs + 1 - RING_SLOTS);
+	assert_int_equal(n_recs, LANE_SLOTS + 2);
+	assert_int_equal(ct_gpu_ring_dropped(&ring) - before, pairs + 1 - LANE_SLOTS);
 }
 
 /* More events open at once than the pool holds: NULL handles, counted. */
@@ -390,7 +392,7 @@ static void test_pool_exhaustion(void **state)
 	static void *open[POOL_EVENTS + 100];
 	struct np_descr_v5 d = {.type = NP_COLL};
 	unsigned got = 0;
-	uint64_t errors = ring.hdr->errors;
+	uint64_t errors = ct_gpu_ring_errors(&ring);
 
 	reset_recs();
 	assert_int_equal(drv_init(&c, &lib, 5, 0x9001, "pool", 1, 2, 0), 0);
@@ -401,7 +403,7 @@ static void test_pool_exhaustion(void **state)
 		got += open[i] != NULL;
 	}
 	assert_int_equal(got, POOL_EVENTS);
-	assert_int_equal(ring.hdr->errors - errors, 100);
+	assert_int_equal(ct_gpu_ring_errors(&ring) - errors, 100);
 	for (unsigned i = 0; i < POOL_EVENTS + 100; i++) {
 		lib.v5->stop_event(open[i]);
 		if (i % 1024 == 0)
@@ -427,6 +429,8 @@ static int setup(void **state)
 	snprintf(slots, sizeof(slots), "%d", RING_SLOTS);
 	snprintf(events, sizeof(events), "%d", POOL_EVENTS);
 	setenv("COMMTAP_GPU_RING_SLOTS", slots, 1);
+	snprintf(slots, sizeof(slots), "%d", RING_LANES);
+	setenv("COMMTAP_GPU_RING_LANES", slots, 1);
 	setenv("COMMTAP_NCCL_EVENTS", events, 1);
 	if (drv_open(&lib, plugin_path))
 		return -1;

@@ -3,13 +3,15 @@
  * commtap GPU event ring: a shared-memory file that the NCCL profiler plugin
  * and the CUPTI injection library write and the agent reads.
  *
- * Layout (version 1, see docs/gpu.md): a 4 KiB header, then `slots`
- * fixed-size 128-byte slots. Each slot starts with a sequence word; the ring
- * is a bounded multi-producer queue (a producer claims position p with a CAS
- * on `tail` when slot p % slots has seq == p, writes the record and
- * publishes seq = p + 1; the reader consumes position h when seq == h + 1 and
- * frees the slot with seq = h + slots). A producer that finds the slot not
- * yet freed counts a drop and returns: it never waits.
+ * Layout (version 1, see docs/gpu.md): a 4 KiB header, then `lanes` lanes of
+ * `lane_slots` fixed-size 128-byte slots each. A writing thread is given one
+ * lane (round-robin at its first record), so threads rarely share one; a
+ * lane is still a bounded multi-producer queue: a producer claims position p
+ * with a CAS on the lane's `tail` when slot p % lane_slots has seq == p,
+ * writes the record and publishes seq = p + 1; the reader consumes position
+ * h when seq == h + 1 and frees the slot with seq = h + lane_slots. A
+ * producer that finds the slot not yet freed counts a drop and returns: it
+ * never waits. Records are ordered within a lane, not across lanes.
  */
 #ifndef COMMTAP_GPU_RING_H
 #define COMMTAP_GPU_RING_H
@@ -35,14 +37,26 @@ enum ct_gpu_clock {
 	CT_GPU_CLOCK_REALTIME = 1, /* CLOCK_REALTIME, ns since the epoch (same as pcap) */
 };
 
+#define CT_GPU_RING_MAX_LANES 16
+
+/* Per-lane counters: the producers' line, then the reader's. */
+struct ct_gpu_lane_ctl {
+	_Alignas(64) uint64_t tail; /* next position a producer claims */
+	uint64_t dropped;	    /* records lost: lane full */
+	uint64_t errors;	    /* records lost: no event object, internal error */
+	_Alignas(64) uint64_t head; /* next position the reader consumes */
+};
+
 struct ct_gpu_ring_hdr {
 	uint64_t magic;
 	uint32_t version;
 	uint32_t hdr_size;
 	uint32_t rec_size;
-	uint32_t slots;	 /* power of two */
-	uint32_t source; /* enum ct_gpu_source */
-	uint32_t clock;	 /* enum ct_gpu_clock */
+	uint32_t slots;	     /* lanes * lane_slots */
+	uint32_t lanes;	     /* power of two, at most CT_GPU_RING_MAX_LANES */
+	uint32_t lane_slots; /* power of two */
+	uint32_t source;     /* enum ct_gpu_source */
+	uint32_t clock;	     /* enum ct_gpu_clock */
 	int32_t pid;
 	uint32_t flags;
 	/* One reading of CLOCK_REALTIME and CLOCK_MONOTONIC taken back to back at
@@ -50,11 +64,7 @@ struct ct_gpu_ring_hdr {
 	uint64_t created_realtime_ns;
 	uint64_t created_monotonic_ns;
 	char comm[16]; /* the writing process's name */
-	/* Own cache lines: written by producers / by the reader. */
-	_Alignas(64) uint64_t tail;    /* next position a producer claims */
-	_Alignas(64) uint64_t dropped; /* records lost: ring full */
-	uint64_t errors;	       /* records lost: internal error or pool empty */
-	_Alignas(64) uint64_t head;    /* next position the reader consumes */
+	_Alignas(64) struct ct_gpu_lane_ctl lane[CT_GPU_RING_MAX_LANES];
 };
 
 /* Record types. */
@@ -200,14 +210,17 @@ _Static_assert(sizeof(struct ct_gpu_ring_hdr) <= CT_GPU_RING_HDR_SIZE, "header f
 struct ct_gpu_ring {
 	struct ct_gpu_ring_hdr *hdr;
 	struct ct_gpu_rec *slots;
-	uint32_t mask;
+	uint32_t mask; /* lane_slots - 1 */
+	uint32_t lanes;
+	uint32_t next_lane; /* reader: lane to look at first */
 	size_t map_len;
 	int fd;
 };
 
-/* Producer: create (O_EXCL, replaced if a stale one exists) `path`, with
- * `slots` rounded up to a power of two. Returns 0 or negative errno. */
-int ct_gpu_ring_create(struct ct_gpu_ring *r, const char *path, uint32_t slots,
+/* Producer: create (O_EXCL, replaced if a stale one exists) `path` with
+ * `lanes` lanes (rounded to a power of two, 1..16) of `slots` / `lanes`
+ * slots (rounded up to a power of two, at least 64). 0 or negative errno. */
+int ct_gpu_ring_create(struct ct_gpu_ring *r, const char *path, uint32_t slots, uint32_t lanes,
 		       enum ct_gpu_source source);
 /* Reader: map an existing ring read-write (the reader frees slots). */
 int ct_gpu_ring_open(struct ct_gpu_ring *r, const char *path);
@@ -217,11 +230,16 @@ void ct_gpu_ring_close(struct ct_gpu_ring *r);
  * Returns true if written, false if dropped (counted). Never blocks. */
 bool ct_gpu_ring_push(struct ct_gpu_ring *r, const struct ct_gpu_rec *rec);
 
-/* Reader (one at a time): take the next published record. Returns 1 with
- * *out filled, 0 when nothing is ready. */
+/* Producer: count a record lost for another reason than a full lane. */
+void ct_gpu_ring_count_error(struct ct_gpu_ring *r);
+
+/* Reader (one at a time): take the next published record from any lane.
+ * Returns 1 with *out filled, 0 when nothing is ready. */
 int ct_gpu_ring_pop(struct ct_gpu_ring *r, struct ct_gpu_rec *out);
 
+/* Sums over the lanes. */
 uint64_t ct_gpu_ring_dropped(const struct ct_gpu_ring *r);
+uint64_t ct_gpu_ring_errors(const struct ct_gpu_ring *r);
 
 /* The path a process's ring has: "<dir>/commtap-<kind>.<pid>". */
 int ct_gpu_ring_path(char *buf, size_t len, const char *dir, const char *kind, int pid);
