@@ -13,6 +13,8 @@ top=$(pwd)
 # Debian packages the build and the tests need.
 PACKAGES="gcc clang llvm libclang-rt-14-dev meson ninja-build pkg-config python3
 libpcap-dev libjson-c-dev libcmocka-dev libfftw3-dev tshark wireshark-common"
+# host_gpu/: the RDMA QP map (netlink) needs libmnl.
+PACKAGES="$PACKAGES libmnl-dev"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then
