@@ -37,6 +37,7 @@ struct gc_comm {
 
 struct gc_op {
 	uint64_t id;
+	int32_t pid;
 	uint32_t comm;	    /* index into comms */
 	uint64_t t_enqueue; /* API start */
 	uint64_t t_start;   /* first kernel channel / proxy activity, else t_enqueue */

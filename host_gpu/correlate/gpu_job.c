@@ -72,6 +72,7 @@ static int add_comm(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 
 /* Operation records and their children, kept until gc_job_finish. */
 struct pending_child {
+	int32_t pid;
 	uint64_t parent;
 	uint64_t t_start, t_stop;
 };
@@ -105,6 +106,7 @@ static int add_rec(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 		o = &j->ops[j->n_ops++];
 		memset(o, 0, sizeof(*o));
 		o->id = r->id;
+		o->pid = pid;
 		o->comm = (uint32_t)ci;
 		o->t_enqueue = r->t_start;
 		o->t_start = 0;
@@ -122,7 +124,7 @@ static int add_rec(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 		if (grow((void **)&children, &cap_children, n_children, sizeof(*children)))
 			return -ENOMEM;
 		children[n_children++] =
-			(struct pending_child){r->parent_id, r->t_start, r->t_stop};
+			(struct pending_child){pid, r->parent_id, r->t_start, r->t_stop};
 		return 0;
 	case CT_GPU_REC_NET_QP:
 		/* The plugin saw the QP itself (NCCL built with network events). */
@@ -190,6 +192,8 @@ static int cmp_op_id(const void *a, const void *b)
 {
 	const struct gc_op *x = a, *y = b;
 
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -201,14 +205,13 @@ static int cmp_op_start(const void *a, const void *b)
 }
 
 /* An operation runs from its first child's start to its last child's stop
- * (the collective's own stop only says it was enqueued). Ids are unique per
- * process; operations of different processes with one id are rare and the
- * first one found takes the child. */
+ * (the collective's own stop only says it was enqueued). Ids are unique
+ * within a process: operations are keyed by (pid, id). */
 void gc_job_finish(struct gc_job *j)
 {
 	qsort(j->ops, j->n_ops, sizeof(*j->ops), cmp_op_id);
 	for (size_t i = 0; i < n_children; i++) {
-		struct gc_op key = {.id = children[i].parent};
+		struct gc_op key = {.pid = children[i].pid, .id = children[i].parent};
 		struct gc_op *o = bsearch(&key, j->ops, j->n_ops, sizeof(*j->ops), cmp_op_id);
 
 		if (!o)

@@ -11,6 +11,7 @@
  *   test_correlate COMMTAP PROFILE
  */
 #include <json-c/json.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -376,6 +377,13 @@ static void test_synth_job(void **state)
 	}
 
 	/* Rank 0's iterations: one per rendered iteration, T_comp as predicted. */
+	if (getenv("COMMTAP_SHOW_OPS"))
+		for (size_t i = 0; i < job.n_ops; i++)
+			if (job.ops[i].pid == pid_of(0))
+				fprintf(stderr, "op %s %.6f +%.6f\n",
+					ct_class_name(job.comms[job.ops[i].comm].cls),
+					(job.ops[i].t_start - iter_start[0]) / 1e9,
+					(job.ops[i].t_end - job.ops[i].t_start) / 1e9);
 	n_it = gc_iterations(&job, pid_of(0), it, 16);
 	assert_int_equal(n_it, ITERS);
 	for (size_t i = 0; i < n_it; i++) {
@@ -397,6 +405,18 @@ static void test_synth_job(void **state)
 		assert_true(json_object_array_length(rows) >= 4);
 		row0 = json_object_array_get_idx(rows, 1); /* T_comp */
 		assert_string_equal(jstr(row0, "quantity"), "T_comp");
+		/* The rings follow the predicted schedule, so the classes whose
+		 * transfers do not overlap each other come back as predicted. */
+		for (size_t i = 0; i < json_object_array_length(rows); i++) {
+			json_object *r = json_object_array_get_idx(rows, i), *e;
+			const char *q = jstr(r, "quantity");
+
+			if (strcmp(q, "T_iter") && strcmp(q, "T_comp") && strcmp(q, "T_TP") &&
+			    strcmp(q, "T_DP") && strcmp(q, "T_EmbTableSyn"))
+				continue;
+			assert_true(json_object_object_get_ex(r, "error_pct", &e));
+			assert_true(fabs(json_object_get_double(e)) < 5);
+		}
 		if (getenv("COMMTAP_SHOW_REPORT"))
 			printf("%s\n",
 			       json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PRETTY));
