@@ -3,6 +3,7 @@
  * commtap-gpu: the agent's GPU correlation, runnable by hand.
  *
  *   commtap-gpu dump RING                 print a ring's records, one a line
+ *   commtap-gpu check EVENTS CUPTI_RING [NCCL_RING]   the GPU check (docs/gpu.md)
  *   commtap-gpu correlate --rings DIR --pcap FILE --local ADDR
  *               [--profile FILE] [--qp-map live|none] [--pid PID]
  *               [--labels OUT] [--report OUT] [--nic-gbps G]
@@ -78,9 +79,104 @@ static void add_live_qp(void *arg, const struct ct_rdma_qp *qp)
 }
 #endif
 
+/* The GPU check: CUDA-event times from gpu-check against the CUPTI ring's
+ * kernel times (GEMM kernels; for the all-reduce, the GPU activity that is
+ * not a GEMM: a one-rank communicator reduces by a copy or a small kernel),
+ * and the plugin's API and kernel-launch events per collective. */
+struct check_event {
+	int kind; /* 0 gemm, 1 allreduce */
+	double ns;
+	uint64_t t0, t1;
+	double ring_ns; /* GPU activity inside [t0, t1] from the ring */
+};
+
+static int check(const char *events, const char *cupti_ring, const char *nccl_ring)
+{
+	static struct check_event ev[4096];
+	double ev_sum[2] = {0}, ring_sum[2] = {0}, err_pct;
+	unsigned long ev_n[2] = {0}, api = 0, launch = 0, colls = 0;
+	unsigned long long t0, t1;
+	struct ct_gpu_ring ring;
+	struct ct_gpu_rec r;
+	size_t n = 0;
+	char what[32];
+	double ms;
+	FILE *f = fopen(events, "r");
+	int rc = 0, err;
+
+	if (!f) {
+		fprintf(stderr, "commtap-gpu: %s: %s\n", events, strerror(errno));
+		return 1;
+	}
+	while (n < 4096 && fscanf(f, "%31s %lf %llu %llu", what, &ms, &t0, &t1) == 4) {
+		int k = !strcmp(what, "gemm") ? 0 : !strcmp(what, "allreduce") ? 1 : -1;
+
+		if (k >= 0 && t1 > t0)
+			ev[n++] = (struct check_event){k, ms * 1e6, t0, t1, 0};
+	}
+	fclose(f);
+	if (!n) {
+		fprintf(stderr, "commtap-gpu: %s: no \"gemm|allreduce MS T0 T1\" lines\n", events);
+		return 1;
+	}
+	err = ct_gpu_ring_open(&ring, cupti_ring);
+	if (err) {
+		fprintf(stderr, "commtap-gpu: %s: %s\n", cupti_ring, strerror(-err));
+		return 1;
+	}
+	/* Kernels and device-to-device copies inside an event's window count
+	 * towards it (a GEMM may be several kernels; a one-rank all-reduce is a
+	 * copy or a small kernel). */
+	while (ct_gpu_ring_pop(&ring, &r) == 1) {
+		if (r.type != CT_GPU_REC_CUPTI_KERNEL &&
+		    !(r.type == CT_GPU_REC_CUPTI_MEMCPY && r.cupti.copy_kind == 8 /* DTOD */))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (r.t_start >= ev[i].t0 && r.t_stop <= ev[i].t1)
+				ev[i].ring_ns += (double)(r.t_stop - r.t_start);
+	}
+	ct_gpu_ring_close(&ring);
+	for (size_t i = 0; i < n; i++) {
+		ev_sum[ev[i].kind] += ev[i].ns;
+		ring_sum[ev[i].kind] += ev[i].ring_ns;
+		ev_n[ev[i].kind]++;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (!ev_n[k])
+			continue;
+		err_pct = ev_sum[k] > 0 ? (ring_sum[k] - ev_sum[k]) / ev_sum[k] * 100 : 100;
+		printf("%s: CUDA events %.1f us, CUPTI ring %.1f us (mean of %lu), error %.2f%%\n",
+		       k ? "allreduce" : "gemm", ev_sum[k] / ev_n[k] / 1e3,
+		       ring_sum[k] / ev_n[k] / 1e3, ev_n[k], err_pct);
+		if (err_pct > 5 || err_pct < -5)
+			rc = 1;
+	}
+	if (nccl_ring) {
+		err = ct_gpu_ring_open(&ring, nccl_ring);
+		if (err) {
+			fprintf(stderr, "commtap-gpu: %s: %s\n", nccl_ring, strerror(-err));
+			return 1;
+		}
+		while (ct_gpu_ring_pop(&ring, &r) == 1) {
+			api += r.type == CT_GPU_REC_COLL_API;
+			launch += r.type == CT_GPU_REC_KERNEL_LAUNCH;
+			colls += r.type == CT_GPU_REC_COLL;
+		}
+		ct_gpu_ring_close(&ring);
+		printf("plugin: %lu collective API events, %lu kernel launches, %lu collectives "
+		       "for %lu timed all-reduces (+2 warm-up)\n",
+		       api, launch, colls, ev_n[1]);
+		if (api < ev_n[1] || launch < ev_n[1] || colls < ev_n[1])
+			rc = 1;
+	}
+	printf("%s\n", rc ? "GPU check FAILED" : "GPU check passed (within 5%)");
+	return rc;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: commtap-gpu dump RING\n"
+			"       commtap-gpu check EVENTS CUPTI_RING [NCCL_RING]\n"
 			"       commtap-gpu correlate --rings DIR --pcap FILE --local ADDR "
 			"[--profile FILE] [--qp-map live|none] [--pid PID] [--labels OUT] "
 			"[--report OUT] [--nic-gbps G]\n");
@@ -228,6 +324,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "dump") && argc == 3)
 		return dump(argv[2]);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "check"))
+		return check(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if (argc >= 2 && !strcmp(argv[1], "correlate"))
 		return correlate(argc - 1, argv + 1);
 	return usage();
