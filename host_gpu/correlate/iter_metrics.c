@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
+#include <sys/timex.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -266,6 +267,22 @@ int gc_write_report(const struct gc_job *j, const struct gc_flows *f, int32_t pi
 		clocks, "bpf",
 		json_object_new_string("CLOCK_MONOTONIC: realtime - (created_realtime_ns - "
 				       "created_monotonic_ns) from the ring header"));
+	{
+		/* The kernel's view of this host's clock discipline (NTP/chrony
+		 * or PTP through phc2sys): the bound a cross-host join assumes. */
+		struct timex tx = {0};
+		int st = adjtimex(&tx);
+		json_object *sync = json_object_new_object();
+
+		json_object_object_add(sync, "source", json_object_new_string("adjtimex"));
+		json_object_object_add(sync, "synchronised",
+				       json_object_new_boolean(st >= 0 && st != TIME_ERROR &&
+							       !(tx.status & STA_UNSYNC)));
+		json_object_object_add(sync, "esterror_us", json_object_new_int64(tx.esterror));
+		json_object_object_add(sync, "maxerror_us", json_object_new_int64(tx.maxerror));
+		json_object_object_add(sync, "join_slack_ms", json_object_new_double(1.0));
+		json_object_object_add(clocks, "sync", sync);
+	}
 	json_object_object_add(root, "clocks", clocks);
 	json_object_object_add(root, "rings", json_object_new_int((int)j->rings));
 	json_object_object_add(root, "records_dropped", json_object_new_uint64(j->dropped));
