@@ -15,13 +15,21 @@ void gc_flows_free(struct gc_flows *f)
 	memset(f, 0, sizeof(*f));
 }
 
+static bool same_flow(const struct gc_flow *fl, const struct ct_pkt *k)
+{
+	if (memcmp(&fl->dst, &k->dst, sizeof(k->dst)))
+		return false;
+	if (k->kind == CT_PKT_TCP)
+		return fl->tcp && fl->sport == k->tcp.sport && fl->dport == k->tcp.dport;
+	return !fl->tcp && fl->qpn == k->roce.dqpn;
+}
+
 static int flow_of(struct gc_flows *f, const struct ct_pkt *k, size_t *hint)
 {
-	if (*hint < f->n && f->v[*hint].qpn == k->roce.dqpn &&
-	    !memcmp(&f->v[*hint].dst, &k->dst, sizeof(k->dst)))
+	if (*hint < f->n && same_flow(&f->v[*hint], k))
 		return (int)*hint;
 	for (size_t i = 0; i < f->n; i++)
-		if (f->v[i].qpn == k->roce.dqpn && !memcmp(&f->v[i].dst, &k->dst, sizeof(k->dst)))
+		if (same_flow(&f->v[i], k))
 			return (int)(*hint = i);
 	if (f->n == f->cap) {
 		size_t c = f->cap ? f->cap * 2 : 64;
@@ -35,7 +43,13 @@ static int flow_of(struct gc_flows *f, const struct ct_pkt *k, size_t *hint)
 	memset(&f->v[f->n], 0, sizeof(f->v[0]));
 	f->v[f->n].src = k->src;
 	f->v[f->n].dst = k->dst;
-	f->v[f->n].qpn = k->roce.dqpn;
+	if (k->kind == CT_PKT_TCP) {
+		f->v[f->n].tcp = true;
+		f->v[f->n].sport = k->tcp.sport;
+		f->v[f->n].dport = k->tcp.dport;
+	} else {
+		f->v[f->n].qpn = k->roce.dqpn;
+	}
 	f->v[f->n].comm = -1;
 	f->v[f->n].cls = CT_CLASS_OTHER;
 	*hint = f->n;
@@ -60,15 +74,18 @@ int gc_flows_read_pcap(struct gc_flows *f, const char *path, const struct ct_add
 	}
 	while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
 		struct ct_pkt k;
+		enum ct_pkt_kind kind = ct_parse(data, h->caplen, h->len, &k);
+		uint32_t payload;
 		int fi;
 
-		if (ct_parse(data, h->caplen, h->len, &k) != CT_PKT_ROCE ||
+		if ((kind != CT_PKT_ROCE && kind != CT_PKT_TCP) ||
 		    memcmp(&k.src, local, sizeof(*local)))
 			continue;
+		payload = kind == CT_PKT_TCP ? k.tcp.payload_len : k.roce.payload_len;
 		fi = flow_of(f, &k, &hint);
 		if (fi < 0)
 			goto nomem;
-		f->v[fi].bytes += k.roce.payload_len;
+		f->v[fi].bytes += payload;
 		f->v[fi].packets++;
 		if (f->n_pkts == f->cap_pkts) {
 			size_t c = f->cap_pkts ? f->cap_pkts * 2 : 4096;
@@ -157,16 +174,29 @@ static int best_comm(const struct gc_job *j, const struct gc_flows *f, size_t fi
 	uint64_t best = 0;
 	int pick = -1;
 
-	for (size_t q = 0; q < j->n_qps; q++) {
-		if (j->qps[q].rqpn != fl->qpn)
-			continue;
+	size_t n_owners = fl->tcp ? j->n_socks : j->n_qps;
+
+	for (size_t q = 0; q < n_owners; q++) {
+		int32_t pid;
+
+		if (fl->tcp) {
+			const struct gc_sock *sk = &j->socks[q];
+
+			if (sk->lport != fl->sport || (sk->rport && sk->rport != fl->dport))
+				continue;
+			pid = sk->pid;
+		} else {
+			if (j->qps[q].rqpn != fl->qpn)
+				continue;
+			pid = j->qps[q].pid;
+		}
 		for (size_t ci = 0; ci < j->n_comms; ci++) {
 			uint64_t b, payload;
 			size_t nw;
 
 			/* A flow on the wire goes to another host: a communicator
 			 * inside one node never carries it. */
-			if (j->comms[ci].pid != j->qps[q].pid || j->comms[ci].n_nodes == 1)
+			if (j->comms[ci].pid != pid || j->comms[ci].n_nodes == 1)
 				continue;
 			nw = comm_windows(j, ci, slack, w);
 			b = bytes_inside(f, fi, w, nw, &payload);
@@ -220,12 +250,18 @@ int gc_write_labels(const struct gc_job *j, const struct gc_flows *f, FILE *out)
 		if (fl->comm < 0)
 			continue;
 		o = json_object_new_object();
-		json_object_object_add(o, "transport", json_object_new_string("roce"));
+		json_object_object_add(o, "transport",
+				       json_object_new_string(fl->tcp ? "tcp" : "roce"));
 		json_object_object_add(
 			o, "src", json_object_new_string(ct_addr_format(&fl->src, a, sizeof(a))));
 		json_object_object_add(
 			o, "dst", json_object_new_string(ct_addr_format(&fl->dst, b, sizeof(b))));
-		json_object_object_add(o, "qpn", json_object_new_int64(fl->qpn));
+		if (fl->tcp) {
+			json_object_object_add(o, "sport", json_object_new_int(fl->sport));
+			json_object_object_add(o, "dport", json_object_new_int(fl->dport));
+		} else {
+			json_object_object_add(o, "qpn", json_object_new_int64(fl->qpn));
+		}
 		json_object_object_add(
 			o, "class", json_object_new_string(ct_class_name((enum ct_class)fl->cls)));
 		snprintf(h, sizeof(h), "0x%llx", (unsigned long long)j->comms[fl->comm].hash);

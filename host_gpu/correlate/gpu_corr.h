@@ -60,6 +60,12 @@ struct gc_qp {
 	uint32_t lqpn, rqpn;
 };
 
+/* A TCP socket of a local process (NCCL's socket transport). */
+struct gc_sock {
+	int32_t pid;
+	uint16_t lport, rport; /* rport 0: any */
+};
+
 struct gc_job {
 	struct gc_comm *comms;
 	size_t n_comms;
@@ -69,6 +75,8 @@ struct gc_job {
 	size_t n_kernels, cap_kernels;
 	struct gc_qp *qps;
 	size_t n_qps, cap_qps;
+	struct gc_sock *socks;
+	size_t n_socks, cap_socks;
 	uint64_t dropped, errors; /* summed over the rings read */
 	unsigned rings;
 };
@@ -82,6 +90,13 @@ int gc_job_read_ring(struct gc_job *j, const char *path);
 int gc_job_read_dir(struct gc_job *j, const char *dir);
 /* Add a QP of the RDMA QP map (or of a plugin network event). */
 int gc_job_add_qp(struct gc_job *j, int32_t pid, uint32_t lqpn, uint32_t rqpn);
+/* Add a TCP socket of a local process (from /proc or the agent's BPF). */
+int gc_job_add_socket(struct gc_job *j, int32_t pid, uint16_t lport, uint16_t rport);
+/* The TCP sockets of every process on this host, from /proc/net/tcp{,6} and
+ * /proc/PID/fd. Returns the count or -errno. */
+int gc_job_add_proc_sockets(struct gc_job *j);
+/* One /proc/net/tcp line: local and remote port and the inode; 0 or -EINVAL. */
+int gc_proc_tcp_line(const char *line, uint16_t *lport, uint16_t *rport, unsigned long *inode);
 /* After reading: resolve operation end times from their children. */
 void gc_job_finish(struct gc_job *j);
 
@@ -91,7 +106,9 @@ void gc_classify(struct gc_job *j, const struct ct_profile *p, const struct ct_p
 /* Wire flows seen from the local host. */
 struct gc_flow {
 	struct ct_addr src, dst;
-	uint32_t qpn; /* RoCE destination QP */
+	bool tcp;
+	uint32_t qpn;	       /* RoCE destination QP */
+	uint16_t sport, dport; /* TCP */
 	uint64_t bytes, packets;
 	int comm;	       /* linked communicator, -1 if none */
 	int cls;	       /* label, CT_CLASS_OTHER if none */
@@ -110,7 +127,7 @@ struct gc_flows {
 	size_t n_pkts, cap_pkts;
 };
 
-/* Read a capture's RoCE packets sent by `local` into flows. 0 or -errno;
+/* Read a capture's RoCE and TCP packets sent by `local` into flows. 0 or -errno;
  * err gets a one-line reason. */
 int gc_flows_read_pcap(struct gc_flows *f, const char *pcap, const struct ct_addr *local, char *err,
 		       size_t errlen);

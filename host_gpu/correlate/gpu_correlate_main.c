@@ -278,6 +278,10 @@ static int correlate(int argc, char **argv)
 #else
 		fprintf(stderr, "commtap-gpu: built without libmnl: no RDMA QP map\n");
 #endif
+		/* NCCL's socket transport: TCP sockets of the local processes. */
+		c = gc_job_add_proc_sockets(&job);
+		if (c < 0)
+			fprintf(stderr, "commtap-gpu: /proc sockets: %s\n", strerror(-c));
 	} else if (strcmp(qpmap, "none")) {
 		fprintf(stderr, "commtap-gpu: --qp-map %s: expected live or none\n", qpmap);
 		goto out;

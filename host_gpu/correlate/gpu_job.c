@@ -19,6 +19,7 @@ void gc_job_free(struct gc_job *j)
 	free(j->ops);
 	free(j->kernels);
 	free(j->qps);
+	free(j->socks);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -84,6 +85,14 @@ int gc_job_add_qp(struct gc_job *j, int32_t pid, uint32_t lqpn, uint32_t rqpn)
 	if (grow((void **)&j->qps, &j->cap_qps, j->n_qps, sizeof(*j->qps)))
 		return -ENOMEM;
 	j->qps[j->n_qps++] = (struct gc_qp){.pid = pid, .lqpn = lqpn, .rqpn = rqpn};
+	return 0;
+}
+
+int gc_job_add_socket(struct gc_job *j, int32_t pid, uint16_t lport, uint16_t rport)
+{
+	if (grow((void **)&j->socks, &j->cap_socks, j->n_socks, sizeof(*j->socks)))
+		return -ENOMEM;
+	j->socks[j->n_socks++] = (struct gc_sock){.pid = pid, .lport = lport, .rport = rport};
 	return 0;
 }
 

@@ -10,6 +10,7 @@
  *
  *   test_correlate COMMTAP PROFILE
  */
+#include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <setjmp.h>
@@ -29,7 +30,8 @@
 #define ITERS 4
 
 static const char *commtap_exe, *profile_path;
-static char dir[] = "/tmp/commtap-corr-test.XXXXXX";
+static char dir[64];
+static const char *transport = "roce";
 static struct ct_profile prof;
 static struct ct_prediction pred;
 static json_object *truth;
@@ -216,12 +218,13 @@ static int setup(void **state)
 	char cmd[2048], err[256], path[512];
 	json_object *starts;
 
+	strcpy(dir, "/tmp/commtap-corr-test.XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(cmd, sizeof(cmd),
 		 "'%s' synth '%s' -o '%s/job.pcap' --iterations %d --scale 0.01 --snaplen 64 "
-		 ">/dev/null",
-		 commtap_exe, profile_path, dir, ITERS);
+		 "--transport %s >/dev/null",
+		 commtap_exe, profile_path, dir, ITERS, transport);
 	if (system(cmd)) {
 		fprintf(stderr, "failed: %s\n", cmd);
 		return -1;
@@ -294,19 +297,28 @@ static void test_synth_job(void **state)
 
 	gc_job_init(&job);
 	assert_true(gc_job_read_dir(&job, dir) > 0);
-	/* The RDMA QP map host 0 reports: each local QP's remote QPN and process. */
+	/* What host 0 reports: each local QP's remote QPN, or each socket's ports, and process. */
 	for (size_t i = 0; i < json_object_array_length(flows); i++) {
 		json_object *f = json_object_array_get_idx(flows, i);
 		struct ct_addr src;
 		int64_t rank = !strcmp(jstr(f, "direction"), "data") ? jint(f, "src_rank")
 								     : jint(f, "dst_rank");
 
-		if (strcmp(jstr(f, "transport"), "roce") || ct_addr_parse(jstr(f, "src"), &src) ||
-		    memcmp(&src, &local, sizeof(src)) || rank < 0)
+		if (strcmp(jstr(f, "transport"), transport) ||
+		    ct_addr_parse(jstr(f, "src"), &src) || memcmp(&src, &local, sizeof(src)) ||
+		    rank < 0)
 			continue;
-		assert_int_equal(
-			gc_job_add_qp(&job, pid_of((unsigned)rank), 0, (uint32_t)jint(f, "qpn")),
-			0);
+		/* RoCE: the QP map (netlink); TCP: the local end of the socket
+		 * (/proc), whose port is the source port of what host 0 sends. */
+		if (!strcmp(transport, "tcp"))
+			assert_int_equal(gc_job_add_socket(&job, pid_of((unsigned)rank),
+							   (uint16_t)jint(f, "sport"),
+							   (uint16_t)jint(f, "dport")),
+					 0);
+		else
+			assert_int_equal(gc_job_add_qp(&job, pid_of((unsigned)rank), 0,
+						       (uint32_t)jint(f, "qpn")),
+					 0);
 		n_local++;
 	}
 	assert_true(n_local > 0);
@@ -347,6 +359,9 @@ static void test_synth_job(void **state)
 			json_object *f = json_object_array_get_idx(flows, k);
 
 			if (jint(f, "qpn") == jint(l, "qpn") &&
+			    jint(f, "sport") == jint(l, "sport") &&
+			    jint(f, "dport") == jint(l, "dport") &&
+			    !strcmp(jstr(f, "transport"), jstr(l, "transport")) &&
 			    !strcmp(jstr(f, "src"), jstr(l, "src")) &&
 			    !strcmp(jstr(f, "dst"), jstr(l, "dst"))) {
 				right += !strcmp(jstr(f, "class"), jstr(l, "class"));
@@ -426,9 +441,32 @@ static void test_synth_job(void **state)
 	gc_job_free(&job);
 }
 
+/* /proc/net/tcp lines as the kernel prints them (ports in hex). */
+static void test_proc_tcp_line(void **state)
+{
+	uint16_t lp, rp;
+	unsigned long ino;
+
+	assert_int_equal(gc_proc_tcp_line("   3: 0100A8C0:A148 0200A8C0:DE76 01 00000000:00000000 "
+					  "00:00000000 00000000  1000        0 4711 1 "
+					  "0000000000000000 20 4 30 10 -1",
+					  &lp, &rp, &ino),
+			 0);
+	assert_int_equal(lp, 0xa148);
+	assert_int_equal(rp, 0xde76);
+	assert_int_equal(ino, 4711);
+	assert_int_equal(gc_proc_tcp_line("  sl  local_address rem_address   st", &lp, &rp, &ino),
+			 -EINVAL);
+	assert_int_equal(gc_proc_tcp_line("   0: 0100007F:FFFFF 00000000:0000 0A x y z 0 0 1", &lp,
+					  &rp, &ino),
+			 -EINVAL);
+}
+
 int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_synth_job)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_synth_job),
+					   cmocka_unit_test(test_proc_tcp_line)};
+	int rc;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: %s COMMTAP PROFILE\n", argv[0]);
@@ -436,5 +474,8 @@ int main(int argc, char **argv)
 	}
 	commtap_exe = argv[1];
 	profile_path = argv[2];
-	return cmocka_run_group_tests(tests, setup, teardown);
+	/* NCCL over RoCE (QP map), then over its socket transport (TCP). */
+	rc = cmocka_run_group_tests(tests, setup, teardown);
+	transport = "tcp";
+	return rc | cmocka_run_group_tests(tests, setup, teardown);
 }
