@@ -147,7 +147,12 @@ int np_global_init(nccl_logger_t logfn)
 			CT_GPU_SRC_NCCL_PLUGIN);
 	if (err) {
 		pthread_mutex_unlock(&g.lock);
-		np_fail("creating the event ring", err);
+		{
+			char what[600];
+
+			snprintf(what, sizeof(what), "creating the event ring %s", path);
+			np_fail(what, err);
+		}
 		return err;
 	}
 	err = pool_init((uint32_t)env_ulong("COMMTAP_NCCL_EVENTS", DEFAULT_EVENTS, 64, 1u << 24));

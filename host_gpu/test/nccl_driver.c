@@ -9,11 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
+int drv_warnings;
+
 static void drv_log(int level, unsigned long flags, const char *file, int line, const char *fmt,
 		    ...)
 {
 	va_list ap;
 
+	if (level <= NCCL_LOG_WARN)
+		__atomic_fetch_add(&drv_warnings, 1, __ATOMIC_RELAXED);
 	if (level > NCCL_LOG_WARN && !getenv("COMMTAP_DRIVER_VERBOSE"))
 		return;
 	va_start(ap, fmt);

@@ -52,6 +52,9 @@ struct drv_coll {
 	int net_data_null;	 /* pass a NULL net event payload */
 };
 
+/* Warnings the plugin logged through NCCL's logger. */
+extern int drv_warnings;
+
 int drv_open(struct drv_lib *lib, const char *path);
 void drv_close(struct drv_lib *lib);
 

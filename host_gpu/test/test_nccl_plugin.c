@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -453,8 +454,47 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* In a child process whose ring cannot be created: the plugin disables
+ * itself with one warning, hands NCCL an empty mask and NULL handles, and
+ * every call still succeeds. Returns the child's verdict. */
+static int disabled_child(void)
+{
+	struct drv_lib l;
+	struct drv_comm c, c2;
+	struct np_descr_v5 d = {.type = NP_COLL};
+	void *h = (void *)1;
+
+	setenv("COMMTAP_GPU_RING_DIR", "/nonexistent/commtap", 1);
+	if (drv_open(&l, plugin_path))
+		return 10;
+	if (drv_init(&c, &l, 5, 7, "off", 1, 2, 0) || c.mask != 0)
+		return 11;
+	if (drv_init(&c2, &l, 4, 8, "off4", 1, 2, 1) || c2.mask != 0)
+		return 12;
+	if (l.v5->start_event(c.ctx, &h, &d) != NCCL_OK || h)
+		return 13;
+	if (drv_finalize(&c) || drv_finalize(&c2))
+		return 14;
+	return drv_warnings == 1 ? 0 : 15;
+}
+
+static void test_disabled_on_error(void **state)
+{
+	int st;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(disabled_child());
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(int argc, char **argv)
 {
+	const struct CMUnitTest first[] = {cmocka_unit_test(test_disabled_on_error)};
+	int rc;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads_v5_v4),	cmocka_unit_test(test_disabled_parents),
 		cmocka_unit_test(test_odd_values),	cmocka_unit_test(test_ring_full_drops),
@@ -466,5 +506,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	plugin_path = argv[1];
-	return cmocka_run_group_tests(tests, setup, teardown);
+	/* First, before this process has the plugin loaded: a failing init. */
+	rc = cmocka_run_group_tests(first, NULL, NULL);
+	return rc | cmocka_run_group_tests(tests, setup, teardown);
 }
