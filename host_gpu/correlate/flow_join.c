@@ -210,6 +210,51 @@ static int best_comm(const struct gc_job *j, const struct gc_flows *f, size_t fi
 	return pick;
 }
 
+/* Each packet of a linked flow goes to the operation of its communicator
+ * whose window (± slack) holds it: the bursts each collective caused. */
+static void join_ops(struct gc_job *j, const struct gc_flows *f, uint64_t slack)
+{
+	size_t *idx = malloc((j->n_ops + 1) * sizeof(*idx));
+
+	if (!idx)
+		return;
+	for (size_t ci = 0; ci < j->n_comms; ci++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < j->n_ops; i++)
+			if (j->ops[i].comm == ci)
+				idx[n++] = i; /* in start order */
+		if (!n)
+			continue;
+		for (size_t p = 0; p < f->n_pkts; p++) {
+			const struct gc_pkt *pk = &f->pkts[p];
+			size_t lo = 0, hi = n;
+
+			if (f->v[pk->flow].comm != (int)ci)
+				continue;
+			/* last operation starting at or before ts + slack */
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+
+				if (j->ops[idx[mid]].t_start <= pk->ts + slack)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			/* look back a few: windows of one communicator may overlap */
+			for (size_t k = lo; k > 0 && k + 8 > lo; k--) {
+				struct gc_op *o = &j->ops[idx[k - 1]];
+
+				if (o->t_end + slack >= pk->ts) {
+					o->wire_bytes += pk->bytes;
+					break;
+				}
+			}
+		}
+	}
+	free(idx);
+}
+
 size_t gc_join(struct gc_job *j, struct gc_flows *f, uint64_t slack_ns)
 {
 	struct window *w = malloc((j->n_ops + 1) * sizeof(*w));
@@ -217,6 +262,8 @@ size_t gc_join(struct gc_job *j, struct gc_flows *f, uint64_t slack_ns)
 
 	if (!w)
 		return 0;
+	for (size_t i = 0; i < j->n_ops; i++)
+		j->ops[i].wire_bytes = 0;
 	for (size_t fi = 0; fi < f->n; fi++) {
 		struct gc_flow *fl = &f->v[fi];
 		uint64_t payload = 0;
@@ -234,6 +281,7 @@ size_t gc_join(struct gc_job *j, struct gc_flows *f, uint64_t slack_ns)
 		}
 	}
 	free(w);
+	join_ops(j, f, slack_ns);
 	return linked;
 }
 

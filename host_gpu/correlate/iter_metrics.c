@@ -344,6 +344,30 @@ int gc_write_report(const struct gc_job *j, const struct gc_flows *f, int32_t pi
 	}
 	json_object_object_add(root, "bw_utilization", o);
 
+	/* Operations and the wire bursts joined to them, per class. */
+	o = json_object_new_object();
+	for (int c = 0; c < CT_CLASS_COUNT; c++) {
+		unsigned long ops = 0, with = 0;
+		uint64_t bytes = 0;
+		json_object *x;
+
+		for (size_t i = 0; i < j->n_ops; i++) {
+			if (j->comms[j->ops[i].comm].cls != c)
+				continue;
+			ops++;
+			with += j->ops[i].wire_bytes > 0;
+			bytes += j->ops[i].wire_bytes;
+		}
+		if (!ops)
+			continue;
+		x = json_object_new_object();
+		json_object_object_add(x, "operations", json_object_new_uint64(ops));
+		json_object_object_add(x, "with_wire_traffic", json_object_new_uint64(with));
+		json_object_object_add(x, "wire_bytes", json_object_new_uint64(bytes));
+		json_object_object_add(o, ct_class_name((enum ct_class)c), x);
+	}
+	json_object_object_add(root, "operations_joined", o);
+
 	if (pr && n) {
 		/* Medians over the iterations; the first one holds warm-up. */
 		const struct gc_iter *m = n > 1 ? it + 1 : it;

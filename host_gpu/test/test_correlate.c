@@ -340,6 +340,30 @@ static void test_synth_job(void **state)
 	snprintf(path, sizeof(path), "%s/job.pcap", dir);
 	assert_int_equal(gc_flows_read_pcap(&fl, path, &local, err, sizeof(err)), 0);
 	assert_int_equal(gc_join(&job, &fl, 1000000), n_local);
+	/* Cross-host operations got their bursts: every PP send of host 0's
+	 * stage-1 ranks to stage 2 carries wire bytes. */
+	{
+		unsigned long pp_send = 0, pp_send_joined = 0;
+		uint64_t joined = 0, flows_bytes = 0;
+
+		for (size_t i = 0; i < job.n_ops; i++) {
+			const struct gc_op *o = &job.ops[i];
+			const struct gc_comm *c = &job.comms[o->comm];
+			unsigned rank = (unsigned)(c->pid - pid_of(0));
+
+			joined += o->wire_bytes;
+			if (c->cls != CT_CLASS_PP || o->func != CT_FUNC_SEND || o->peer < 0 ||
+			    prof.rank_host[o->peer] == prof.rank_host[rank])
+				continue;
+			pp_send++;
+			pp_send_joined += o->wire_bytes > 0;
+		}
+		for (size_t i = 0; i < fl.n; i++)
+			flows_bytes += fl.v[i].bytes;
+		assert_true(pp_send > 0);
+		assert_int_equal(pp_send_joined, pp_send);
+		assert_true(joined > flows_bytes / 2);
+	}
 
 	/* Labels: written, then compared with the truth flow by flow. */
 	snprintf(path, sizeof(path), "%s/labels.json", dir);
