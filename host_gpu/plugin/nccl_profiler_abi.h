@@ -212,4 +212,23 @@ struct np_profiler_v5 {
 	nccl_result_t (*finalize)(void *ctx);
 };
 
+/* The layouts NCCL uses on x86-64 / aarch64 (LP64), checked once against
+ * NCCL's own declarations: a change here breaks the ABI. */
+#if defined(__LP64__)
+_Static_assert(sizeof(struct np_descr_v5) == 112, "np_descr_v5");
+_Static_assert(sizeof(struct np_descr_v4) == 104, "np_descr_v4");
+_Static_assert(offsetof(struct np_descr_v5, rank) == 16, "np_descr_v5.rank");
+_Static_assert(offsetof(struct np_descr_v5, coll.c.proto) == 96, "np_descr_v5.coll.c.proto");
+_Static_assert(offsetof(struct np_descr_v5, coll.parent_group) == 104, "np_descr_v5.coll.parent_group");
+_Static_assert(offsetof(struct np_descr_v5, p2p.parent_group) == 64, "np_descr_v5.p2p.parent_group");
+_Static_assert(offsetof(struct np_descr_v5, coll_api.graph_captured) == 64, "np_descr_v5.coll_api.graph_captured");
+_Static_assert(offsetof(struct np_descr_v5, proxy_op.is_send) == 44, "np_descr_v5.proxy_op.is_send");
+_Static_assert(offsetof(struct np_descr_v5, kernel_ch.p_timer) == 32, "np_descr_v5.kernel_ch.p_timer");
+_Static_assert(offsetof(struct np_descr_v4, coll.proto) == 96, "np_descr_v4.coll.proto");
+_Static_assert(offsetof(struct np_descr_v4, proxy_op.chunk_size) == 40, "np_descr_v4.proxy_op.chunk_size");
+_Static_assert(offsetof(struct np_descr_v4, net_plugin.data) == 32, "np_descr_v4.net_plugin.data");
+_Static_assert(offsetof(struct np_net_ib_descr_v1, qp.length) == 32, "np_net_ib_descr_v1.qp.length");
+_Static_assert(offsetof(struct np_profiler_v5, finalize) == 40, "np_profiler_v5.finalize");
+#endif
+
 #endif
