@@ -22,7 +22,15 @@
 #define BUF_ALIGN 8
 
 static struct ct_gpu_ring ring;
+static char ring_path[512];
 static int disabled;
+
+/* Setup failed: leave no ring behind for the agent to wait on. */
+static void drop_ring(void)
+{
+	ct_gpu_ring_close(&ring);
+	unlink(ring_path);
+}
 
 static void fail(const char *what, CUptiResult st)
 {
@@ -78,11 +86,11 @@ __attribute__((visibility("default"))) int InitializeInjection(void);
 int InitializeInjection(void)
 {
 	const char *dir = getenv("COMMTAP_GPU_RING_DIR");
-	char path[512];
+	char *path = ring_path;
 	CUptiResult st;
 	int err;
 
-	err = ct_gpu_ring_path(path, sizeof(path), dir && *dir ? dir : "/dev/shm", "cupti",
+	err = ct_gpu_ring_path(path, sizeof(ring_path), dir && *dir ? dir : "/dev/shm", "cupti",
 			       getpid());
 	if (!err)
 		err = ct_gpu_ring_create(&ring, path, 65536, 1, CT_GPU_SRC_CUPTI);
@@ -94,6 +102,7 @@ int InitializeInjection(void)
 	st = cuptiActivityRegisterTimestampCallback(realtime_ns);
 	if (st != CUPTI_SUCCESS) {
 		fail("cuptiActivityRegisterTimestampCallback", st);
+		drop_ring();
 		return 1;
 	}
 	st = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
@@ -103,6 +112,7 @@ int InitializeInjection(void)
 		st = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
 	if (st != CUPTI_SUCCESS) {
 		fail("enabling activity", st);
+		drop_ring();
 		return 1;
 	}
 	atexit(flush_at_exit);
