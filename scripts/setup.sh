@@ -16,6 +16,8 @@ libpcap-dev libjson-c-dev libcmocka-dev libfftw3-dev tshark wireshark-common
 libbpf-dev bpftool libxdp-dev xdp-tools tcpreplay iproute2"
 # commtap report / merge / --listen: the /metrics endpoint, its checker, the page's browser test
 PACKAGES="$PACKAGES libmicrohttpd-dev prometheus curl chromium"
+# host_gpu/: the RDMA QP map (netlink) needs libmnl.
+PACKAGES="$PACKAGES libmnl-dev"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * commtap-gpu: the agent's GPU correlation, runnable by hand.
+ *
+ *   commtap-gpu dump RING                 print a ring's records, one a line
+ *   commtap-gpu check EVENTS CUPTI_RING [NCCL_RING]   the GPU check (docs/gpu.md)
+ *   commtap-gpu correlate --rings DIR --pcap FILE --local ADDR
+ *               [--profile FILE] [--qp-map live|none] [--pid PID]
+ *               [--labels OUT] [--report OUT] [--nic-gbps G]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commtap/gpu_names.h"
+#include "gpu_corr.h"
+#ifdef COMMTAP_HAVE_MNL
+#include "rdma_qp.h"
+#endif
+
+static int dump(const char *path)
+{
+	struct ct_gpu_ring ring;
+	struct ct_gpu_rec r;
+	int err = ct_gpu_ring_open(&ring, path);
+
+	if (err) {
+		fprintf(stderr, "commtap-gpu: %s: %s\n", path, strerror(-err));
+		return 1;
+	}
+	printf("# pid %d comm %s source %u lanes %u x %u dropped %llu lost %llu\n", ring.hdr->pid,
+	       ring.hdr->comm, ring.hdr->source, ring.hdr->lanes, ring.hdr->lane_slots,
+	       (unsigned long long)ct_gpu_ring_dropped(&ring),
+	       (unsigned long long)ct_gpu_ring_errors(&ring));
+	while (ct_gpu_ring_pop(&ring, &r) == 1) {
+		printf("type %u comm 0x%llx rank %d id %llu parent %llu start %llu stop %llu",
+		       r.type, (unsigned long long)r.comm_hash, r.rank, (unsigned long long)r.id,
+		       (unsigned long long)r.parent_id, (unsigned long long)r.t_start,
+		       (unsigned long long)r.t_stop);
+		switch (r.type) {
+		case CT_GPU_REC_COMM:
+			printf(" name %s nranks %d nnodes %d", r.comm.name, r.comm.n_ranks,
+			       r.comm.n_nodes);
+			break;
+		case CT_GPU_REC_COLL:
+		case CT_GPU_REC_P2P:
+		case CT_GPU_REC_COLL_API:
+		case CT_GPU_REC_P2P_API:
+			printf(" func %s count %llu type %s algo %s proto %s bytes %llu",
+			       ct_gpu_func_name(r.op.func), (unsigned long long)r.op.count,
+			       ct_gpu_dtype_name(r.op.datatype), ct_gpu_algo_name(r.op.algo),
+			       ct_gpu_proto_name(r.op.proto), (unsigned long long)r.op.bytes);
+			break;
+		case CT_GPU_REC_KERNEL_CH:
+			printf(" channel %u gpu %llu..%llu", r.kch.channel,
+			       (unsigned long long)r.kch.gpu_start,
+			       (unsigned long long)r.kch.gpu_stop);
+			break;
+		case CT_GPU_REC_CUPTI_KERNEL:
+			printf(" kernel %s class %s", r.cupti.name,
+			       r.cupti.kclass == CT_KCLASS_NCCL ? "nccl" : "compute");
+			break;
+		default:
+			break;
+		}
+		putchar('\n');
+	}
+	ct_gpu_ring_close(&ring);
+	return 0;
+}
+
+#ifdef COMMTAP_HAVE_MNL
+static void add_live_qp(void *arg, const struct ct_rdma_qp *qp)
+{
+	if (qp->has_pid && qp->has_rqpn)
+		gc_job_add_qp(arg, (int32_t)qp->pid, qp->lqpn, qp->rqpn);
+}
+#endif
+
+/* The GPU check: CUDA-event times from gpu-check against the CUPTI ring's
+ * kernel times (GEMM kernels; for the all-reduce, the GPU activity that is
+ * not a GEMM: a one-rank communicator reduces by a copy or a small kernel),
+ * and the plugin's API and kernel-launch events per collective. */
+struct check_event {
+	int kind; /* 0 gemm, 1 allreduce */
+	double ns;
+	uint64_t t0, t1;
+	double ring_ns; /* GPU activity inside [t0, t1] from the ring */
+};
+
+static int check(const char *events, const char *cupti_ring, const char *nccl_ring)
+{
+	static struct check_event ev[4096];
+	double ev_sum[2] = {0}, ring_sum[2] = {0}, err_pct;
+	unsigned long ev_n[2] = {0}, api = 0, launch = 0, colls = 0;
+	unsigned long long t0, t1;
+	struct ct_gpu_ring ring;
+	struct ct_gpu_rec r;
+	size_t n = 0;
+	char what[32];
+	double ms;
+	FILE *f = fopen(events, "r");
+	int rc = 0, err;
+
+	if (!f) {
+		fprintf(stderr, "commtap-gpu: %s: %s\n", events, strerror(errno));
+		return 1;
+	}
+	while (n < 4096 && fscanf(f, "%31s %lf %llu %llu", what, &ms, &t0, &t1) == 4) {
+		int k = !strcmp(what, "gemm") ? 0 : !strcmp(what, "allreduce") ? 1 : -1;
+
+		if (k >= 0 && t1 > t0)
+			ev[n++] = (struct check_event){k, ms * 1e6, t0, t1, 0};
+	}
+	fclose(f);
+	if (!n) {
+		fprintf(stderr, "commtap-gpu: %s: no \"gemm|allreduce MS T0 T1\" lines\n", events);
+		return 1;
+	}
+	err = ct_gpu_ring_open(&ring, cupti_ring);
+	if (err) {
+		fprintf(stderr, "commtap-gpu: %s: %s\n", cupti_ring, strerror(-err));
+		return 1;
+	}
+	/* Kernels and device-to-device copies inside an event's window count
+	 * towards it (a GEMM may be several kernels; a one-rank all-reduce is a
+	 * copy or a small kernel). */
+	while (ct_gpu_ring_pop(&ring, &r) == 1) {
+		if (r.type != CT_GPU_REC_CUPTI_KERNEL &&
+		    !(r.type == CT_GPU_REC_CUPTI_MEMCPY && r.cupti.copy_kind == 8 /* DTOD */))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (r.t_start >= ev[i].t0 && r.t_stop <= ev[i].t1)
+				ev[i].ring_ns += (double)(r.t_stop - r.t_start);
+	}
+	ct_gpu_ring_close(&ring);
+	for (size_t i = 0; i < n; i++) {
+		ev_sum[ev[i].kind] += ev[i].ns;
+		ring_sum[ev[i].kind] += ev[i].ring_ns;
+		ev_n[ev[i].kind]++;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (!ev_n[k])
+			continue;
+		err_pct = ev_sum[k] > 0 ? (ring_sum[k] - ev_sum[k]) / ev_sum[k] * 100 : 100;
+		printf("%s: CUDA events %.1f us, CUPTI ring %.1f us (mean of %lu), error %.2f%%\n",
+		       k ? "allreduce" : "gemm", ev_sum[k] / ev_n[k] / 1e3,
+		       ring_sum[k] / ev_n[k] / 1e3, ev_n[k], err_pct);
+		if (err_pct > 5 || err_pct < -5)
+			rc = 1;
+	}
+	if (nccl_ring) {
+		err = ct_gpu_ring_open(&ring, nccl_ring);
+		if (err) {
+			fprintf(stderr, "commtap-gpu: %s: %s\n", nccl_ring, strerror(-err));
+			return 1;
+		}
+		while (ct_gpu_ring_pop(&ring, &r) == 1) {
+			api += r.type == CT_GPU_REC_COLL_API;
+			launch += r.type == CT_GPU_REC_KERNEL_LAUNCH;
+			colls += r.type == CT_GPU_REC_COLL;
+		}
+		ct_gpu_ring_close(&ring);
+		printf("plugin: %lu collective API events, %lu kernel launches, %lu collectives "
+		       "for %lu timed all-reduces (+2 warm-up)\n",
+		       api, launch, colls, ev_n[1]);
+		if (api < ev_n[1] || launch < ev_n[1] || colls < ev_n[1])
+			rc = 1;
+	}
+	printf("%s\n", rc ? "GPU check FAILED" : "GPU check passed (within 5%)");
+	return rc;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: commtap-gpu dump RING\n"
+			"       commtap-gpu check EVENTS CUPTI_RING [NCCL_RING]\n"
+			"       commtap-gpu correlate --rings DIR --pcap FILE --local ADDR "
+			"[--profile FILE] [--qp-map live|none] [--pid PID] [--labels OUT] "
+			"[--report OUT] [--nic-gbps G]\n");
+	return 2;
+}
+
+static int correlate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"rings", required_argument, NULL, 'r'},
+		{"pcap", required_argument, NULL, 'c'},
+		{"local", required_argument, NULL, 'l'},
+		{"profile", required_argument, NULL, 'p'},
+		{"qp-map", required_argument, NULL, 'q'},
+		{"pid", required_argument, NULL, 'i'},
+		{"labels", required_argument, NULL, 'L'},
+		{"report", required_argument, NULL, 'R'},
+		{"nic-gbps", required_argument, NULL, 'n'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *rings = NULL, *pcap = NULL, *local_s = NULL, *profile = NULL, *qpmap = "live";
+	const char *labels = NULL, *report = "-";
+	struct ct_profile prof;
+	struct ct_prediction pred;
+	bool have_prof = false;
+	struct ct_addr local;
+	struct gc_job job;
+	struct gc_flows fl;
+	double nic = 100;
+	int32_t pid = 0;
+	char err[512];
+	int c, rc = 1;
+	FILE *out;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			rings = optarg;
+			break;
+		case 'c':
+			pcap = optarg;
+			break;
+		case 'l':
+			local_s = optarg;
+			break;
+		case 'p':
+			profile = optarg;
+			break;
+		case 'q':
+			qpmap = optarg;
+			break;
+		case 'i':
+			pid = atoi(optarg);
+			break;
+		case 'L':
+			labels = optarg;
+			break;
+		case 'R':
+			report = optarg;
+			break;
+		case 'n':
+			nic = atof(optarg);
+			break;
+		default:
+			return usage();
+		}
+	}
+	if (!rings || !pcap || !local_s || optind != argc)
+		return usage();
+	if (ct_addr_parse(local_s, &local)) {
+		fprintf(stderr, "commtap-gpu: --local %s: not an IPv4 or IPv6 address\n", local_s);
+		return 2;
+	}
+	if (profile) {
+		if (ct_profile_load(profile, &prof, err, sizeof(err))) {
+			fprintf(stderr, "commtap-gpu: %s\n", err);
+			return 1;
+		}
+		if (ct_predict(&prof, &pred)) {
+			fprintf(stderr, "commtap-gpu: %s: cannot predict this profile\n", profile);
+			ct_profile_free(&prof);
+			return 1;
+		}
+		have_prof = true;
+		nic = prof.hw.nic_gbps;
+	}
+	gc_job_init(&job);
+	c = gc_job_read_dir(&job, rings);
+	if (c < 0) {
+		fprintf(stderr, "commtap-gpu: %s: %s\n", rings, strerror(-c));
+		goto out;
+	}
+	if (!strcmp(qpmap, "live")) {
+#ifdef COMMTAP_HAVE_MNL
+		c = ct_rdma_qp_dump(add_live_qp, &job);
+		if (c < 0)
+			fprintf(stderr, "commtap-gpu: RDMA QP map: %s (flows stay unlinked)\n",
+				strerror(-c));
+#else
+		fprintf(stderr, "commtap-gpu: built without libmnl: no RDMA QP map\n");
+#endif
+		/* NCCL's socket transport: TCP sockets of the local processes. */
+		c = gc_job_add_proc_sockets(&job);
+		if (c < 0)
+			fprintf(stderr, "commtap-gpu: /proc sockets: %s\n", strerror(-c));
+	} else if (strcmp(qpmap, "none")) {
+		fprintf(stderr, "commtap-gpu: --qp-map %s: expected live or none\n", qpmap);
+		goto out;
+	}
+	gc_job_finish(&job);
+	gc_classify(&job, have_prof ? &prof : NULL, have_prof ? &pred : NULL);
+	if (gc_flows_read_pcap(&fl, pcap, &local, err, sizeof(err))) {
+		fprintf(stderr, "commtap-gpu: %s\n", err);
+		goto out;
+	}
+	gc_join(&job, &fl, 1000000);
+	if (!pid && job.n_comms)
+		pid = job.comms[0].pid;
+	if (labels) {
+		out = fopen(labels, "w");
+		if (!out || gc_write_labels(&job, &fl, out)) {
+			fprintf(stderr, "commtap-gpu: %s: cannot write\n", labels);
+			if (out)
+				fclose(out);
+			gc_flows_free(&fl);
+			goto out;
+		}
+		fclose(out);
+	}
+	out = strcmp(report, "-") ? fopen(report, "w") : stdout;
+	if (!out || gc_write_report(&job, &fl, pid, have_prof ? &pred : NULL, nic, out)) {
+		fprintf(stderr, "commtap-gpu: %s: cannot write\n", report);
+	} else {
+		rc = 0;
+	}
+	if (out && out != stdout)
+		fclose(out);
+	gc_flows_free(&fl);
+out:
+	gc_job_free(&job);
+	if (have_prof) {
+		ct_prediction_free(&pred);
+		ct_profile_free(&prof);
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "dump") && argc == 3)
+		return dump(argv[2]);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "check"))
+		return check(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
+	if (argc >= 2 && !strcmp(argv[1], "correlate"))
+		return correlate(argc - 1, argv + 1);
+	return usage();
+}

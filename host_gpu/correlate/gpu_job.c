@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/* Reading the plugin's and CUPTI's rings into communicators, operations and kernels. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commtap/gpu_names.h"
+#include "gpu_corr.h"
+
+void gc_job_init(struct gc_job *j)
+{
+	memset(j, 0, sizeof(*j));
+}
+
+void gc_job_free(struct gc_job *j)
+{
+	free(j->comms);
+	free(j->ops);
+	free(j->kernels);
+	free(j->qps);
+	free(j->socks);
+	memset(j, 0, sizeof(*j));
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 256;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+static int comm_index(struct gc_job *j, uint64_t hash, int32_t pid)
+{
+	for (size_t i = 0; i < j->n_comms; i++)
+		if (j->comms[i].hash == hash && j->comms[i].pid == pid)
+			return (int)i;
+	return -1;
+}
+
+static int add_comm(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
+{
+	struct gc_comm *c;
+	void *p;
+
+	if (comm_index(j, r->comm_hash, pid) >= 0)
+		return 0;
+	p = realloc(j->comms, (j->n_comms + 1) * sizeof(*j->comms));
+	if (!p)
+		return -ENOMEM;
+	j->comms = p;
+	c = &j->comms[j->n_comms++];
+	memset(c, 0, sizeof(*c));
+	c->hash = r->comm_hash;
+	c->pid = pid;
+	c->rank = r->comm.rank;
+	c->nranks = r->comm.n_ranks;
+	c->n_nodes = r->comm.n_nodes;
+	memcpy(c->name, r->comm.name, sizeof(c->name));
+	c->name[sizeof(c->name) - 1] = 0;
+	c->cls = CT_CLASS_OTHER;
+	return 0;
+}
+
+/* Operation records and their children, kept until gc_job_finish. */
+struct pending_child {
+	int32_t pid;
+	uint64_t parent;
+	uint64_t t_start, t_stop;
+};
+static struct pending_child *children;
+static size_t n_children, cap_children;
+
+int gc_job_add_qp(struct gc_job *j, int32_t pid, uint32_t lqpn, uint32_t rqpn)
+{
+	if (grow((void **)&j->qps, &j->cap_qps, j->n_qps, sizeof(*j->qps)))
+		return -ENOMEM;
+	j->qps[j->n_qps++] = (struct gc_qp){.pid = pid, .lqpn = lqpn, .rqpn = rqpn};
+	return 0;
+}
+
+int gc_job_add_socket(struct gc_job *j, int32_t pid, uint16_t lport, uint16_t rport)
+{
+	if (grow((void **)&j->socks, &j->cap_socks, j->n_socks, sizeof(*j->socks)))
+		return -ENOMEM;
+	j->socks[j->n_socks++] = (struct gc_sock){.pid = pid, .lport = lport, .rport = rport};
+	return 0;
+}
+
+static int add_rec(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
+{
+	int ci;
+
+	switch (r->type) {
+	case CT_GPU_REC_COMM:
+		return add_comm(j, r, pid);
+	case CT_GPU_REC_COLL:
+	case CT_GPU_REC_P2P: {
+		struct gc_op *o;
+
+		ci = comm_index(j, r->comm_hash, pid);
+		if (ci < 0)
+			return 0; /* its communicator's record was lost */
+		if (grow((void **)&j->ops, &j->cap_ops, j->n_ops, sizeof(*j->ops)))
+			return -ENOMEM;
+		o = &j->ops[j->n_ops++];
+		memset(o, 0, sizeof(*o));
+		o->id = r->id;
+		o->pid = pid;
+		o->comm = (uint32_t)ci;
+		o->t_enqueue = r->t_start;
+		o->t_start = 0;
+		o->t_end = r->t_stop;
+		o->bytes = r->op.bytes;
+		o->func = r->op.func;
+		o->p2p = r->type == CT_GPU_REC_P2P;
+		o->peer = r->op.peer;
+		return 0;
+	}
+	case CT_GPU_REC_KERNEL_CH:
+	case CT_GPU_REC_PROXY_OP:
+		if (!r->parent_id)
+			return 0;
+		if (grow((void **)&children, &cap_children, n_children, sizeof(*children)))
+			return -ENOMEM;
+		children[n_children++] =
+			(struct pending_child){pid, r->parent_id, r->t_start, r->t_stop};
+		return 0;
+	case CT_GPU_REC_NET_QP:
+		/* The plugin saw the QP itself (NCCL built with network events). */
+		for (size_t i = 0; i < j->n_qps; i++)
+			if (j->qps[i].pid == pid && j->qps[i].lqpn == r->net.qpn)
+				return 0;
+		return gc_job_add_qp(j, pid, r->net.qpn, UINT32_MAX);
+	case CT_GPU_REC_CUPTI_KERNEL:
+		if (grow((void **)&j->kernels, &j->cap_kernels, j->n_kernels, sizeof(*j->kernels)))
+			return -ENOMEM;
+		j->kernels[j->n_kernels++] = (struct gc_kernel){.pid = pid,
+								.t_start = r->t_start,
+								.t_end = r->t_stop,
+								.kclass = r->cupti.kclass};
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int gc_job_read_ring(struct gc_job *j, const char *path)
+{
+	struct ct_gpu_ring ring;
+	struct ct_gpu_rec r;
+	int err = ct_gpu_ring_open(&ring, path);
+
+	if (err)
+		return err;
+	while (ct_gpu_ring_pop(&ring, &r) == 1) {
+		err = add_rec(j, &r, ring.hdr->pid);
+		if (err)
+			break;
+	}
+	j->dropped += ct_gpu_ring_dropped(&ring);
+	j->errors += ct_gpu_ring_errors(&ring);
+	j->rings++;
+	ct_gpu_ring_close(&ring);
+	return err;
+}
+
+int gc_job_read_dir(struct gc_job *j, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[1024];
+	int n = 0, err = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "commtap-nccl.", 13) &&
+		    strncmp(e->d_name, "commtap-cupti.", 14))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		err = gc_job_read_ring(j, path);
+		if (err)
+			break;
+		n++;
+	}
+	closedir(d);
+	return err ? err : n;
+}
+
+static int cmp_op_id(const void *a, const void *b)
+{
+	const struct gc_op *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_op_start(const void *a, const void *b)
+{
+	const struct gc_op *x = a, *y = b;
+
+	return x->t_start < y->t_start ? -1 : x->t_start > y->t_start;
+}
+
+/* An operation runs from its first child's start to its last child's stop
+ * (the collective's own stop only says it was enqueued). Ids are unique
+ * within a process: operations are keyed by (pid, id). */
+void gc_job_finish(struct gc_job *j)
+{
+	qsort(j->ops, j->n_ops, sizeof(*j->ops), cmp_op_id);
+	for (size_t i = 0; i < n_children; i++) {
+		struct gc_op key = {.pid = children[i].pid, .id = children[i].parent};
+		struct gc_op *o = bsearch(&key, j->ops, j->n_ops, sizeof(*j->ops), cmp_op_id);
+
+		if (!o)
+			continue;
+		if (!o->t_start || children[i].t_start < o->t_start)
+			o->t_start = children[i].t_start;
+		if (children[i].t_stop > o->t_end)
+			o->t_end = children[i].t_stop;
+	}
+	for (size_t i = 0; i < j->n_ops; i++) {
+		struct gc_op *o = &j->ops[i];
+		struct gc_comm *c = &j->comms[o->comm];
+
+		if (!o->t_start)
+			o->t_start = o->t_enqueue;
+		if (o->p2p)
+			c->n_p2p++;
+		else
+			c->n_coll++;
+		c->bytes += o->bytes;
+		c->main_func = o->func; /* refined in gc_classify */
+	}
+	qsort(j->ops, j->n_ops, sizeof(*j->ops), cmp_op_start);
+	free(children);
+	children = NULL;
+	n_children = cap_children = 0;
+}

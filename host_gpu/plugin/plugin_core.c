@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+/*
+ * NCCL profiler plugin core: the process-wide ring and event pool, the
+ * per-communicator contexts, and the event lifecycle common to v4 and v5.
+ *
+ * Event objects come from a pool allocated at the first init, handed out
+ * round-robin: NCCL hands a collective's handle to its proxy and
+ * kernel-channel children after the collective has stopped, so a stopped
+ * event must stay resolvable for a while; round-robin reuse gives it the
+ * whole pool's length of other events. Taking an object is one relaxed
+ * exchange (plus one fetch-add per 64 events): it never waits on another
+ * thread.
+ */
+#include "plugin_core.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "commtap/gpu_names.h"
+
+#define DEFAULT_SLOTS  65536
+#define DEFAULT_EVENTS 16384
+#define DEFAULT_LANES  8
+
+int np_disabled;
+
+#define CHUNK	  64 /* pool slots a thread claims at once */
+#define ALLOC_TRY 8
+
+static struct {
+	pthread_mutex_t lock;
+	bool ready;
+	struct ct_gpu_ring ring;
+	struct np_event *events;
+	uint32_t n_events;
+	uint32_t mask;
+	_Alignas(64) uint64_t next; /* next pool position to hand out, in CHUNKs */
+	nccl_logger_t logfn;
+	int n_ctx;
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* This thread's claimed run of pool positions [tl_next, tl_end). */
+static __thread uint64_t tl_next __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tl_end __attribute__((tls_model("initial-exec")));
+
+static void log_line(int level, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (g.logfn)
+		g.logfn(level, NCCL_SUBSYS_INIT, __FILE__, __LINE__, "%s", msg);
+	else
+		fprintf(stderr, "%s\n", msg);
+}
+
+void np_fail(const char *what, int err)
+{
+	if (__atomic_exchange_n(&np_disabled, 1, __ATOMIC_ACQ_REL))
+		return;
+	log_line(NCCL_LOG_WARN, "commtap profiler: disabled: %s: %s", what, strerror(-err));
+}
+
+/* Round-robin over the pool: a slot is reused only after the whole pool has
+ * gone by, so a stopped event stays resolvable by its children until then. */
+static struct np_event *pool_take(void)
+{
+	for (int i = 0; i < ALLOC_TRY; i++) {
+		struct np_event *ev;
+
+		if (tl_next == tl_end) {
+			tl_next = __atomic_fetch_add(&g.next, CHUNK, __ATOMIC_RELAXED);
+			tl_end = tl_next + CHUNK;
+		}
+		ev = &g.events[tl_next++ & g.mask];
+		if (!__atomic_load_n(&ev->busy, __ATOMIC_RELAXED) &&
+		    !__atomic_exchange_n(&ev->busy, 1, __ATOMIC_ACQUIRE))
+			return ev;
+	}
+	return NULL;
+}
+
+static unsigned long env_ulong(const char *name, unsigned long def, unsigned long lo,
+			       unsigned long hi)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v < lo || v > hi) {
+		log_line(NCCL_LOG_WARN, "commtap profiler: %s=%s is not in [%lu, %lu], using %lu",
+			 name, s, lo, hi, def);
+		return def;
+	}
+	return v;
+}
+
+static int pool_init(uint32_t n)
+{
+	uint32_t size = 64;
+
+	while (size < n)
+		size <<= 1;
+	g.events = mmap(NULL, (size_t)size * sizeof(struct np_event), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g.events == MAP_FAILED)
+		return -errno;
+	g.n_events = size;
+	g.mask = size - 1;
+	for (uint32_t i = 0; i < size; i++)
+		g.events[i].index = i;
+	return 0;
+}
+
+int np_global_init(nccl_logger_t logfn)
+{
+	const char *dir = getenv("COMMTAP_GPU_RING_DIR");
+	char path[512];
+	int err = 0;
+
+	pthread_mutex_lock(&g.lock);
+	if (logfn && !g.logfn)
+		g.logfn = logfn;
+	if (g.ready || np_disabled)
+		goto out;
+	err = ct_gpu_ring_path(path, sizeof(path), dir && *dir ? dir : "/dev/shm", "nccl",
+			       getpid());
+	if (!err)
+		err = ct_gpu_ring_create(
+			&g.ring, path,
+			(uint32_t)env_ulong("COMMTAP_GPU_RING_SLOTS", DEFAULT_SLOTS, 64, 1u << 26),
+			(uint32_t)env_ulong("COMMTAP_GPU_RING_LANES", DEFAULT_LANES, 1,
+					    CT_GPU_RING_MAX_LANES),
+			CT_GPU_SRC_NCCL_PLUGIN);
+	if (err) {
+		pthread_mutex_unlock(&g.lock);
+		{
+			char what[600];
+
+			snprintf(what, sizeof(what), "creating the event ring %s", path);
+			np_fail(what, err);
+		}
+		return err;
+	}
+	err = pool_init((uint32_t)env_ulong("COMMTAP_NCCL_EVENTS", DEFAULT_EVENTS, 64, 1u << 24));
+	if (err) {
+		pthread_mutex_unlock(&g.lock);
+		np_fail("allocating the event pool", err);
+		return err;
+	}
+	np_clock_init();
+	g.ready = true;
+	log_line(NCCL_LOG_INFO,
+		 "commtap profiler: ring %s (%u lanes of %u slots), %u event objects", path,
+		 g.ring.hdr->lanes, g.ring.hdr->lane_slots, g.n_events);
+out:
+	pthread_mutex_unlock(&g.lock);
+	return np_disabled ? -ENODEV : err;
+}
+
+static void push(const struct ct_gpu_rec *rec)
+{
+	ct_gpu_ring_push(&g.ring, rec);
+}
+
+struct np_ctx *np_ctx_init(int version, uint64_t comm_hash, const char *name, int n_nodes,
+			   int nranks, int rank, int *mask, nccl_logger_t logfn)
+{
+	/* Events NCCL can emit under each version; ProxyCtrl is never asked for. */
+	const int supported = version >= 5 ? 0xfff & ~NP_PROXY_CTRL : 0xff & ~NP_PROXY_CTRL;
+	const int def = version >= 5 ? NP_GROUP_API | NP_COLL_API | NP_P2P_API | NP_KERNEL_LAUNCH |
+					       NP_COLL | NP_P2P | NP_PROXY_OP | NP_PROXY_STEP |
+					       NP_KERNEL_CH | NP_NET_PLUGIN
+				     : NP_GROUP | NP_COLL | NP_P2P | NP_PROXY_OP | NP_PROXY_STEP |
+					       NP_KERNEL_CH | NP_NET_PLUGIN;
+	struct ct_gpu_rec rec;
+	struct np_ctx *ctx;
+
+	if (mask)
+		*mask = 0;
+	if (!mask || np_global_init(logfn) < 0)
+		return NULL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		np_fail("allocating a communicator context", -ENOMEM);
+		return NULL;
+	}
+	ctx->comm_hash = comm_hash;
+	ctx->rank = rank;
+	ctx->version = version;
+	ctx->mask = (int)env_ulong("COMMTAP_NCCL_MASK", (unsigned long)def, 0, 0xffff) & supported;
+	*mask = ctx->mask;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = CT_GPU_REC_COMM;
+	rec.rank = rank;
+	rec.comm_hash = comm_hash;
+	rec.t_start = rec.t_stop = np_now();
+	if (name)
+		strncpy(rec.comm.name, name, sizeof(rec.comm.name) - 1);
+	rec.comm.n_nodes = n_nodes;
+	rec.comm.n_ranks = nranks;
+	rec.comm.rank = rank;
+	rec.comm.version = (uint32_t)version;
+	push(&rec);
+	pthread_mutex_lock(&g.lock);
+	g.n_ctx++;
+	pthread_mutex_unlock(&g.lock);
+	return ctx;
+}
+
+void np_ctx_finalize(struct np_ctx *ctx)
+{
+	struct ct_gpu_rec rec;
+
+	if (!ctx)
+		return;
+	if (!np_disabled && g.ready) {
+		memset(&rec, 0, sizeof(rec));
+		rec.type = CT_GPU_REC_COMM_END;
+		rec.rank = ctx->rank;
+		rec.comm_hash = ctx->comm_hash;
+		rec.t_start = rec.t_stop = np_now();
+		push(&rec);
+	}
+	pthread_mutex_lock(&g.lock);
+	g.n_ctx--;
+	pthread_mutex_unlock(&g.lock);
+	free(ctx);
+}
+
+/* A handle is the event's id, not a pointer: (generation << 24 | slot) + 1.
+ * It resolves only while the slot still holds that event, so stale and
+ * foreign handles are recognised without dereferencing them. */
+struct np_event *np_event_of(void *handle)
+{
+	uint64_t id = (uintptr_t)handle;
+	struct np_event *ev;
+
+	if (!id || !g.ready)
+		return NULL;
+	ev = &g.events[(id - 1) & g.mask];
+	return __atomic_load_n(&ev->rec.id, __ATOMIC_RELAXED) == id ? ev : NULL;
+}
+
+void *np_event_handle(const struct np_event *ev)
+{
+	return ev ? (void *)(uintptr_t)ev->rec.id : NULL;
+}
+
+struct np_event *np_event_start(const struct np_ctx *ctx, uint16_t type, int rank, void *parent)
+{
+	struct np_event *ev, *par;
+	uint64_t parent_id = 0;
+
+	if (__builtin_expect(np_disabled || !g.ready, 0))
+		return NULL;
+	ev = pool_take();
+	if (!ev) {
+		ct_gpu_ring_count_error(&g.ring);
+		return NULL;
+	}
+	par = np_event_of(parent);
+	if (par) {
+		parent_id = (uintptr_t)parent;
+		ev->is_send = par->is_send;
+		ev->channel = par->channel;
+		ev->peer = par->peer;
+	} else {
+		ev->is_send = 0;
+		ev->channel = 0;
+		ev->peer = -1;
+	}
+	ev->gen++;
+	ev->ctx = ctx;
+	memset(&ev->rec, 0, sizeof(ev->rec));
+	ev->rec.type = type;
+	ev->rec.rank = rank;
+	ev->rec.comm_hash = ctx->comm_hash;
+	ev->rec.parent_id = parent_id;
+	__atomic_store_n(&ev->rec.id, ((uint64_t)ev->gen << 24 | ev->index) + 1, __ATOMIC_RELAXED);
+	ev->rec.t_start = np_now();
+	return ev;
+}
+
+void np_event_stop(struct np_event *ev)
+{
+	if (!ev || np_disabled || !__atomic_load_n(&ev->busy, __ATOMIC_RELAXED))
+		return;
+	ev->rec.t_stop = np_now();
+	if (ev->rec.type == CT_GPU_REC_PROXY_STEP || ev->rec.type == CT_GPU_REC_PROXY_OP) {
+		ev->rec.proxy.is_send = ev->is_send;
+		ev->rec.proxy.channel = ev->channel;
+		ev->rec.proxy.peer = ev->peer;
+	}
+	push(&ev->rec);
+	/* The id stays: children that start later still find their parent. */
+	__atomic_store_n(&ev->busy, 0, __ATOMIC_RELEASE);
+}
+
+void np_event_state(struct np_event *ev, int state, const union np_state_args *a)
+{
+	uint64_t now;
+
+	if (!ev || np_disabled)
+		return;
+	switch (ev->rec.type) {
+	case CT_GPU_REC_PROXY_STEP:
+		now = np_now();
+		if (state == NS_STEP_SEND_GPU_WAIT || state == NS_STEP_RECV_WAIT) {
+			if (!ev->rec.proxy.t_wait)
+				ev->rec.proxy.t_wait = now;
+		} else if (state == NS_STEP_SEND_WAIT || state == NS_STEP_RECV_FLUSH_WAIT) {
+			ev->rec.proxy.t_net = now;
+		} else if (state == NS_STEP_RECV_GPU_WAIT) {
+			ev->rec.proxy.t_done = now;
+		} else if (state != NS_STEP_SEND_PEER_WAIT) {
+			break;
+		}
+		if (a)
+			ev->rec.proxy.trans_size = a->proxy_step.trans_size;
+		break;
+	case CT_GPU_REC_KERNEL_CH:
+		if (state == NS_KERNEL_CH_STOP && a)
+			ev->rec.kch.gpu_stop = a->kernel_ch.p_timer;
+		break;
+	case CT_GPU_REC_GROUP_API:
+		if (state == NS_GROUP_START_API_STOP)
+			ev->rec.op.t_mark1 = np_now();
+		else if (state == NS_GROUP_END_API_START)
+			ev->rec.op.t_mark2 = np_now();
+		break;
+	case CT_GPU_REC_NET_QP:
+	case CT_GPU_REC_NET_OTHER:
+	case CT_GPU_REC_PROXY_OP:
+	default:
+		break;
+	}
+}
+
+/* NCCL passes the same static strings every time: a per-thread cache from
+ * string address to id saves the string compares. */
+enum { NAME_FUNC, NAME_DTYPE, NAME_ALGO, NAME_PROTO, NAME_KINDS };
+#define NAME_CACHE 16
+
+static __thread struct {
+	const char *ptr;
+	uint8_t id;
+} tl_names[NAME_KINDS][NAME_CACHE] __attribute__((tls_model("initial-exec")));
+
+static uint8_t name_id(int kind, const char *s)
+{
+	unsigned slot = (unsigned)((uintptr_t)s >> 3) % NAME_CACHE;
+	uint8_t id;
+
+	if (!s)
+		return 0;
+	if (tl_names[kind][slot].ptr == s)
+		return tl_names[kind][slot].id;
+	switch (kind) {
+	case NAME_FUNC:
+		id = ct_gpu_func_id(s);
+		break;
+	case NAME_DTYPE:
+		id = ct_gpu_dtype_id(s);
+		break;
+	case NAME_ALGO:
+		id = ct_gpu_algo_id(s);
+		break;
+	default:
+		id = ct_gpu_proto_id(s);
+		break;
+	}
+	tl_names[kind][slot].ptr = s;
+	tl_names[kind][slot].id = id;
+	return id;
+}
+
+uint8_t np_func_id(const char *s)
+{
+	return name_id(NAME_FUNC, s);
+}
+
+uint8_t np_dtype_id(const char *s)
+{
+	return name_id(NAME_DTYPE, s);
+}
+
+static uint64_t op_bytes(uint64_t count, uint8_t dtype)
+{
+	unsigned sz = ct_gpu_dtype_size(dtype);
+
+	return sz && count <= UINT64_MAX / sz ? count * sz : 0;
+}
+
+void np_fill_coll(struct np_event *ev, const struct np_coll *c)
+{
+	struct ct_gpu_op_info *o = &ev->rec.op;
+
+	o->seq = c->seq_number;
+	o->count = c->count;
+	o->func = name_id(NAME_FUNC, c->func);
+	o->datatype = name_id(NAME_DTYPE, c->datatype);
+	o->algo = name_id(NAME_ALGO, c->algo);
+	o->proto = name_id(NAME_PROTO, c->proto);
+	o->n_channels = c->n_channels;
+	o->n_warps = c->n_warps;
+	o->root = c->root;
+	o->peer = -1;
+	o->bytes = op_bytes(c->count, o->datatype);
+}
+
+void np_fill_p2p(struct np_event *ev, const struct np_p2p *p)
+{
+	struct ct_gpu_op_info *o = &ev->rec.op;
+
+	o->count = p->count;
+	o->func = name_id(NAME_FUNC, p->func);
+	o->datatype = name_id(NAME_DTYPE, p->datatype);
+	o->n_channels = p->n_channels;
+	o->root = -1;
+	o->peer = p->peer;
+	o->bytes = op_bytes(p->count, o->datatype);
+}
+
+void np_fill_proxy_op(struct np_event *ev, const struct np_proxy_op *p)
+{
+	ev->rec.proxy.pid = p->pid;
+	ev->rec.proxy.n_steps = p->n_steps;
+	ev->rec.proxy.chunk_size = p->chunk_size;
+	ev->rec.proxy.step = -1;
+	ev->is_send = p->is_send ? 1 : 0;
+	ev->channel = p->channel_id;
+	ev->peer = p->peer;
+}
+
+void np_fill_proxy_step(struct np_event *ev, int step)
+{
+	ev->rec.proxy.step = step;
+}
+
+void np_fill_kernel_ch(struct np_event *ev, const struct np_kernel_ch *k)
+{
+	ev->rec.kch.channel = k->channel_id;
+	ev->rec.kch.gpu_start = k->p_timer;
+}
+
+void np_fill_net(struct np_event *ev, const struct np_net_plugin *n)
+{
+	const struct np_net_ib_descr_v1 *ib = n->data;
+	uint32_t id = (uint32_t)n->id;
+
+	ev->rec.net.plugin_id = id;
+	if ((id & NP_NET_TYPE_MASK) == NP_NET_TYPE_IB && (id & 0xffff) == 1 && ib &&
+	    ib->type == NP_NET_IB_QP) {
+		ev->rec.type = CT_GPU_REC_NET_QP;
+		ev->rec.net.device = ib->qp.device;
+		ev->rec.net.wr_id = ib->qp.wr_id;
+		ev->rec.net.opcode = ib->qp.opcode;
+		ev->rec.net.qpn = (uint32_t)ib->qp.qp_num;
+		ev->rec.net.length = ib->qp.length;
+	} else {
+		ev->rec.type = CT_GPU_REC_NET_OTHER;
+	}
+}

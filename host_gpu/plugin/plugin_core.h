@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* State shared by the v4 and v5 entry points of the NCCL profiler plugin. */
+#ifndef COMMTAP_PLUGIN_CORE_H
+#define COMMTAP_PLUGIN_CORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "commtap/gpu_ring.h"
+#include "nccl_profiler_abi.h"
+#include "plugin_clock.h"
+
+/* One communicator (NCCL's per-communicator profiler context). */
+struct np_ctx {
+	uint64_t comm_hash;
+	int rank;
+	int version;
+	int mask; /* activation mask handed to NCCL */
+};
+
+/* A started event: the record it will become, built in place. */
+struct np_event {
+	struct ct_gpu_rec rec;
+	const struct np_ctx *ctx;
+	uint32_t index;
+	uint32_t gen;
+	uint32_t busy;	 /* started, not yet stopped */
+	uint8_t is_send; /* proxy op / step */
+	uint8_t channel;
+	int32_t peer;
+} __attribute__((aligned(64)));
+
+extern int np_disabled;
+
+/* Process-wide setup on the first init; 0 or negative errno. */
+int np_global_init(nccl_logger_t logfn);
+/* Disable the plugin for good and log `what` once. */
+void np_fail(const char *what, int err);
+
+/* Common init/finalize: fills *mask, returns the context or NULL. */
+struct np_ctx *np_ctx_init(int version, uint64_t comm_hash, const char *name, int n_nodes,
+			   int nranks, int rank, int *mask, nccl_logger_t logfn);
+void np_ctx_finalize(struct np_ctx *ctx);
+
+/* Take an event object for `type` with its parent; NULL when the pool is
+ * empty (counted) or the plugin is off. `parent` may be anything NCCL
+ * passed: it is only used when it is one of ours. */
+struct np_event *np_event_start(const struct np_ctx *ctx, uint16_t type, int rank, void *parent);
+/* The event a handle names, or NULL (stale, foreign or NULL handle). */
+struct np_event *np_event_of(void *handle);
+/* The handle NCCL gets for an event. */
+void *np_event_handle(const struct np_event *ev);
+void np_event_stop(struct np_event *ev);
+void np_event_state(struct np_event *ev, int state, const union np_state_args *a);
+
+/* String to id through a per-thread cache keyed by the string's address. */
+uint8_t np_func_id(const char *s);
+uint8_t np_dtype_id(const char *s);
+
+/* Shared by v4 and v5: fill an op record from NCCL's coll / p2p fields. */
+void np_fill_coll(struct np_event *ev, const struct np_coll *c);
+void np_fill_p2p(struct np_event *ev, const struct np_p2p *p);
+void np_fill_proxy_op(struct np_event *ev, const struct np_proxy_op *p);
+void np_fill_proxy_step(struct np_event *ev, int step);
+void np_fill_kernel_ch(struct np_event *ev, const struct np_kernel_ch *k);
+void np_fill_net(struct np_event *ev, const struct np_net_plugin *n);
+
+#endif
