@@ -9,6 +9,7 @@
 #include "analysis.h"
 #include "collect.h"
 #include "commands.h"
+#include "metrics_publish.h"
 #include "probe.h"
 
 #include <dirent.h>
@@ -35,6 +36,7 @@ struct agent_opts {
 	double min_period_s;
 	double nic_gbps;
 	int persist;
+	const char *listen; /* serve /metrics here */
 	struct ct_probe_config probe;
 };
 
@@ -71,6 +73,8 @@ static void usage(FILE *out)
 		"  --min-period S     shortest iteration claimed (default 10 burst gaps)\n"
 		"  --nic-gbps G       receivers' NIC rate for the cc section (default 100)\n"
 		"  --duration S       stop by itself after S seconds (as on SIGTERM)\n"
+		"  --listen ADDR:PORT serve Prometheus /metrics from each report (ADDR alone:\n"
+		"                     port 9464; :PORT: 127.0.0.1)\n"
 		"Needs CAP_BPF and CAP_NET_ADMIN (root) and a kernel with BTF.\n",
 		MAX_IFACES);
 }
@@ -131,6 +135,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 		{"min-period", required_argument, NULL, 'm'},
 		{"nic-gbps", required_argument, NULL, 'n'},
 		{"duration", required_argument, NULL, 'd'},
+		{"listen", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -227,6 +232,9 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 			if (number("--duration", optarg, 0, 1e9, &o->duration_s))
 				return -EINVAL;
 			break;
+		case 'M':
+			o->listen = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(CT_EXIT_OK);
@@ -275,7 +283,8 @@ static unsigned first_seq(const char *dir)
 }
 
 static int write_report(const struct agent_opts *o, const struct ct_knowledge *k,
-			struct ct_collect *col, const char *source, int final, unsigned seq)
+			struct ct_collect *col, const char *source, int final, unsigned seq,
+			struct ct_metrics_server *metrics)
 {
 	struct ct_report r = {0};
 	struct ct_analysis an = {0};
@@ -299,6 +308,8 @@ static int write_report(const struct agent_opts *o, const struct ct_knowledge *k
 		r.nic_gbps = o->nic_gbps;
 		r.error = final ? NULL : "interval report: the agent goes on";
 		r.host_json = host;
+		if (metrics && ct_metrics_publish_report(metrics, &r, NULL))
+			fprintf(stderr, "commtap agent: report %u: /metrics not updated\n", seq);
 		if (final)
 			snprintf(path, sizeof(path), "%s/commtap-report-final.json", o->report_dir);
 		else
@@ -334,6 +345,7 @@ int cmd_agent(int argc, char **argv)
 	struct ct_knowledge know = {0};
 	struct ct_probe *probes[MAX_IFACES] = {0};
 	struct ct_collect col = {0};
+	struct ct_metrics_server *metrics = NULL;
 	struct sigaction sa = {0};
 	char err[768], source[256] = "";
 	unsigned n = 0, seq;
@@ -344,6 +356,14 @@ int cmd_agent(int argc, char **argv)
 		return CT_EXIT_ERROR;
 	if (ct_knowledge_load("commtap agent", o.labels_path, o.profile_path, &know))
 		goto out;
+	if (o.listen) {
+		if (ct_metrics_server_start(o.listen, &metrics, err, sizeof(err))) {
+			fprintf(stderr, "commtap agent: --listen %s\n", err);
+			goto out;
+		}
+		fprintf(stderr, "commtap agent: serving /metrics on port %u\n",
+			ct_metrics_server_port(metrics));
+	}
 	for (; n < o.n_ifaces; n++) {
 		rc = ct_probe_open(o.ifaces[n], &o.probe, &probes[n], err, sizeof(err));
 		if (rc) {
@@ -387,17 +407,18 @@ int cmd_agent(int argc, char **argv)
 			break;
 		}
 		if (now_s() >= next) {
-			write_report(&o, &know, &col, source, 0, seq++);
+			write_report(&o, &know, &col, source, 0, seq++, metrics);
 			next += o.interval_s;
 		}
 	}
-	if (write_report(&o, &know, &col, source, 1, seq))
+	if (write_report(&o, &know, &col, source, 1, seq, metrics))
 		status = CT_EXIT_ERROR;
 out:
 	ct_collect_free(&col);
 	/* an agent that never started leaves nothing behind but what it took over */
 	for (unsigned i = 0; i < n; i++)
 		ct_probe_close(probes[i], o.persist && (started || ct_probe_resumed(probes[i])));
+	ct_metrics_server_stop(metrics);
 	ct_knowledge_free(&know);
 	return status;
 }

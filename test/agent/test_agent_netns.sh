@@ -104,8 +104,18 @@ final=$work/reports/commtap-report-final.json
 case $case_ in
 xdp) # into the interface that carries the XDP program (jumbo RoCE frames: xdp.frags)
 	synth "$work/roce.pcap" --noise
-	start_agent "$work/reports" --tcp-gap 10000
+	ip -n $nsb link set lo up
+	start_agent "$work/reports" --tcp-gap 10000 --listen 127.0.0.1:9464
 	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	# /metrics from the agent (inside its namespace's loopback) once a report has followed the replay
+	sleep 1.5
+	in_b curl -sf http://127.0.0.1:9464/metrics >"$work/metrics.txt" ||
+		fail "no /metrics from the agent"
+	grep -Eq '^commtap_packets_total [1-9]' "$work/metrics.txt" ||
+		fail "/metrics counts no packets"
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$work/metrics.txt" || fail "promtool rejects the agent's /metrics"
+	fi
 	stop_agent INT
 	compare "$work/roce.pcap.gap.json" "$final" --fields packets,bytes,messages,message_bytes,msg_size_hist,cnp,ecn_ce,retransmits
 	;;
