@@ -9,6 +9,7 @@
 #include "analysis.h"
 #include "collect.h"
 #include "commands.h"
+#include "gpu_link.h"
 #include "metrics_publish.h"
 #include "probe.h"
 
@@ -36,7 +37,8 @@ struct agent_opts {
 	double min_period_s;
 	double nic_gbps;
 	int persist;
-	const char *listen; /* serve /metrics here */
+	const char *listen;   /* serve /metrics here */
+	const char *gpu_dir;  /* the GPU rings (NCCL plugin, CUPTI) */
 	struct ct_probe_config probe;
 };
 
@@ -75,6 +77,10 @@ static void usage(FILE *out)
 		"  --duration S       stop by itself after S seconds (as on SIGTERM)\n"
 		"  --listen ADDR:PORT serve Prometheus /metrics from each report (ADDR alone:\n"
 		"                     port 9464; :PORT: 127.0.0.1)\n"
+		"  --gpu DIR          where the NCCL profiler plugin and the CUPTI library write\n"
+		"                     their rings (default $COMMTAP_GPU_RING_DIR, else /dev/shm);\n"
+		"                     when rings are there, the final report joins them (\"gpu\")\n"
+		"                     and commtap-labels.json is written beside it\n"
 		"Needs CAP_BPF and CAP_NET_ADMIN (root) and a kernel with BTF.\n",
 		MAX_IFACES);
 }
@@ -136,6 +142,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 		{"nic-gbps", required_argument, NULL, 'n'},
 		{"duration", required_argument, NULL, 'd'},
 		{"listen", required_argument, NULL, 'M'},
+		{"gpu", required_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -235,6 +242,9 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 		case 'M':
 			o->listen = optarg;
 			break;
+		case 'G':
+			o->gpu_dir = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(CT_EXIT_OK);
@@ -282,13 +292,37 @@ static unsigned first_seq(const char *dir)
 	return seq;
 }
 
+/*
+ * The GPU side, into the final report: the rings of the job's processes on
+ * this host (read once: reading consumes them), and the agent labels beside
+ * the report.
+ */
+static void gpu_join(const struct agent_opts *o, const struct ct_knowledge *k,
+		     struct ct_collect *col, const struct ct_report *r, char **gpu)
+{
+	const char *env = getenv("COMMTAP_GPU_RING_DIR");
+	const char *dir = o->gpu_dir ? o->gpu_dir : env && *env ? env : "/dev/shm";
+	char labels[4200], err[512] = "";
+	int rc;
+
+	snprintf(labels, sizeof(labels), "%s/commtap-labels.json", o->report_dir);
+	rc = ct_gpu_link(dir, k, r, &col->bursts, o->nic_gbps, labels, gpu, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "commtap agent: the GPU side is not in the report: %s\n", err);
+	else if (rc > 0)
+		fprintf(stderr, "commtap agent: GPU rings in %s joined; labels in %s\n", dir,
+			labels);
+	else if (o->gpu_dir)
+		fprintf(stderr, "commtap agent: --gpu %s: no rings there\n", dir);
+}
+
 static int write_report(const struct agent_opts *o, const struct ct_knowledge *k,
 			struct ct_collect *col, const char *source, int final, unsigned seq,
 			struct ct_metrics_server *metrics)
 {
 	struct ct_report r = {0};
 	struct ct_analysis an = {0};
-	char path[4096], *host = NULL;
+	char path[4096], *host = NULL, *gpu = NULL;
 	int rc;
 
 	rc = ct_collect_read(col, final);
@@ -308,6 +342,9 @@ static int write_report(const struct agent_opts *o, const struct ct_knowledge *k
 		r.nic_gbps = o->nic_gbps;
 		r.error = final ? NULL : "interval report: the agent goes on";
 		r.host_json = host;
+		if (final)
+			gpu_join(o, k, col, &r, &gpu);
+		r.gpu_json = gpu;
 		if (metrics && ct_metrics_publish_report(metrics, &r, NULL))
 			fprintf(stderr, "commtap agent: report %u: /metrics not updated\n", seq);
 		if (final)
@@ -328,6 +365,7 @@ static int write_report(const struct agent_opts *o, const struct ct_knowledge *k
 	ct_analysis_free(&an);
 	ct_flow_set_free(&r.flows);
 	free(host);
+	free(gpu);
 	return rc;
 }
 

@@ -432,6 +432,12 @@ int ct_report_write_json(const struct ct_report *r, FILE *out)
 		if (host)
 			json_object_object_add(root, "host", host);
 	}
+	if (r->gpu_json) {
+		json_object *gpu = json_tokener_parse(r->gpu_json);
+
+		if (gpu)
+			json_object_object_add(root, "gpu", gpu);
+	}
 
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 							    JSON_C_TO_STRING_NOSLASHESCAPE);

@@ -147,10 +147,19 @@ void ct_html_expected(FILE *out, const struct ct_view *v, const struct ct_html_e
 }
 
 /*
- * GPU time per iteration, when the report carries it: `gpu.iterations[]`
- * with `compute_s`, `comm_s` (seconds per class name), `overlap_s`,
- * `bubble_s`. Reports without GPU data get a line saying so.
+ * GPU time per iteration, when the report carries the agent's correlation
+ * (`gpu`, commtap.gpu/v1: `iterations[]` with `t_comp`, `t_<class>` in
+ * seconds for each class, `overlap` and `bubble`). Reports without GPU data
+ * get a line saying so.
  */
+static double gpu_comm(json_object *it, int cls)
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), "t_%s", ct_class_name(cls));
+	return ct_doc_num(it, key);
+}
+
 void ct_html_gpu(FILE *out, const struct ct_view *v)
 {
 	json_object *its = ct_doc_get(ct_doc_get(v->doc, "gpu"), "iterations");
@@ -166,24 +175,19 @@ void ct_html_gpu(FILE *out, const struct ct_view *v)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		json_object *it = ct_doc_at(its, i), *comm = ct_doc_get(it, "comm_s");
-		double t = ct_doc_num(it, "compute_s") + ct_doc_num(it, "bubble_s");
+		json_object *it = ct_doc_at(its, i);
+		double t = ct_doc_num(it, "t_comp") + ct_doc_num(it, "bubble");
 
-		if (json_object_is_type(comm, json_type_object)) {
-			json_object_object_foreach(comm, cls, sec)
-			{
-				(void)cls;
-				t += json_object_get_double(sec);
-			}
-		}
+		for (int c = 0; c < CT_CLASS_COUNT; c++)
+			t += gpu_comm(it, c);
 		longest = fmax(longest, t);
 	}
 	fprintf(out, "<svg class=\"gpu\" width=\"%d\" height=\"%zu\" role=\"img\">\n",
 		left + width + 20, n * row + 30);
 	for (size_t i = 0; i < n && longest > 0; i++) {
-		json_object *it = ct_doc_at(its, i), *comm = ct_doc_get(it, "comm_s");
+		json_object *it = ct_doc_at(its, i);
 		double x = left, y = (double)i * row + 4;
-		double parts[2] = {ct_doc_num(it, "compute_s"), ct_doc_num(it, "bubble_s")};
+		double parts[2] = {ct_doc_num(it, "t_comp"), ct_doc_num(it, "bubble")};
 
 		fprintf(out,
 			"<g class=\"gpu-iter\"><text x=\"%d\" y=\"%.0f\" text-anchor=\"end\">"
@@ -194,30 +198,27 @@ void ct_html_gpu(FILE *out, const struct ct_view *v)
 			"height=\"%d\" fill=\"#555\"/>",
 			x, y, width * parts[0] / longest, row - 6);
 		x += width * parts[0] / longest;
-		if (json_object_is_type(comm, json_type_object)) {
-			json_object_object_foreach(comm, cls, sec)
-			{
-				int c = ct_class_from_name(cls);
-				double w = width * json_object_get_double(sec) / longest;
+		for (int c = 0; c < CT_CLASS_COUNT; c++) {
+			double w = width * gpu_comm(it, c) / longest;
 
-				fprintf(out,
-					"<rect class=\"gpu-comm\" data-class=\"%s\" x=\"%.1f\" "
-					"y=\"%.0f\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>",
-					ct_class_name(c < 0 ? CT_CLASS_OTHER : c), x, y, w, row - 6,
-					ct_html_class_colour(c < 0 ? CT_CLASS_OTHER : c));
-				x += w;
-			}
+			if (!(w > 0))
+				continue;
+			fprintf(out,
+				"<rect class=\"gpu-comm\" data-class=\"%s\" x=\"%.1f\" "
+				"y=\"%.0f\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>",
+				ct_class_name(c), x, y, w, row - 6, ct_html_class_colour(c));
+			x += w;
 		}
 		fprintf(out,
 			"<rect class=\"gpu-bubble\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
 			"height=\"%d\" "
 			"fill=\"#ddd\"/>",
 			x, y, width * parts[1] / longest, row - 6);
-		if (ct_doc_num(it, "overlap_s") > 0)
+		if (ct_doc_num(it, "overlap") > 0)
 			fprintf(out,
 				"<rect class=\"gpu-overlap\" x=\"%d\" y=\"%.0f\" width=\"%.1f\" "
 				"height=\"3\" fill=\"#000\"/>",
-				left, y + row - 6, width * ct_doc_num(it, "overlap_s") / longest);
+				left, y + row - 6, width * ct_doc_num(it, "overlap") / longest);
 		fputs("</g>\n", out);
 	}
 	fputs("</svg><p>Grey: compute; colours: communication per class; light: bubble; black "

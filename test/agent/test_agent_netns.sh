@@ -5,7 +5,8 @@
 # compared with `commtap analyze` on the same capture.
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
-# CASE: xdp | tc | period | persist | ring | lru | errors
+# CASE: xdp | tc | period | persist | ring | lru | gpu | errors
+# (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
 
@@ -200,6 +201,32 @@ lru) # a tiny flow table: evictions reported, totals exact
 	compare "$work/roce.pcap.json" "$final" --totals-only
 	python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p=r['host']['probe']; print('evictions', p['evictions'], 'inserted', p['flows_inserted']); sys.exit(not (p['evictions'] > 0 and r['engine']['evicted_full'] == p['evictions'] and sum(f['packets'] for f in r['flows']) <= r['capture']['packets']))" "$final" ||
 		fail "no evictions reported with 16 entries for 76 flows"
+	;;
+gpu) # rings the NCCL profiler plugin wrote, joined in the final report
+	[ -x "${GPU_RINGS:-}" ] && [ -r "${NCCL_PLUGIN:-}" ] || skip "no ring writer or plugin"
+	mkdir -p "$work/rings"
+	COMMTAP_GPU_RING_DIR="$work/rings" "$GPU_RINGS" "$NCCL_PLUGIN" >"$work/rings.out" 2>&1 ||
+		{ cat "$work/rings.out"; fail "the plugin wrote no rings"; }
+	synth "$work/roce.pcap" --noise
+	start_agent "$work/reports" --gpu "$work/rings"
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	stop_agent INT
+	grep -q "GPU rings in $work/rings joined" "$work/agent.err" ||
+		{ cat "$work/agent.err"; fail "the agent did not join the rings"; }
+	python3 - "$final" <<'PY' || fail "the final report's gpu section"
+import json, sys
+gpu = json.load(open(sys.argv[1]))["gpu"]
+comms = {c["comm"]: c for c in gpu["communicators"]}
+print("gpu: %d ring(s), %d dropped, communicators %s" % (gpu["rings"], gpu["records_dropped"],
+      {h: (c["class"], c["nranks"], c["collectives"]) for h, c in comms.items()}))
+assert gpu["schema"] == "commtap.gpu/v1" and gpu["rings"] >= 1 and gpu["records_dropped"] == 0
+assert comms["0xd0d0"]["collectives"] == 6 and comms["0x7070"]["collectives"] == 6
+assert comms["0x7070"]["class"] == "TP", "a communicator inside one node is TP"
+assert "clocks" in gpu and "sync" in gpu["clocks"]
+PY
+	# the labels beside the report load in analyze
+	"$commtap" analyze --labels "$work/reports/commtap-labels.json" --json /dev/null \
+		"$work/roce.pcap" || fail "commtap analyze rejects the agent's labels"
 	;;
 errors) # the loader's error paths
 	out=$(in_b "$commtap" agent --iface nosuch$id --duration 1 2>&1) && fail "agent accepted a missing interface"

@@ -135,10 +135,10 @@ static void test_html_gpu_bars(void **state)
 {
 	static const char *const doc_text =
 		"{\"schema\":\"commtap.report/v1\",\"flows\":[],\"gpu\":{\"iterations\":["
-		"{\"compute_s\":0.03,\"comm_s\":{\"PP\":0.002,\"DP\":0.004},\"overlap_s\":0.001,"
-		"\"bubble_s\":0.01},{\"compute_s\":0.031,\"comm_s\":{\"PP\":0.002},\"bubble_s\":0."
+		"{\"t_comp\":0.03,\"t_PP\":0.002,\"t_DP\":0.004,\"overlap\":0.001,"
+		"\"bubble\":0.01},{\"t_comp\":0.031,\"t_PP\":0.002,\"bubble\":0."
 		"01},"
-		"{\"compute_s\":0.029,\"comm_s\":{\"TP\":0.005},\"bubble_s\":0.012}]}}";
+		"{\"t_comp\":0.029,\"t_TP\":0.005,\"bubble\":0.012}]}}";
 	json_object *doc = json_tokener_parse(doc_text);
 	char *page, *at;
 	size_t len, groups = 0, comm = 0;
@@ -212,7 +212,7 @@ static void test_odd_documents(void **state)
 		"\"periodicity\":{\"first_bursts\":[1,[1],[\"a\",2]],\"period_s\":\"q\"},"
 		"\"msg_size_hist\":{\"zz\":3,\"18446744073709551615\":1,\"64\":-4}},"
 		"{\"transport\":\"roce\",\"src\":\"::1\",\"dst\":\"10.0.0.1\",\"reverse\":99,"
-		"\"class\":\"PP\",\"bytes\":1e30}],\"gpu\":{\"iterations\":[{},{\"comm_s\":{\"ZZ\":"
+		"\"class\":\"PP\",\"bytes\":1e30}],\"gpu\":{\"iterations\":[{},{\"t_PP\":{\"ZZ\":"
 		"1}}]}}";
 	json_object *docs[2], *m;
 	const char *names[2] = {"odd", "odd2"};

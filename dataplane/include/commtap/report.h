@@ -29,6 +29,8 @@ struct ct_report {
 	double nic_gbps; /* receivers' NIC rate, for the cc section */
 	/* optional JSON object text written as "host" (the agent: probe and RDMA counters) */
 	const char *host_json;
+	/* optional JSON object text written as "gpu" (the agent: commtap.gpu/v1) */
+	const char *gpu_json;
 };
 
 /* Write the JSON report. Returns 0 or a negative errno. */
