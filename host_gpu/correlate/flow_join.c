@@ -255,6 +255,50 @@ static void join_ops(struct gc_job *j, const struct gc_flows *f, uint64_t slack)
 	free(idx);
 }
 
+/*
+ * No process is known for the flow (no QP map, no socket: a host without
+ * RDMA resource tracking, traffic seen from a mirror port): the
+ * communicator spanning nodes whose operation windows hold most of its
+ * packets, if they hold at least half of them. Weaker than the owner's
+ * link, so only where that is missing.
+ */
+static int best_comm_by_time(const struct gc_job *j, const struct gc_flows *f, size_t fi,
+			     uint64_t slack, struct window *w, uint64_t *payload_out)
+{
+	uint64_t best = 0, total = 0;
+	int pick = -1;
+
+	for (size_t i = 0; i < f->n_pkts; i++)
+		if (f->pkts[i].flow == fi)
+			total += (uint64_t)f->pkts[i].bytes + 1;
+	for (size_t ci = 0; ci < j->n_comms && total; ci++) {
+		uint64_t b, payload;
+		size_t nw;
+
+		if (j->comms[ci].n_nodes == 1)
+			continue;
+		nw = comm_windows(j, ci, slack, w);
+		b = bytes_inside(f, fi, w, nw, &payload);
+		if (b > best) {
+			best = b;
+			pick = (int)ci;
+			*payload_out = payload;
+		}
+	}
+	return 2 * best >= total ? pick : -1;
+}
+
+/* Whether the job knows the process of the flow's traffic (a QP or a socket). */
+static bool flow_has_owner(const struct gc_job *j, const struct gc_flow *fl)
+{
+	for (size_t q = 0; q < (fl->tcp ? j->n_socks : j->n_qps); q++)
+		if (fl->tcp ? j->socks[q].lport == fl->sport &&
+				      (!j->socks[q].rport || j->socks[q].rport == fl->dport)
+			    : j->qps[q].rqpn == fl->qpn)
+			return true;
+	return false;
+}
+
 size_t gc_join(struct gc_job *j, struct gc_flows *f, uint64_t slack_ns)
 {
 	struct window *w = malloc((j->n_ops + 1) * sizeof(*w));
@@ -274,6 +318,8 @@ size_t gc_join(struct gc_job *j, struct gc_flows *f, uint64_t slack_ns)
 		fl->comm = -1;
 		for (uint64_t s = slack_ns, k = 0; k < 3 && fl->comm < 0; k++, s *= 10)
 			fl->comm = best_comm(j, f, fi, s, w, &payload);
+		if (fl->comm < 0 && !flow_has_owner(j, fl))
+			fl->comm = best_comm_by_time(j, f, fi, slack_ns, w, &payload);
 		if (fl->comm >= 0) {
 			fl->cls = j->comms[fl->comm].cls;
 			fl->joined_bytes = payload;

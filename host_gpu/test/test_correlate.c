@@ -486,9 +486,69 @@ static void test_proc_tcp_line(void **state)
 			 -EINVAL);
 }
 
+/*
+ * Without a QP map or sockets (a host without RDMA resource tracking): the
+ * flows are linked by time alone, to the cross-node communicator whose
+ * operations hold most of their packets. Most of host 0's bytes must be
+ * linked, and nearly all of those to a communicator of their true class.
+ */
+static void test_synth_job_by_time(void **state)
+{
+	json_object *flows;
+	struct gc_job job;
+	struct gc_flows fl;
+	char err[256], path[512];
+	uint64_t total = 0, linked = 0, right = 0;
+
+	(void)state;
+	for (unsigned r = 0; r < prof.gpus; r++)
+		if (prof.rank_host[r] == 0)
+			write_rank_rings(r);
+	gc_job_init(&job);
+	assert_true(gc_job_read_dir(&job, dir) > 0);
+	gc_job_finish(&job);
+	gc_classify(&job, &prof, &pred);
+	snprintf(path, sizeof(path), "%s/job.pcap", dir);
+	assert_int_equal(gc_flows_read_pcap(&fl, path, &local, err, sizeof(err)), 0);
+	gc_join(&job, &fl, 1000000);
+	assert_true(json_object_object_get_ex(truth, "flows", &flows));
+	for (size_t i = 0; i < fl.n; i++) {
+		const struct gc_flow *g = &fl.v[i];
+		const char *cls = NULL;
+
+		for (size_t k = 0; k < json_object_array_length(flows) && !cls; k++) {
+			json_object *f = json_object_array_get_idx(flows, k);
+			struct ct_addr src, dst;
+
+			if (ct_addr_parse(jstr(f, "src"), &src) || ct_addr_parse(jstr(f, "dst"), &dst) ||
+			    memcmp(&src, &g->src, sizeof(src)) || memcmp(&dst, &g->dst, sizeof(dst)))
+				continue;
+			if (g->tcp ? jint(f, "sport") == g->sport && jint(f, "dport") == g->dport
+				   : jint(f, "qpn") == (int64_t)g->qpn)
+				cls = jstr(f, "class");
+		}
+		if (!cls || !strcmp(cls, "Other"))
+			continue;
+		total += g->bytes;
+		if (g->comm < 0)
+			continue;
+		linked += g->bytes;
+		right += !strcmp(cls, ct_class_name(g->cls)) ? g->bytes : 0;
+	}
+	printf("by time: %.0f%% of host 0's bytes linked, %.0f%% of those to their class\n",
+	       100.0 * (double)linked / (double)(total ? total : 1),
+	       100.0 * (double)right / (double)(linked ? linked : 1));
+	assert_true(total > 0);
+	assert_true(2 * linked >= total);
+	assert_true(10 * right >= 9 * linked);
+	gc_flows_free(&fl);
+	gc_job_free(&job);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(test_synth_job),
+					   cmocka_unit_test(test_synth_job_by_time),
 					   cmocka_unit_test(test_proc_tcp_line)};
 	int rc;
 
