@@ -11,7 +11,7 @@
 #include <commtap/flow_set.h>
 #include <commtap/report.h>
 
-#include "model.h"
+#include "knowledge.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -39,16 +39,6 @@ struct analyze_opts {
 	const char *report_dir;
 	const char *labels_path;
 	const char *profile_path;
-};
-
-/* What classification knows besides the traffic: labels and a profile's expectation. */
-struct knowledge {
-	struct ct_labels labels;
-	struct ct_profile profile;
-	struct ct_prediction prediction;
-	struct ct_expect_xfer *xfers;
-	struct ct_class_expect expect;
-	int have_profile;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -314,78 +304,6 @@ static int write_reports(const struct analyze_opts *o, const struct ct_report *r
 	return err ? -EIO : 0;
 }
 
-/* Load the labels and the profile named on the command line; errors are reported here. */
-static int knowledge_load(const struct analyze_opts *o, struct knowledge *k)
-{
-	char err[768];
-	int rc;
-
-	if (o->labels_path) {
-		rc = ct_labels_load(o->labels_path, &k->labels, err, sizeof(err));
-		if (rc) {
-			fprintf(stderr, "commtap analyze: --labels %s\n", err);
-			return rc;
-		}
-	}
-	if (!o->profile_path)
-		return 0;
-	rc = ct_profile_load(o->profile_path, &k->profile, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "commtap analyze: --profile %s\n", err);
-		return rc;
-	}
-	k->have_profile = 1;
-	rc = ct_predict(&k->profile, &k->prediction);
-	if (rc) {
-		fprintf(stderr, "commtap analyze: --profile %s: cannot predict its traffic: %s\n",
-			o->profile_path, strerror(-rc));
-		return rc;
-	}
-	k->xfers = calloc(k->prediction.n_xfers + 1, sizeof(*k->xfers));
-	if (!k->xfers)
-		return -ENOMEM;
-	/* the transfers that cross a NIC, placed in the iteration */
-	for (size_t i = 0; i < k->prediction.n_xfers; i++) {
-		const struct ct_transfer *x = &k->prediction.xfers[i];
-		double t = k->prediction.t_iter;
-
-		if (x->src_host == x->dst_host)
-			continue;
-		k->xfers[k->expect.n_xfers++] = (struct ct_expect_xfer){
-			.src_rank = x->src_rank,
-			.dst_rank = x->dst_rank,
-			.src_host = x->src_host,
-			.dst_host = x->dst_host,
-			.cls = x->cls,
-			.phase_start = x->start / t,
-			.phase_end = (x->start + x->duration) / t,
-			.bytes = (double)x->bytes,
-		};
-	}
-	k->expect.profile = k->profile.name;
-	k->expect.hosts = k->profile.hosts;
-	k->expect.host_addr = k->profile.host_addr;
-	k->expect.xfers = k->xfers;
-	return 0;
-}
-
-static void knowledge_free(struct knowledge *k)
-{
-	ct_labels_free(&k->labels);
-	free(k->xfers);
-	if (k->have_profile) {
-		ct_prediction_free(&k->prediction);
-		ct_profile_free(&k->profile);
-	}
-}
-
-static int classify(const struct knowledge *k, const struct ct_flow_set *set,
-		    const struct ct_periodicity *per, struct ct_classification *out)
-{
-	return ct_classify(set, per, k->labels.n ? &k->labels : NULL,
-			   k->have_profile ? &k->expect : NULL, out);
-}
-
 struct interval_ctx {
 	struct ct_flow_set *set;
 	int err;
@@ -437,7 +355,7 @@ static int write_interval_report(const struct analyze_opts *o, const struct know
 		ct_flow_set_pair(&set, cm, n_cm);
 		err = ct_periodicity_compute(&set, &window, o->min_period_s, &per);
 	}
-	err = err ?: classify(k, &set, &per, &classes);
+	err = err ?: knowledge_classify(k, &set, &per, &classes);
 	if (!err) {
 		r.flows = set;
 		r.periodicity = &per;
@@ -485,7 +403,7 @@ int cmd_analyze(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return CT_EXIT_ERROR;
-	if (knowledge_load(&o, &know))
+	if (knowledge_load("commtap analyze", o.labels_path, o.profile_path, &know))
 		goto cleanup;
 	rc = ct_capture_open(o.capture, &cap, err, sizeof(err));
 	if (rc) {
@@ -535,16 +453,8 @@ int cmd_analyze(int argc, char **argv)
 	ct_engine_get_counters(engine, &report.counters);
 	n_cm = ct_engine_cm_events(engine, &cm);
 	report.flows = got.flows;
-	ct_flow_set_sort(&report.flows);
-	ct_flow_set_pair(&report.flows, cm, n_cm);
-	if (ct_periodicity_compute(&report.flows, &got.bursts, o.min_period_s, &periodicity))
-		fprintf(stderr, "commtap analyze: out of memory: the report has no periodicity\n");
-	else
-		report.periodicity = &periodicity;
-	if (classify(&know, &report.flows, report.periodicity, &classes))
-		fprintf(stderr, "commtap analyze: out of memory: the report has no classes\n");
-	else
-		report.classes = &classes;
+	knowledge_complete_report("commtap analyze", &know, &report, &got.bursts, cm, n_cm,
+				  o.min_period_s, &periodicity, &classes);
 	report.nic_gbps = o.nic_gbps;
 	report.source = o.capture;
 	report.source_kind = "pcap";
