@@ -13,6 +13,8 @@ top=$(pwd)
 # Debian packages the build and the tests need.
 PACKAGES="gcc clang llvm libclang-rt-14-dev meson ninja-build pkg-config python3
 libpcap-dev libjson-c-dev libcmocka-dev libfftw3-dev tshark wireshark-common"
+# commtap-mirror (DPDK) and its live-mirror test
+PACKAGES="$PACKAGES libdpdk-dev dpdk iproute2"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then
