@@ -84,6 +84,7 @@ struct mirror {
 	const char *mode; /* "rss", "software distribution", "single queue" */
 	unsigned n_workers;
 	uint16_t n_queues;
+	int started; /* the port: stop it at the end */
 	struct mirror_worker *workers;
 	struct rte_mempool *pool;
 	int ts_dynfield; /* offset of the RX timestamp, or -1 */

@@ -356,7 +356,8 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 	m->pool = rte_pktmbuf_pool_create("commtap-mbufs", POOL_MBUFS, 256, 0, MBUF_DATA_ROOM,
 					  socket);
 	if (!m->pool) {
-		fprintf(stderr, "commtap-mirror: cannot create the mbuf pool on socket %d: %s\n",
+		fprintf(stderr, "commtap-mirror: cannot create the mbuf pool on socket %d: %s (give EAL "
+			"more memory with -m or hugepages)\n",
 			socket, rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
@@ -374,6 +375,7 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 			strerror(-rc));
 		return rc;
 	}
+	m->started = 1;
 	rc = rte_eth_promiscuous_enable(m->port);
 	if (rc && rc != -ENOTSUP)
 		fprintf(stderr, "commtap-mirror: port %u: promiscuous mode: %s (going on)\n",
@@ -608,10 +610,10 @@ int main(int argc, char **argv)
 	if (m->o.bench)
 		print_bench(m);
 out:
-	if (rte_eth_dev_is_valid_port(m->port)) {
+	if (m->started)
 		rte_eth_dev_stop(m->port);
+	if (rte_eth_dev_is_valid_port(m->port))
 		rte_eth_dev_close(m->port);
-	}
 	for (unsigned i = 0; m->workers && i < m->n_workers; i++) {
 		ct_engine_destroy(m->workers[i].engine);
 		ct_snapshot_free(&m->workers[i].snap);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void usage(FILE *out)
@@ -186,10 +188,19 @@ int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o)
 		fprintf(stderr, "commtap-mirror: --interval needs --report-dir\n");
 		return -EINVAL;
 	}
-	if (o->report_dir && access(o->report_dir, W_OK)) {
-		fprintf(stderr, "commtap-mirror: --report-dir %s: %s\n", o->report_dir,
-			strerror(errno));
-		return -EINVAL;
+	if (o->report_dir) {
+		struct stat st;
+
+		if (stat(o->report_dir, &st) || access(o->report_dir, W_OK)) {
+			fprintf(stderr, "commtap-mirror: --report-dir %s: %s\n", o->report_dir,
+				strerror(errno));
+			return -EINVAL;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "commtap-mirror: --report-dir %s: not a directory\n",
+				o->report_dir);
+			return -EINVAL;
+		}
 	}
 	if (!o->min_period_s)
 		o->min_period_s = 10 * (double)o->burst_gap_ns / 1e9;
