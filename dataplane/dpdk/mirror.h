@@ -35,6 +35,7 @@ struct mirror_opts {
 	int bare;		  /* receive and free, no engine (benchmark baseline) */
 	int bench;		  /* print rates and engine cost at the end */
 	int no_rss;		  /* force the software distribution mode */
+	int wait_on_full;	  /* the distributor waits for room in a full ring (replays) */
 };
 
 /* How a worker gets its packets. */
@@ -57,7 +58,8 @@ struct mirror_worker {
 	volatile uint64_t ring_drops; /* distributor: packets a full ring refused */
 	volatile uint64_t duplicates;
 	volatile uint64_t last_rx_tsc;
-	uint64_t feed_cycles, fed; /* --bench: cycles inside ct_engine_feed */
+	volatile uint64_t last_poll_tsc; /* idle is judged by the worker's own polls */
+	uint64_t feed_cycles, fed;	 /* --bench: cycles inside ct_engine_feed */
 	uint64_t first_rx_tsc;
 	/* snapshot handshake: the main lcore bumps snap_req, the worker answers */
 	volatile uint32_t snap_req, snap_done;

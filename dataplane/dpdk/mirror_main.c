@@ -151,6 +151,9 @@ static void distribute(struct mirror_worker *w, struct rte_mbuf **mb, unsigned n
 			continue;
 		sent = rte_ring_enqueue_burst(m->workers[t + 1].ring, (void **)out[t], cnt[t],
 					      NULL);
+		while (m->o.wait_on_full && sent < cnt[t] && !workers_quit)
+			sent += rte_ring_enqueue_burst(m->workers[t + 1].ring,
+						       (void **)out[t] + sent, cnt[t] - sent, NULL);
 		if (sent < cnt[t]) {
 			w->ring_drops += cnt[t] - sent;
 			rte_pktmbuf_free_bulk(out[t] + sent, cnt[t] - sent);
@@ -192,6 +195,8 @@ static unsigned poll_once(struct mirror_worker *w)
 			process(w, mb, n);
 	}
 	answer(w);
+	if (!n)
+		w->last_poll_tsc = rte_rdtsc();
 	return n;
 }
 
@@ -356,7 +361,8 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 	m->pool = rte_pktmbuf_pool_create("commtap-mbufs", POOL_MBUFS, 256, 0, MBUF_DATA_ROOM,
 					  socket);
 	if (!m->pool) {
-		fprintf(stderr, "commtap-mirror: cannot create the mbuf pool on socket %d: %s (give EAL "
+		fprintf(stderr,
+			"commtap-mirror: cannot create the mbuf pool on socket %d: %s (give EAL "
 			"more memory with -m or hugepages)\n",
 			socket, rte_strerror(rte_errno));
 		return -ENOMEM;
@@ -514,6 +520,7 @@ int main(int argc, char **argv)
 	char path[4096];
 	int sep = argc, rc, socket, status = 1, inline_worker;
 	uint64_t next_report = 0, now, last;
+	int idle;
 	struct timespec rt;
 
 	for (int i = 1; i < argc; i++)
@@ -584,12 +591,22 @@ int main(int argc, char **argv)
 			m->seq++;
 			next_report += (uint64_t)(m->o.interval_s * (double)m->tsc_hz);
 		}
-		last = m->start_tsc;
-		for (unsigned i = 0; i < m->n_workers; i++)
-			if (m->workers[i].last_rx_tsc > last)
-				last = m->workers[i].last_rx_tsc;
-		if (m->o.exit_on_idle_s &&
-		    now - last > (uint64_t)(m->o.exit_on_idle_s * (double)m->tsc_hz))
+		/*
+		 * Idle: every worker polled without a packet for the whole span, by
+		 * its own clock readings, so a descheduled worker is not idle.
+		 */
+		idle = m->o.exit_on_idle_s > 0;
+		for (unsigned i = 0; i < m->n_workers && idle; i++) {
+			const struct mirror_worker *w = &m->workers[i];
+
+			last = w->last_rx_tsc > m->start_tsc ? w->last_rx_tsc : m->start_tsc;
+			if (w->role == ROLE_RING)
+				continue; /* its queue is the distributor's */
+			idle = w->last_poll_tsc > last &&
+			       w->last_poll_tsc - last >
+				       (uint64_t)(m->o.exit_on_idle_s * (double)m->tsc_hz);
+		}
+		if (idle)
 			break;
 		if (m->o.duration_s &&
 		    now - m->start_tsc > (uint64_t)(m->o.duration_s * (double)m->tsc_hz))

@@ -33,7 +33,12 @@ static void usage(FILE *out)
 		"                     (a session mirroring both ends of a link)\n"
 		"  --exit-on-idle S   stop after S seconds without a packet (end of a replay)\n"
 		"  --duration S       stop after S seconds\n"
+		"  --wait-on-full     the distributing core waits for room in a full worker ring\n"
+		"                     instead of dropping (replays, where nothing is lost "
+		"upstream)\n"
 		"  --no-rss           one RX core hashing flows to worker rings even with RSS\n"
+		"  --wait-on-full     that core waits for room in a full ring instead of dropping\n"
+		"                     (replays, where nothing is lost upstream)\n"
 		"  --bare             receive and free without the engine (benchmark baseline)\n"
 		"  --bench            print Mpps per core and the engine's ns/packet at the end\n");
 }
@@ -73,6 +78,7 @@ int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o)
 		{"exit-on-idle", required_argument, NULL, 'e'},
 		{"duration", required_argument, NULL, 't'},
 		{"no-rss", no_argument, NULL, 'R'},
+		{"wait-on-full", no_argument, NULL, 'W'},
 		{"bare", no_argument, NULL, 'B'},
 		{"bench", no_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
@@ -90,7 +96,7 @@ int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c != 'h' && c != 'R' && c != 'B' && c != 'X' && !optarg)
+		if (c != 'h' && c != 'R' && c != 'B' && c != 'X' && c != 'W' && !optarg)
 			c = '?';
 		switch (c) {
 		case 'p':
@@ -162,6 +168,9 @@ int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o)
 			break;
 		case 'R':
 			o->no_rss = 1;
+			break;
+		case 'W':
+			o->wait_on_full = 1;
 			break;
 		case 'B':
 			o->bare = 1;

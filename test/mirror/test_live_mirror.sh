@@ -75,6 +75,18 @@ import socket
 s = socket.create_connection(("198.18.1.2", 5001)); s.sendall(bytes(2000000)); s.close()' || exit 1
 wait "$spid"
 sleep 1
+# live counters through rte_telemetry while it runs
+python3 - "/var/run/dpdk/ct-mir-$sfx/dpdk_telemetry.v2" <<'PY' || exit 1
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.recv(1024)
+s.send(b"/commtap/counters")
+c = json.loads(s.recv(16384))["/commtap/counters"]
+ok = c["roce_packets"] == 420 and c["tcp_packets"] > 0
+print(("ok  " if ok else "FAIL"), "telemetry /commtap/counters:", c)
+sys.exit(0 if ok else 1)
+PY
 kill -TERM "$mpid"
 wait "$mpid"
 rc=$?

@@ -16,11 +16,11 @@ if ! "$mirror" --no-huge -m 256 --no-pci --file-prefix "ct-mirror-$$" -l 0 --vde
 fi
 
 fail=0
-check() { # name pcap lcores [analyze/mirror extra options]
+check() { # name pcap "EAL core options" [analyze/mirror extra options]
 	local name=$1 pcap=$2 lcores=$3
 	shift 3
 	"$commtap" analyze "$pcap" --json "$tmp/$name.analyze.json" "$@" || { echo "FAIL $name: analyze"; fail=1; return; }
-	if ! timeout 120 "$mirror" --no-huge -m 512 --no-pci --file-prefix "ct-mirror-$$" -l "$lcores" \
+	if ! timeout 120 "$mirror" --no-huge -m 1024 --no-pci --file-prefix "ct-mirror-$$" $lcores \
 		--vdev "net_pcap0,rx_pcap=$pcap" -- --exit-on-idle 0.5 \
 		--json "$tmp/$name.mirror.json" "$@" 2>"$tmp/$name.err"; then
 		echo "FAIL $name: commtap-mirror: $(tail -1 "$tmp/$name.err")"
@@ -42,11 +42,45 @@ check() { # name pcap lcores [analyze/mirror extra options]
 	--scale 0.01 >/dev/null || exit 1
 "$commtap" synth "$profiles/ddp-resnet50-32gpu.json" -o "$tmp/tcp.pcap" --iterations 3 \
 	--transport tcp --scale 0.02 >/dev/null || exit 1
-check ddp-inline "$tmp/ddp.pcap" 0
-check ddp-worker "$tmp/ddp.pcap" 0-1
-check ddp-profile "$tmp/ddp.pcap" 0-1 --profile "$profiles/ddp-resnet50-32gpu.json"
-check gpt "$tmp/gpt.pcap" 0-1 --profile "$profiles/gpt-1.5b-custom.json"
-check tcp "$tmp/tcp.pcap" 0-1
+check ddp-inline "$tmp/ddp.pcap" "-l 0"
+check ddp-worker "$tmp/ddp.pcap" "-l 0-1"
+check ddp-profile "$tmp/ddp.pcap" "-l 0-1" --profile "$profiles/ddp-resnet50-32gpu.json"
+check gpt "$tmp/gpt.pcap" "-l 0-1" --profile "$profiles/gpt-1.5b-custom.json"
+check tcp "$tmp/tcp.pcap" "-l 0-1"
+
+# software distribution (one RX lcore hashing to two engine lcores; lcores
+# share the CPUs here), with cumulative interval reports into a directory
+"$commtap" analyze "$tmp/ddp.pcap" --json "$tmp/dist.analyze.json"
+mkdir "$tmp/rd"
+if timeout 120 "$mirror" --no-huge -m 1024 --no-pci --file-prefix "ct-mirror-$$" \
+	--lcores 0@0,1@1,2@1,3@0 --vdev "net_pcap0,rx_pcap=$tmp/ddp.pcap" -- --exit-on-idle 0.5 \
+	--wait-on-full --interval 0.1 --report-dir "$tmp/rd" 2>"$tmp/dist.err" &&
+	python3 "$compare" "$tmp/dist.analyze.json" "$tmp/rd/commtap-report-final.json" >"$tmp/dist.cmp" &&
+	python3 - "$tmp/rd" <<'PY'
+import glob, json, os, sys
+d = sys.argv[1]
+final = json.load(open(os.path.join(d, "commtap-report-final.json")))
+assert final["mirror"]["mode"] == "software distribution", final["mirror"]["mode"]
+assert final["mirror"]["final"] is True
+assert not glob.glob(os.path.join(d, "*.tmp")), "a report left half written"
+inter = sorted(glob.glob(os.path.join(d, "commtap-report-0*.json")))
+assert inter, "no interval report"
+last = 0
+for p in inter:
+    r = json.load(open(p))
+    assert r["mirror"]["final"] is False
+    assert r["capture"]["packets"] >= last, "interval reports are not cumulative"
+    last = r["capture"]["packets"]
+assert last <= final["capture"]["packets"]
+print(f"{len(inter)} interval reports, cumulative")
+PY
+then
+	echo "ok   ddp-distribution: $(tail -1 "$tmp/dist.cmp")"
+else
+	echo "FAIL ddp-distribution:"
+	cat "$tmp/dist.err" "$tmp/dist.cmp" 2>/dev/null
+	fail=1
+fi
 
 # a comparison that must fail: another capture
 "$commtap" analyze "$tmp/gpt.pcap" --json "$tmp/other.json"
@@ -58,7 +92,7 @@ fi
 if [ -d "$shared" ]; then
 	for p in "$shared"/*.pcap "$shared"/*.pcapng; do
 		[ -f "$p" ] || continue
-		check "shared-$(basename "$p")" "$p" 0-1
+		check "shared-$(basename "$p")" "$p" "-l 0-1"
 	done
 else
 	echo "note: $shared absent: the real captures were not replayed"
