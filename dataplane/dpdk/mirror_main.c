@@ -70,7 +70,7 @@ static int is_duplicate(const struct mirror *m, struct mirror_worker *w, const u
 
 	if ((*slot >> 32) == (dg >> 32) &&
 	    ((t - *slot) & 0xffffffffu) <= (m->o.dedup_window_ns >> 10) + 1) {
-		*slot = entry;
+		*slot = 0; /* one copy per packet: the next identical packet is new */
 		return 1;
 	}
 	*slot = entry;

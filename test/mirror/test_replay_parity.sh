@@ -82,6 +82,41 @@ else
 	fail=1
 fi
 
+# de-duplication: every frame twice (a session mirroring both ends of a link,
+# the second copy one hop on: TTL one less, checksum changed) reads as the
+# original with --dedup
+python3 - "$tmp/ddp.pcap" "$tmp/twice.pcap" <<'PY'
+import struct, sys
+src = open(sys.argv[1], "rb").read()
+out = [src[:24]]
+little = src[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1")
+fmt = "<IIII" if little else ">IIII"
+off = 24
+while off + 16 <= len(src):
+    sec, frac, caplen, wirelen = struct.unpack(fmt, src[off:off + 16])
+    frame = src[off + 16:off + 16 + caplen]
+    out.append(src[off:off + 16 + caplen])
+    other = bytearray(frame)
+    if len(other) > 26 and other[12:14] == b"\x08\x00":
+        other[22] = (other[22] - 1) & 0xff  # TTL
+        other[24] ^= 0x5a                   # header checksum
+    out.append(struct.pack(fmt, sec, frac, caplen, wirelen) + bytes(other))
+    off += 16 + caplen
+open(sys.argv[2], "wb").write(b"".join(out))
+PY
+"$commtap" analyze "$tmp/ddp.pcap" --json "$tmp/dedup.analyze.json"
+if timeout 120 "$mirror" --no-huge -m 1024 --no-pci --file-prefix "ct-mirror-$$" -l 0-1 \
+	--vdev "net_pcap0,rx_pcap=$tmp/twice.pcap" -- --exit-on-idle 0.5 --dedup 50 \
+	--json "$tmp/dedup.mirror.json" 2>"$tmp/dedup.err" &&
+	python3 "$compare" "$tmp/dedup.analyze.json" "$tmp/dedup.mirror.json" >"$tmp/dedup.cmp" &&
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); d=r["mirror"]["duplicates_dropped"]; assert d == r["capture"]["packets"], d' "$tmp/dedup.mirror.json"; then
+	echo "ok   dedup: $(tail -1 "$tmp/dedup.cmp")"
+else
+	echo "FAIL dedup:"
+	cat "$tmp/dedup.err" "$tmp/dedup.cmp" 2>/dev/null
+	fail=1
+fi
+
 # a comparison that must fail: another capture
 "$commtap" analyze "$tmp/gpt.pcap" --json "$tmp/other.json"
 if python3 "$compare" "$tmp/other.json" "$tmp/ddp-worker.mirror.json" >/dev/null; then
