@@ -18,6 +18,8 @@ libbpf-dev bpftool libxdp-dev xdp-tools tcpreplay iproute2"
 PACKAGES="$PACKAGES libmicrohttpd-dev prometheus curl chromium"
 # host_gpu/: the RDMA QP map (netlink) needs libmnl.
 PACKAGES="$PACKAGES libmnl-dev"
+# commtap-mirror (DPDK) and its live-mirror test
+PACKAGES="$PACKAGES libdpdk-dev dpdk"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then

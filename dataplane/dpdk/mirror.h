@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * commtap-mirror: a DPDK port's traffic (a switch's mirror session) through
+ * one commtap engine per worker core, reported like `commtap analyze`.
+ */
+#ifndef COMMTAP_MIRROR_H
+#define COMMTAP_MIRROR_H
+
+#include <stdint.h>
+
+#include <rte_ring.h>
+
+#include <commtap/dataplane.h>
+#include <commtap/snapshot.h>
+
+#define MIRROR_WORKERS_DIST 64
+#define MIRROR_BURST	    64
+
+struct mirror_opts {
+	uint16_t port;
+	double interval_s;	/* 0: only a final report */
+	const char *report_dir; /* interval and final reports */
+	const char *json_path;	/* the final report also here */
+	const char *profile_path;
+	const char *labels_path;
+	size_t memory_budget; /* per engine */
+	uint64_t idle_timeout_ns;
+	uint64_t tcp_msg_gap_ns;
+	uint64_t burst_gap_ns;
+	double min_period_s;
+	double nic_gbps;
+	double exit_on_idle_s;	  /* stop after this long without a packet; 0 never */
+	double duration_s;	  /* stop after this long; 0 never */
+	uint64_t dedup_window_ns; /* 0: no de-duplication */
+	int bare;		  /* receive and free, no engine (benchmark baseline) */
+	int bench;		  /* print rates and engine cost at the end */
+	int no_rss;		  /* force the software distribution mode */
+	int wait_on_full;	  /* the distributor waits for room in a full ring (replays) */
+};
+
+/* How a worker gets its packets. */
+enum mirror_role {
+	ROLE_QUEUE,	  /* polls an RX queue and feeds its engine */
+	ROLE_DISTRIBUTOR, /* polls the single RX queue, hashes flows to the workers' rings */
+	ROLE_RING,	  /* feeds its engine from its ring */
+};
+
+#define DEDUP_SLOTS 65536
+
+struct mirror_worker {
+	unsigned lcore;
+	enum mirror_role role;
+	uint16_t queue;
+	struct rte_ring *ring;	  /* ROLE_RING: filled by the distributor */
+	struct ct_engine *engine; /* NULL for the distributor and in bare mode */
+	/* written by this worker only */
+	volatile uint64_t rx_packets, rx_bytes;
+	volatile uint64_t ring_drops; /* distributor: packets a full ring refused */
+	volatile uint64_t duplicates;
+	volatile uint64_t last_rx_tsc;
+	volatile uint64_t last_poll_tsc; /* idle is judged by the worker's own polls */
+	uint64_t feed_cycles, fed;	 /* --bench: cycles inside ct_engine_feed */
+	uint64_t first_rx_tsc;
+	/* snapshot handshake: the main lcore bumps snap_req, the worker answers */
+	volatile uint32_t snap_req, snap_done;
+	volatile int finish; /* with a request: end the engine's input (final report) */
+	struct ct_snapshot snap;
+	uint64_t *dedup; /* DEDUP_SLOTS of (hash << 32 | coarse time), or NULL */
+	size_t engine_bytes;
+} __attribute__((aligned(64)));
+
+int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o);
+
+/* Symmetric hash of a frame's IP address pair (0 for non-IP frames). */
+uint32_t mirror_flow_hash(const uint8_t *data, uint32_t len);
+/* 64-bit digest of the frame's IP header and what follows, TTL/checksum/MACs left out. */
+uint64_t mirror_dedup_digest(const uint8_t *data, uint32_t len);
+
+struct ct_knowledge;
+
+/* The running app, shared by its files. */
+struct mirror {
+	struct mirror_opts o;
+	uint16_t port;
+	char driver[64];
+	const char *mode; /* "rss", "software distribution", "single queue" */
+	unsigned n_workers;
+	uint16_t n_queues;
+	int started; /* the port: stop it at the end */
+	struct mirror_worker *workers;
+	struct rte_mempool *pool;
+	int ts_dynfield; /* offset of the RX timestamp, or -1 */
+	uint64_t ts_dynflag;
+	uint64_t ts_mult; /* dynfield units to ns */
+	uint64_t tsc_hz, tsc_base, ns_base;
+	const char *clock;
+	/* report state */
+	struct ct_knowledge *know;
+	uint64_t prev_packets, prev_bytes, prev_tsc, start_tsc;
+	unsigned seq;
+};
+
+/* mirror_report.c: merge the workers' snapshots (already taken) and write a report. */
+int mirror_write_report(struct mirror *m, const char *path, int final);
+void mirror_telemetry_register(struct mirror *m);
+
+#endif
