@@ -23,6 +23,7 @@ struct mirror_opts {
 	const char *json_path;	/* the final report also here */
 	const char *profile_path;
 	const char *labels_path;
+	const char *listen;   /* serve /metrics here */
 	size_t memory_budget; /* per engine */
 	uint64_t idle_timeout_ns;
 	uint64_t tcp_msg_gap_ns;
@@ -77,6 +78,7 @@ uint32_t mirror_flow_hash(const uint8_t *data, uint32_t len);
 uint64_t mirror_dedup_digest(const uint8_t *data, uint32_t len);
 
 struct ct_knowledge;
+struct ct_metrics_server;
 
 /* The running app, shared by its files. */
 struct mirror {
@@ -96,6 +98,7 @@ struct mirror {
 	const char *clock;
 	/* report state */
 	struct ct_knowledge *know;
+	struct ct_metrics_server *metrics; /* NULL without --listen */
 	uint64_t prev_packets, prev_bytes, prev_tsc, start_tsc;
 	unsigned seq;
 };

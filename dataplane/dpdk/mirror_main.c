@@ -7,6 +7,7 @@
  */
 #include "mirror.h"
 #include "analysis.h"
+#include "metrics_publish.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -547,6 +548,17 @@ int main(int argc, char **argv)
 	if (ct_knowledge_load("commtap-mirror", m->o.labels_path, m->o.profile_path, &know))
 		return 1;
 	m->know = &know;
+	if (m->o.listen) {
+		char err[256];
+
+		if (ct_metrics_server_start(m->o.listen, &m->metrics, err, sizeof(err))) {
+			fprintf(stderr, "commtap-mirror: --listen %s\n", err);
+			ct_knowledge_free(&know);
+			return 1;
+		}
+		fprintf(stderr, "commtap-mirror: serving /metrics on port %u\n",
+			ct_metrics_server_port(m->metrics));
+	}
 	m->port = m->o.port;
 	rc = eal_init(sep, argv);
 	if (rc < 0)
@@ -639,6 +651,7 @@ out:
 	}
 	rte_free(m->workers);
 	rte_mempool_free(m->pool);
+	ct_metrics_server_stop(m->metrics);
 	ct_knowledge_free(&know);
 	rte_eal_cleanup();
 	return status;

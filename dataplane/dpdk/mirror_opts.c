@@ -23,6 +23,8 @@ static void usage(FILE *out)
 		"  --json FILE        also write the final report here\n"
 		"  --profile FILE     classify flows by this job profile\n"
 		"  --labels FILE      classify flows by agent labels\n"
+		"  --listen ADDR:PORT serve Prometheus /metrics from each report (ADDR alone:\n"
+		"                     port 9464; :PORT: 127.0.0.1)\n"
 		"  --memory MIB       flow-table budget per engine (default 64)\n"
 		"  --idle-timeout S   evict flows idle S seconds (default 60; 0 never)\n"
 		"  --tcp-gap MS       idle gap that ends a TCP message (default 1)\n"
@@ -33,9 +35,6 @@ static void usage(FILE *out)
 		"                     (a session mirroring both ends of a link)\n"
 		"  --exit-on-idle S   stop after S seconds without a packet (end of a replay)\n"
 		"  --duration S       stop after S seconds\n"
-		"  --wait-on-full     the distributing core waits for room in a full worker ring\n"
-		"                     instead of dropping (replays, where nothing is lost "
-		"upstream)\n"
 		"  --no-rss           one RX core hashing flows to worker rings even with RSS\n"
 		"  --wait-on-full     that core waits for room in a full ring instead of dropping\n"
 		"                     (replays, where nothing is lost upstream)\n"
@@ -68,6 +67,7 @@ int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o)
 		{"json", required_argument, NULL, 'j'},
 		{"profile", required_argument, NULL, 'P'},
 		{"labels", required_argument, NULL, 'L'},
+		{"listen", required_argument, NULL, 'N'},
 		{"memory", required_argument, NULL, 'm'},
 		{"idle-timeout", required_argument, NULL, 'i'},
 		{"tcp-gap", required_argument, NULL, 'g'},
@@ -120,6 +120,9 @@ int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o)
 			break;
 		case 'L':
 			o->labels_path = optarg;
+			break;
+		case 'N':
+			o->listen = optarg;
 			break;
 		case 'm':
 			if (number("--memory", optarg, 1 << 20, &v))

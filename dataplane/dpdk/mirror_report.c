@@ -8,6 +8,7 @@
  */
 #include "mirror.h"
 #include "analysis.h"
+#include "metrics_publish.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -162,6 +163,8 @@ int mirror_write_report(struct mirror *m, const char *path, int final)
 	r.clock = m->clock;
 	r.nic_gbps = m->o.nic_gbps;
 	r.error = final ? NULL : "interval report: the mirror goes on";
+	if (m->metrics && ct_metrics_publish_report(m->metrics, &r, NULL))
+		fprintf(stderr, "commtap-mirror: /metrics not updated for %s\n", path);
 	mem = open_memstream(&text, &len);
 	if (!mem || ct_report_write_json(&r, mem) || fclose(mem)) {
 		err = -ENOMEM;

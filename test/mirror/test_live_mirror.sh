@@ -46,8 +46,11 @@ amac=$(ip netns exec "$A" cat /sys/class/net/a0/address)
 ip -n "$A" neigh add 198.18.1.2 lladdr "$bmac" dev a0
 ip -n "$B" neigh add 198.18.1.1 lladdr "$amac" dev b0
 
+ip -n "$M" link set lo up
+mkdir -p "$tmp/reports"
 ip netns exec "$M" "$mirror" --no-huge -m 512 --no-pci -l 0 --file-prefix "ct-mir-$sfx" \
-	--vdev net_af_packet0,iface=mon0 -- --json "$tmp/report.json" 2>"$tmp/err" &
+	--vdev net_af_packet0,iface=mon0 -- --json "$tmp/report.json" \
+	--interval 0.5 --report-dir "$tmp/reports" --listen 127.0.0.1:9464 2>"$tmp/err" &
 mpid=$!
 for _ in $(seq 100); do
 	grep -q "worker" "$tmp/err" && break
@@ -87,6 +90,15 @@ ok = c["roce_packets"] == 420 and c["tcp_packets"] > 0
 print(("ok  " if ok else "FAIL"), "telemetry /commtap/counters:", c)
 sys.exit(0 if ok else 1)
 PY
+# Prometheus /metrics from the interval reports (inside the mirror's namespace)
+ip netns exec "$M" curl -sf http://127.0.0.1:9464/metrics >"$tmp/metrics.txt" ||
+	{ echo "FAIL no /metrics from commtap-mirror"; exit 1; }
+grep -Eq '^commtap_packets_total [1-9]' "$tmp/metrics.txt" ||
+	{ echo "FAIL /metrics counts no packets"; exit 1; }
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$tmp/metrics.txt" || { echo "FAIL promtool rejects /metrics"; exit 1; }
+fi
+echo "ok   /metrics: $(grep -c '^commtap_' "$tmp/metrics.txt") series"
 kill -TERM "$mpid"
 wait "$mpid"
 rc=$?
