@@ -360,6 +360,42 @@ static size_t components(const struct ct_flow_set *set, const struct ct_hosts *h
 }
 
 /*
+ * The job's rhythm is that of the traffic between its own hosts: flows to a
+ * host outside it (storage, checkpoints, monitoring) come at their own times
+ * and can fill the idle gap that marks an iteration's start. When such flows
+ * are there, the period is estimated again on the members' flows alone and,
+ * when periodic, replaces that of all bursts (*replaced set).
+ */
+static int period_of_members(const struct ct_flow_set *set, const struct ct_hosts *h,
+			     double min_period_s, const int *member, struct ct_burst *buf,
+			     struct ct_periodicity *per, int *replaced)
+{
+	struct ct_period p;
+	size_t n = 0;
+	int err;
+
+	for (size_t f = 0; f < set->count; f++) {
+		const struct ct_flow_periodicity *fp = &per->flows[f];
+
+		if (member[h->src[f]] != 0 || member[h->dst[f]] != 0)
+			continue;
+		memcpy(buf + n, fp->bursts, fp->n_bursts * sizeof(*buf));
+		n += fp->n_bursts;
+	}
+	if (n == per->bursts)
+		return 0; /* no outside traffic: the estimate stands */
+	err = ct_period_estimate(buf, n, min_period_s, &p);
+	if (err || !p.periodic) {
+		ct_period_free(&p);
+		return err;
+	}
+	ct_period_free(&per->job);
+	per->job = p;
+	*replaced = 1;
+	return 0;
+}
+
+/*
  * Disjoint groups of hosts, each with traffic of its own: a job each (when
  * periodic), estimated on the flows between its hosts, the biggest first.
  * With one group, its hosts are marked members of the first job and no job
@@ -368,7 +404,7 @@ static size_t components(const struct ct_flow_set *set, const struct ct_hosts *h
  */
 static int jobs_by_component(const struct ct_flow_set *set, const struct ct_hosts *h,
 			     double min_period_s, int *member, struct ct_burst *buf,
-			     struct ct_periodicity *per)
+			     struct ct_periodicity *per, int *replaced)
 {
 	size_t *comp = malloc((h->n + 1) * sizeof(*comp));
 	double *bytes = malloc((h->n + 1) * sizeof(*bytes)), total = 0;
@@ -386,6 +422,7 @@ static int jobs_by_component(const struct ct_flow_set *set, const struct ct_host
 		for (size_t k = 0; k < h->n; k++)
 			if (comp[k] != SIZE_MAX && bytes[comp[k]] >= JOB_MIN_SHARE * total)
 				member[k] = 0;
+		err = period_of_members(set, h, min_period_s, member, buf, per, replaced);
 		goto out;
 	}
 	if (!big)
@@ -495,7 +532,7 @@ int ct_jobs_find(const struct ct_flow_set *set, const struct ct_hosts *h, double
 	}
 	for (size_t k = 0; k < h->n; k++)
 		member[k] = -1;
-	err = jobs_by_component(set, h, min_period_s, member, buf, per);
+	err = jobs_by_component(set, h, min_period_s, member, buf, per, &replaced);
 	if (!err && per->n_jobs) {
 		/* the period of all bursts together mixes the jobs: the first job's replaces it */
 		ct_period_free(&per->job);

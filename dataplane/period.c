@@ -315,6 +315,30 @@ out:
 }
 
 /*
+ * A lag of about lag / k that repeats clearly (its first multiples score at
+ * least HARMONIC_MIN), or 0: with only a few iterations in the capture, the
+ * one pair of iterations two apart can line up better than the jittered
+ * pairs of neighbours, and the longest strong lag is then a multiple.
+ */
+static double divisor_lag(const double *acf, size_t n, double lag, unsigned k, size_t min_lag,
+			  double *score)
+{
+	struct covariance cov = {0};
+	struct candidate c = {0};
+
+	if (lag / k < (double)min_lag || covariance_init(&cov, acf, n)) {
+		covariance_free(&cov);
+		return 0;
+	}
+	c = comb_refine(&cov, n, lag / k);
+	covariance_free(&cov);
+	if (c.score < HARMONIC_MIN)
+		return 0;
+	*score = c.score;
+	return c.lag;
+}
+
+/*
  * The last anchor may be the tail of the last iteration (its gradients'
  * all-reduce after the longest idle gap), not a new one: an anchor after
  * which the capture holds less than a quarter of an iteration's usual bytes
@@ -559,6 +583,18 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	preceding_gaps(bursts, n, gap);
 	len = anchor_chain(bursts, n, gap, period, idx, num);
 	len = trim_tail(bursts, n, idx, len);
+	/* a lag too long for three iterations' anchors may be a multiple of the period */
+	for (unsigned k = 2; len < CT_PERIOD_MIN_ITERATIONS && k <= 3; k++) {
+		double s = 0, shorter = divisor_lag(acf, SERIES_BINS, lag, k, min_lag, &s);
+
+		if (shorter <= 0)
+			continue;
+		period = refine_lag(acf, SERIES_BINS, shorter) * bin_ns;
+		len = anchor_chain(bursts, n, gap, period, idx, num);
+		len = trim_tail(bursts, n, idx, len);
+		score = s;
+		out->acf_peak = s;
+	}
 	if (len < CT_PERIOD_MIN_ITERATIONS) {
 		out->reason = "not periodic: fewer than three iterations seen";
 		goto out;
@@ -586,6 +622,10 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		if (getenv("COMMTAP_PERIOD_DEBUG"))
 			fprintf(stderr, "period %.6f s score %.3f cv %.4f anchors %zu\n",
 				out->period_s, score, cv, len);
+		for (size_t i = 0; getenv("COMMTAP_PERIOD_DEBUG") && i < len; i++)
+			fprintf(stderr, "anchor %ld: at %.6f s after a gap of %.6f s, flow %u\n",
+				num[i], (double)(bursts[idx[i]].start - t0) / 1e9, gap[idx[i]] / 1e9,
+				bursts[idx[i]].flow);
 	}
 	out->iterations = len;
 	out->starts = malloc(len * sizeof(*out->starts));
