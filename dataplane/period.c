@@ -19,6 +19,7 @@
 #define MAX_CANDIDATES	 512
 #define CHAIN_TOLERANCE	 0.15  /* an anchor may arrive this fraction of a period early/late */
 #define MAX_SKIPPED	 3     /* iterations without traffic bridged by the anchor chain */
+#define MAX_DIVISOR	 12    /* a lag too long may be this many periods, at most */
 
 static int burst_cmp(const void *a, const void *b)
 {
@@ -315,27 +316,62 @@ out:
 }
 
 /*
- * A lag of about lag / k that repeats clearly (its first multiples score at
- * least HARMONIC_MIN), or 0: with only a few iterations in the capture, the
- * one pair of iterations two apart can line up better than the jittered
- * pairs of neighbours, and the longest strong lag is then a multiple.
+ * The anchors' steps, each against the period: how steady the rhythm is, as
+ * a fraction of the period. (The anchors' span is no better a period: the
+ * anchor burst moves inside its iteration with the jitter.)
  */
-static double divisor_lag(const double *acf, size_t n, double lag, unsigned k, size_t min_lag,
-			  double *score)
+static double anchor_cv(const struct ct_burst *b, const size_t *idx, const long *num, size_t len,
+			double period)
 {
-	struct covariance cov = {0};
-	struct candidate c = {0};
+	double var = 0;
 
-	if (lag / k < (double)min_lag || covariance_init(&cov, acf, n)) {
-		covariance_free(&cov);
-		return 0;
+	for (size_t i = 1; i < len; i++) {
+		double k = (double)(num[i] - num[i - 1]);
+		double d = (double)(b[idx[i]].start - b[idx[i - 1]].start) / k - period;
+
+		var += d * d;
 	}
-	c = comb_refine(&cov, n, lag / k);
+	return len > 1 ? sqrt(var / (double)(len - 1)) / period : 1;
+}
+
+/*
+ * A lag that divides lag and repeats clearly, or 0. With only a few
+ * iterations in the capture, the one pair of iterations two apart can line
+ * up better than the jittered neighbours; over many, the autocorrelation
+ * smoothed wider at long lags can favour a multiple whose shorter divisors
+ * the harmonic test missed (the first peak sits a few percent off the mean
+ * period, and its multiples drift further). The shortest lag / k whose
+ * first multiples score at least HARMONIC_MIN, and every lag / d for d
+ * dividing k as well (a true period's multiples all repeat; a nested
+ * rhythm's rarely do), is taken.
+ */
+static double divisor_lag(const double *acf, size_t n, double lag, size_t min_lag, double *score)
+{
+	double lags[MAX_DIVISOR + 1] = {0}, scores[MAX_DIVISOR + 1] = {0}, best = 0;
+	struct covariance cov = {0};
+
+	if (covariance_init(&cov, acf, n))
+		goto out;
+	for (unsigned k = 2; k <= MAX_DIVISOR && lag / k >= (double)min_lag; k++) {
+		struct candidate c = comb_refine(&cov, n, lag / k);
+
+		lags[k] = c.lag;
+		scores[k] = c.score;
+	}
+	for (unsigned k = MAX_DIVISOR; k >= 2 && !best; k--) {
+		int holds = scores[k] >= HARMONIC_MIN;
+
+		for (unsigned d = 2; holds && d < k; d++)
+			if (k % d == 0 && scores[d] < HARMONIC_MIN)
+				holds = 0;
+		if (holds) {
+			best = lags[k];
+			*score = scores[k];
+		}
+	}
+out:
 	covariance_free(&cov);
-	if (c.score < HARMONIC_MIN)
-		return 0;
-	*score = c.score;
-	return c.lag;
+	return best;
 }
 
 /*
@@ -584,37 +620,23 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	len = anchor_chain(bursts, n, gap, period, idx, num);
 	len = trim_tail(bursts, n, idx, len);
 	/* a lag too long for three iterations' anchors may be a multiple of the period */
-	for (unsigned k = 2; len < CT_PERIOD_MIN_ITERATIONS && k <= 3; k++) {
-		double s = 0, shorter = divisor_lag(acf, SERIES_BINS, lag, k, min_lag, &s);
+	if (len < CT_PERIOD_MIN_ITERATIONS) {
+		/* the lag may be a multiple of the period */
+		double shorter = divisor_lag(acf, SERIES_BINS, lag, min_lag, &score);
 
-		if (shorter <= 0)
-			continue;
-		period = refine_lag(acf, SERIES_BINS, shorter) * bin_ns;
-		len = anchor_chain(bursts, n, gap, period, idx, num);
-		len = trim_tail(bursts, n, idx, len);
-		score = s;
-		out->acf_peak = s;
+		if (shorter > 0) {
+			period = refine_lag(acf, SERIES_BINS, shorter) * bin_ns;
+			len = anchor_chain(bursts, n, gap, period, idx, num);
+			len = trim_tail(bursts, n, idx, len);
+			out->acf_peak = score;
+		}
 	}
 	if (len < CT_PERIOD_MIN_ITERATIONS) {
 		out->reason = "not periodic: fewer than three iterations seen";
 		goto out;
 	}
 	{
-		/*
-		 * The anchors' steps, each against the period, measure how steady
-		 * the rhythm is. (The anchors' span is no better a period: the
-		 * anchor burst moves inside its iteration with the jitter.)
-		 */
-		double var = 0;
-
-		for (size_t i = 1; i < len; i++) {
-			double k = (double)(num[i] - num[i - 1]);
-			double d = (double)(bursts[idx[i]].start - bursts[idx[i - 1]].start) / k -
-				   period;
-
-			var += d * d;
-		}
-		double cv = sqrt(var / (double)(len - 1)) / period;
+		double cv = anchor_cv(bursts, idx, num, len, period);
 
 		out->period_s = period / 1e9;
 		/* a harmonic score of 0.5 is already a clear repetition */
