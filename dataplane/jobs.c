@@ -377,8 +377,8 @@ static int period_of_members(const struct ct_flow_set *set, const struct ct_host
 	for (size_t f = 0; f < set->count; f++) {
 		const struct ct_flow_periodicity *fp = &per->flows[f];
 
-		if (member[h->src[f]] != 0 || member[h->dst[f]] != 0)
-			continue;
+		if (member[h->src[f]] != 0 || member[h->dst[f]] != 0 || !fp->n_bursts)
+			continue; /* a flow without bursts has no array (NULL) */
 		memcpy(buf + n, fp->bursts, fp->n_bursts * sizeof(*buf));
 		n += fp->n_bursts;
 	}
@@ -441,7 +441,8 @@ static int jobs_by_component(const struct ct_flow_set *set, const struct ct_host
 		for (size_t f = 0; f < set->count; f++) {
 			const struct ct_flow_periodicity *fp = &per->flows[f];
 
-			if (comp[h->src[f]] != root || comp[h->dst[f]] != root)
+			if (comp[h->src[f]] != root || comp[h->dst[f]] != root ||
+			    !fp->n_bursts)
 				continue;
 			memcpy(buf + n, fp->bursts, fp->n_bursts * sizeof(*buf));
 			n += fp->n_bursts;
