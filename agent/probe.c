@@ -53,6 +53,7 @@ struct ct_probe {
 	int resumed;	/* programs or maps taken over from an earlier agent */
 	int dispatcher; /* XDP runs in libxdp's dispatcher (else alone) */
 	uint32_t flow_entries;
+	uint32_t flow_entries6;
 };
 
 static int debug_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -237,6 +238,71 @@ static void set_pin(struct ct_probe *p, struct bpf_map *map, const char *what)
 	close(fd);
 }
 
+/*
+ * IPv6 flows are rarer than IPv4 ones on the networks the probe watches; an
+ * LRU map's entries are all allocated up front, so its default is smaller.
+ */
+static uint32_t ct_probe_default_entries6(uint32_t entries4)
+{
+	return entries4 / 8 > 64 ? entries4 / 8 : 64;
+}
+
+/* The version of the probe pinned in pin_dir: 0 none, 1 before the "abi" pin. */
+static int pinned_abi(const struct ct_probe *p, uint32_t *version)
+{
+	static const char *const v1_pins[] = {"flows", "totals", "events"};
+	char path[600];
+	uint32_t zero = 0;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/abi", p->pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		rc = bpf_map_lookup_elem(fd, &zero, version) ? -errno : 0;
+		close(fd);
+		return rc;
+	}
+	*version = 0;
+	for (unsigned i = 0; i < sizeof(v1_pins) / sizeof(v1_pins[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", p->pin_dir, v1_pins[i]);
+		if (!access(path, F_OK))
+			*version = 1;
+	}
+	return 0;
+}
+
+/*
+ * Maps pinned by a probe of another layout (an agent of another version
+ * left it with --persist) would be misread: refuse them, saying what to do.
+ */
+static int check_pinned_abi(const struct ct_probe *p, char *err, size_t errlen)
+{
+	uint32_t version = 0;
+	int rc = pinned_abi(p, &version);
+
+	if (rc)
+		return fail(err, errlen, rc, "%s: cannot read %s/abi: %s", p->ifname, p->pin_dir,
+			    strerror(-rc));
+	if (!version || version == CTP_ABI_VERSION)
+		return 0;
+	return fail(err, errlen, -EPROTO,
+		    "%s: the probe pinned in %s has map layout version %u, this agent reads "
+		    "version %u: its counters cannot be continued; stop it with the agent that "
+		    "started it (without --persist), or detach its XDP/TC programs and remove %s",
+		    p->ifname, p->pin_dir, version, CTP_ABI_VERSION, p->pin_dir);
+}
+
+/* Write the layout version into the (pinned) abi map. */
+static int write_abi(struct ct_probe *p, char *err, size_t errlen)
+{
+	uint32_t zero = 0, version = CTP_ABI_VERSION;
+
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ctp_abi), &zero, &version, BPF_ANY))
+		return fail(err, errlen, -errno, "%s: cannot write the probe's abi map: %s",
+			    p->ifname, strerror(errno));
+	return 0;
+}
+
 static int open_skeleton(struct ct_probe *p, const struct ct_probe_config *cfg, int load_xdp,
 			 char *err, size_t errlen)
 {
@@ -252,11 +318,17 @@ static int open_skeleton(struct ct_probe *p, const struct ct_probe_config *cfg, 
 	s->rodata->ctp_sample_every = cfg->sample_every ? cfg->sample_every : 1;
 	s->rodata->ctp_transports = cfg->transports ? cfg->transports : CTP_EN_ROCE | CTP_EN_TCP;
 	bpf_map__set_max_entries(s->maps.ctp_flows, cfg->flow_entries);
+	bpf_map__set_max_entries(s->maps.ctp_flows6,
+				 cfg->flow_entries6 ? cfg->flow_entries6
+						    : ct_probe_default_entries6(cfg->flow_entries));
 	bpf_map__set_max_entries(s->maps.ctp_events, cfg->ring_bytes);
 	set_pin(p, s->maps.ctp_flows, "flows");
+	set_pin(p, s->maps.ctp_flows6, "flows6");
 	set_pin(p, s->maps.ctp_totals, "totals");
 	set_pin(p, s->maps.ctp_events, "events");
+	set_pin(p, s->maps.ctp_abi, "abi");
 	p->flow_entries = bpf_map__max_entries(s->maps.ctp_flows);
+	p->flow_entries6 = bpf_map__max_entries(s->maps.ctp_flows6);
 	bpf_program__set_autoload(s->progs.ct_xdp, load_xdp);
 	return 0;
 }
@@ -397,6 +469,9 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 		fail(err, errlen, rc, "cannot create %s: %s", p->pin_dir, strerror(-rc));
 		goto err;
 	}
+	rc = check_pinned_abi(p, err, errlen);
+	if (rc)
+		goto err;
 
 	ours = xdp_state(p, err, errlen);
 	if (ours < 0) {
@@ -422,8 +497,13 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 			rc = attach_xdp(p, cfg, XDP_MODE_SKB, err, errlen);
 		}
 	}
-	if (rc)
+	if (!rc)
+		rc = write_abi(p, err, errlen);
+	if (rc) {
+		if (p->xdp)
+			xdp_program__detach(p->xdp, p->ifindex, p->xdp_mode, 0);
 		goto err;
+	}
 	rc = attach_tc(p, err, errlen);
 	if (rc) {
 		if (p->xdp)
@@ -465,6 +545,11 @@ int ct_probe_flows_fd(const struct ct_probe *p)
 	return bpf_map__fd(p->skel->maps.ctp_flows);
 }
 
+int ct_probe_flows6_fd(const struct ct_probe *p)
+{
+	return bpf_map__fd(p->skel->maps.ctp_flows6);
+}
+
 int ct_probe_totals_fd(const struct ct_probe *p)
 {
 	return bpf_map__fd(p->skel->maps.ctp_totals);
@@ -478,6 +563,11 @@ int ct_probe_events_fd(const struct ct_probe *p)
 uint32_t ct_probe_flow_entries(const struct ct_probe *p)
 {
 	return p->flow_entries;
+}
+
+uint32_t ct_probe_flow_entries6(const struct ct_probe *p)
+{
+	return p->flow_entries6;
 }
 
 const char *ct_probe_xdp_mode(const struct ct_probe *p)
