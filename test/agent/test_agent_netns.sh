@@ -243,6 +243,27 @@ errors) # the loader's error paths
 			fail "agent ran without privileges"
 		echo "$out" | grep -q "missing capability CAP_BPF" || fail "unclear error: $out"
 	fi
+	# maps pinned by a probe of another layout (an older agent's --persist) are
+	# refused, never misread: version 1 had one 40-byte-key flow map and no abi pin
+	if command -v bpftool >/dev/null; then
+		pins=/sys/fs/bpf/commtap/$vethb
+		mkdir -p $pins
+		bpftool map create $pins/flows type lru_hash key 40 value 176 entries 64 name ctp_flows ||
+			fail "bpftool cannot pin a map"
+		out=$(in_b "$commtap" agent --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
+			fail "agent continued maps of another layout"
+		echo "$out" | grep -q "has map layout version 1, this agent reads version" ||
+			fail "unclear error: $out"
+		rm -f $pins/flows
+		bpftool map create $pins/abi type array key 4 value 4 entries 1 name ctp_abi &&
+			bpftool map update pinned $pins/abi key 0 0 0 0 value 99 0 0 0 ||
+			fail "bpftool cannot pin the abi map"
+		out=$(in_b "$commtap" agent --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
+			fail "agent continued maps of another layout"
+		echo "$out" | grep -q "has map layout version 99" || fail "unclear error: $out"
+		echo "refused: $out"
+		rm -rf $pins
+	fi
 	echo "errors: as expected"
 	;;
 *)
