@@ -15,6 +15,8 @@
 #ifndef COMMTAP_PARSE_BPF_H
 #define COMMTAP_PARSE_BPF_H
 
+#include <bpf/bpf_endian.h>
+
 #include "probe_abi.h"
 
 #define CTP_MAX_VLAN	 4
@@ -67,9 +69,14 @@ const volatile __u32 ctp_opcode_info[256];
 
 #define CTP_HAVE(p, n, end) ((void *)(p) + (n) <= (end))
 
+/*
+ * Big-endian fields by one load each (the verifier allows unaligned packet
+ * loads where the CPU does them efficiently; headers are 2- or 4-aligned
+ * behind NET_IP_ALIGN elsewhere).
+ */
 static __always_inline __u16 ctp_get16(const __u8 *p)
 {
-	return (__u16)p[0] << 8 | p[1];
+	return bpf_ntohs(*(const __u16 *)p);
 }
 
 static __always_inline __u32 ctp_get24(const __u8 *p)
@@ -79,7 +86,7 @@ static __always_inline __u32 ctp_get24(const __u8 *p)
 
 static __always_inline __u32 ctp_get32(const __u8 *p)
 {
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+	return bpf_ntohl(*(const __u32 *)p);
 }
 
 static __always_inline int ctp_parse_bth(__u8 *p, void *end, __u32 udp_payload, struct ctp_pkt *pkt,
