@@ -363,6 +363,11 @@ static char *host_json(struct ct_collect *c, uint64_t evictions)
 				       json_object_new_string(ct_probe_xdp_mode(c->probes[i])));
 		json_object_object_add(o, "xdp_dispatcher",
 				       json_object_new_boolean(ct_probe_dispatcher(c->probes[i])));
+		json_object_object_add(
+			o, "xdp_dispatcher_note",
+			ct_probe_dispatcher_note(c->probes[i])
+				? json_object_new_string(ct_probe_dispatcher_note(c->probes[i]))
+				: NULL);
 		json_object_object_add(o, "resumed",
 				       json_object_new_boolean(ct_probe_resumed(c->probes[i])));
 		json_object_object_add(o, "pause",

@@ -50,8 +50,9 @@ struct ct_probe {
 	struct xdp_program *xdp; /* attached by this agent, NULL when taken over */
 	enum xdp_attach_mode xdp_mode;
 	int tc_hook_created;
-	int resumed;	/* programs or maps taken over from an earlier agent */
-	int dispatcher; /* XDP runs in libxdp's dispatcher (else alone) */
+	int resumed;		   /* programs or maps taken over from an earlier agent */
+	int dispatcher;		   /* XDP runs in libxdp's dispatcher (else alone) */
+	char dispatcher_note[200]; /* libxdp's reason when it could not use it */
 	uint32_t flow_entries;
 	uint32_t flow_entries6;
 };
@@ -67,8 +68,25 @@ static int debug_print(enum libbpf_print_level level, const char *fmt, va_list a
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* libxdp's first warning about its dispatcher or bpffs since the last reset. */
+static char xdp_note[200];
+
 static int xdp_debug_print(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
+	char line[sizeof(xdp_note)], *text = line;
+	va_list aq;
+
+	va_copy(aq, ap);
+	vsnprintf(line, sizeof(line), fmt, aq);
+	va_end(aq);
+	text += strspn(text, " ");
+	if (!strncmp(text, "libxdp: ", 8))
+		text += 8;
+	if (level != LIBXDP_DEBUG && !xdp_note[0] &&
+	    (strstr(text, "dispatcher") || strstr(text, "bpffs")) && !strstr(text, "Falling back")) {
+		text[strcspn(text, "\n")] = 0;
+		snprintf(xdp_note, sizeof(xdp_note), "%s", text);
+	}
 	return debug_print((enum libbpf_print_level)level, fmt, ap);
 }
 
@@ -371,6 +389,7 @@ static int attach_xdp(struct ct_probe *p, const struct ct_probe_config *cfg,
 		return fail(err, errlen, rc, "%s: libxdp cannot use the probe: %s", p->ifname,
 			    strerror(-rc));
 	}
+	xdp_note[0] = 0;
 	rc = xdp_program__attach(p->xdp, p->ifindex, mode, 0);
 	if (rc) {
 		libxdp_strerror(rc, msg, sizeof(msg));
@@ -379,12 +398,16 @@ static int attach_xdp(struct ct_probe *p, const struct ct_probe_config *cfg,
 	}
 	p->xdp_mode = mode;
 	p->dispatcher = xdp_dispatcher_in_use(p->ifindex);
-	if (!p->dispatcher)
+	if (!p->dispatcher) {
+		/* see docs/deploy-host.md: e.g. kernels that refuse freplace programs */
+		snprintf(p->dispatcher_note, sizeof(p->dispatcher_note), "%s",
+			 xdp_note[0] ? xdp_note : "libxdp gave no reason");
 		fprintf(stderr,
 			"commtap agent: notice: %s: libxdp could not use its multi-program "
-			"dispatcher "
-			"on this kernel; the probe's XDP program is attached alone\n",
-			p->ifname);
+			"dispatcher (libxdp: %s); the probe's XDP program is attached alone, "
+			"and other XDP programs cannot run beside it\n",
+			p->ifname, p->dispatcher_note);
+	}
 	return 0;
 }
 
@@ -592,4 +615,9 @@ int ct_probe_resumed(const struct ct_probe *p)
 int ct_probe_dispatcher(const struct ct_probe *p)
 {
 	return p->dispatcher;
+}
+
+const char *ct_probe_dispatcher_note(const struct ct_probe *p)
+{
+	return p->dispatcher_note[0] ? p->dispatcher_note : NULL;
 }

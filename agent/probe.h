@@ -51,6 +51,8 @@ const char *ct_probe_xdp_mode(const struct ct_probe *p);
 int ct_probe_resumed(const struct ct_probe *p);
 /* 1 when XDP runs in libxdp's dispatcher, 0 when attached alone (no dispatcher here). */
 int ct_probe_dispatcher(const struct ct_probe *p);
+/* Why libxdp attached XDP without its dispatcher (its message), or NULL. */
+const char *ct_probe_dispatcher_note(const struct ct_probe *p);
 
 /* The engine's opcode table as the programs read it (their ctp_opcode_info setting). */
 void ct_probe_fill_opcodes(volatile uint32_t *out);
