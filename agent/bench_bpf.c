@@ -264,6 +264,8 @@ int main(int argc, char **argv)
 	}
 	ct_probe_fill_opcodes(probe->rodata->ctp_opcode_info);
 	bpf_map__set_max_entries(probe->maps.ctp_flows, flows);
+	/* IPv6 flows: the agent's default size for this many IPv4 flows */
+	bpf_map__set_max_entries(probe->maps.ctp_flows6, flows / 8 > 64 ? flows / 8 : 64);
 	if (ctp_probe__load(probe) || !(empty = ctp_empty__open_and_load()) ||
 	    !(base = ctp_baseline__open_and_load())) {
 		fprintf(stderr, "commtap-bench-bpf: loading the programs failed: %s\n",
@@ -324,9 +326,11 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	printf("\nmap memory (kernel memlock):\n");
-	flow_memory("  probe:", bpf_map__fd(probe->maps.ctp_flows), flows);
+	flow_memory("  probe, IPv4", bpf_map__fd(probe->maps.ctp_flows), flows);
+	flow_memory("  probe, IPv6", bpf_map__fd(probe->maps.ctp_flows6),
+		    bpf_map__max_entries(probe->maps.ctp_flows6));
 	if (other)
-		flow_memory("  cmp:  ",
+		flow_memory("  cmp,   all ",
 			    bpf_map__fd(bpf_object__find_map_by_name(other, "ctp_flows")), flows);
 	printf("  ring %.1f MiB, totals %.1f KiB\n",
 	       map_memlock(bpf_map__fd(probe->maps.ctp_events)) / 1048576.0,
