@@ -83,7 +83,8 @@ static int xdp_debug_print(enum libxdp_print_level level, const char *fmt, va_li
 	if (!strncmp(text, "libxdp: ", 8))
 		text += 8;
 	if (level != LIBXDP_DEBUG && !xdp_note[0] &&
-	    (strstr(text, "dispatcher") || strstr(text, "bpffs")) && !strstr(text, "Falling back")) {
+	    (strstr(text, "dispatcher") || strstr(text, "bpffs")) &&
+	    !strstr(text, "Falling back")) {
 		text[strcspn(text, "\n")] = 0;
 		snprintf(xdp_note, sizeof(xdp_note), "%s", text);
 	}
