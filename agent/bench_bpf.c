@@ -197,7 +197,8 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	/* clang-format on */
-	static struct frame frames[5];
+	static struct frame frames[6];
+	static uint8_t v4[9200];
 	static double ns[C_N][MAX_RUNS];
 	unsigned repeat = 2000000, runs = 5, flows = 1000000;
 	const char *compare = NULL;
@@ -256,6 +257,11 @@ int main(int argc, char **argv)
 				      0, 0, 0);
 	frames[4].name = "TCP data (1448 B)";
 	frames[4].len = ct_frame_tcp(frames[4].data, sizeof(frames[4].data), 40000, 5201, 1, 1448);
+	/* an IPv6 flow: the 40-byte-key map */
+	frames[5].name = "RoCE WRITE middle, IPv6";
+	frames[5].len = ct_frame_ipv6(
+		frames[5].data, sizeof(frames[5].data), v4,
+		ct_frame_roce(v4, sizeof(v4), CT_OP_WRITE_MIDDLE, 0x1238, 5, 1024, 0));
 
 	probe = ctp_probe__open();
 	if (!probe) {
