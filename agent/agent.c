@@ -37,8 +37,8 @@ struct agent_opts {
 	double min_period_s;
 	double nic_gbps;
 	int persist;
-	const char *listen;   /* serve /metrics here */
-	const char *gpu_dir;  /* the GPU rings (NCCL plugin, CUPTI) */
+	const char *listen;  /* serve /metrics here */
+	const char *gpu_dir; /* the GPU rings (NCCL plugin, CUPTI) */
 	struct ct_probe_config probe;
 };
 
@@ -63,7 +63,10 @@ static void usage(FILE *out)
 		"                     next agent continues the counters\n"
 		"  --profile FILE     classify flows by this job profile\n"
 		"  --labels FILE      classify flows by agent labels (commtap.labels/v1)\n"
-		"  --flows N          flow-table entries per interface (default 262144)\n"
+		"  --flows N          flow-table entries per interface, IPv4 flows (default "
+		"262144)\n"
+		"  --flows6 N         flow-table entries per interface, IPv6 flows (default\n"
+		"                     --flows / 8, at least 64)\n"
 		"  --ring-kib K       ring buffer size per interface, KiB, a power of 2 (default "
 		"4096)\n"
 		"  --burst-gap MS     shortest idle gap that ends a burst, ms (default 0.1)\n"
@@ -131,6 +134,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 		{"profile", required_argument, NULL, 'p'},
 		{"labels", required_argument, NULL, 'L'},
 		{"flows", required_argument, NULL, 'f'},
+		{"flows6", required_argument, NULL, '6'},
 		{"ring-kib", required_argument, NULL, 'r'},
 		{"burst-gap", required_argument, NULL, 'b'},
 		{"tcp-gap", required_argument, NULL, 'g'},
@@ -188,6 +192,11 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 			if (number("--flows", optarg, 1, 1 << 28, &v))
 				return -EINVAL;
 			o->probe.flow_entries = (uint32_t)v;
+			break;
+		case '6':
+			if (number("--flows6", optarg, 1, 1 << 28, &v))
+				return -EINVAL;
+			o->probe.flow_entries6 = (uint32_t)v;
 			break;
 		case 'r':
 			if (number("--ring-kib", optarg, 4, 1 << 20, &v))

@@ -3,9 +3,14 @@
  * commtap-bench-bpf: the probe's cost per packet, measured by the kernel
  * with BPF_PROG_TEST_RUN and a repeat count, on representative frames:
  * RoCE WRITE middle, WRITE first (with RETH), ACK, CNP and TCP data,
- * through the XDP and TC programs, beside an empty XDP program in the same
- * run (the test-run harness's own cost). Then the map memory for a flow
- * table of --flows entries. Needs root.
+ * through the XDP and TC programs, beside baselines in the same run: an
+ * empty XDP program (the test-run harness's own cost, what the goal is
+ * measured against), an empty TC program, and programs that only read the
+ * monotonic clock once (ct_clock_*: on a VM the clock read is virtualised
+ * and costs more than the probe's own work). --compare OBJ runs a second
+ * build of the probe (e.g. the main tree's ebpf/probe.bpf.o) interleaved
+ * with this one, for before/after figures from one run. Then the map
+ * memory for a flow table of --flows entries. Needs root.
  *
  * A repeat runs the same frame: after the first, its PSN (TCP: sequence)
  * repeats, so WRITE and TCP take the retransmission branch (parse, lookup,
@@ -14,6 +19,7 @@
  * reads headers only, and a TC test run takes at most a page of data.
  */
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <commtap/roce_opcode.h>
 #include <errno.h>
@@ -23,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "baseline.skel.h"
 #include "empty.skel.h"
 #include "frames.h"
 #include "probe.h"
@@ -83,26 +90,123 @@ static unsigned long long map_memlock(int fd)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: commtap-bench-bpf [--repeat N] [--runs N] [--flows N]\n"
-		"  --repeat N  test-run repeats per measurement (default 2000000)\n"
-		"  --runs N    measurements per frame and program, median reported (default 5)\n"
-		"  --flows N   flow-table entries for the memory figure (default 1000000)\n");
+		"usage: commtap-bench-bpf [--repeat N] [--runs N] [--flows N] [--compare OBJ]\n"
+		"  --repeat N     test-run repeats per measurement (default 2000000)\n"
+		"  --runs N       measurements per frame and program, median reported (default 5)\n"
+		"  --flows N      flow-table entries for the memory figure (default 1000000)\n"
+		"  --compare OBJ  also run the probe built as OBJ (a probe.bpf.o), interleaved\n"
+		"  --min          report the fastest run instead of the median (less sensitive to\n"
+		"                 other load; for comparing variants, not for the record)\n");
+}
+
+/* Set a const volatile array of the object's .rodata before load. */
+static int set_rodata(struct bpf_object *obj, const char *var, const void *val, size_t len)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	struct bpf_map *map;
+	const struct btf_type *sec;
+	const struct btf_var_secinfo *vs;
+	size_t size;
+	uint8_t *data;
+	int id;
+
+	bpf_object__for_each_map(map, obj) if (strstr(bpf_map__name(map), ".rodata")) break;
+	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -ENOENT;
+	if (!map || id < 0 || !(data = (uint8_t *)bpf_map__initial_value(map, &size)))
+		return -ENOENT;
+	sec = btf__type_by_id(btf, (uint32_t)id);
+	vs = btf_var_secinfos(sec);
+	for (unsigned i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *v = btf__type_by_id(btf, vs->type);
+
+		if (strcmp(btf__name_by_offset(btf, v->name_off), var))
+			continue;
+		if (vs->size != len || vs->offset + len > size)
+			return -EINVAL;
+		memcpy(data + vs->offset, val, len);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* A probe built elsewhere (same program and map names), loaded like ours. */
+static struct bpf_object *load_other(const char *path, unsigned flows)
+{
+	uint32_t opcodes[256];
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	struct bpf_map *map;
+	int rc;
+
+	if (!obj) {
+		fprintf(stderr, "commtap-bench-bpf: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	ct_probe_fill_opcodes(opcodes);
+	rc = set_rodata(obj, "ctp_opcode_info", opcodes, sizeof(opcodes));
+	map = bpf_object__find_map_by_name(obj, "ctp_flows");
+	if (rc || !map || bpf_map__set_max_entries(map, flows) || bpf_object__load(obj)) {
+		fprintf(stderr, "commtap-bench-bpf: %s: not a probe this bench can load (%s)\n",
+			path, rc ? strerror(-rc) : strerror(errno));
+		exit(1);
+	}
+	return obj;
+}
+
+static int prog_fd(struct bpf_object *obj, const char *name)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, name);
+
+	if (!p || bpf_program__fd(p) < 0) {
+		fprintf(stderr, "commtap-bench-bpf: the object has no program %s\n", name);
+		exit(1);
+	}
+	return bpf_program__fd(p);
+}
+
+/* The programs measured per frame, in the order they run. */
+enum col {
+	C_EMPTY,    /* empty xdp.frags: the goal's baseline */
+	C_CLOCK,    /* xdp.frags reading the clock once */
+	C_XDP,	    /* the probe, XDP */
+	C_EMPTY_TC, /* empty TC */
+	C_CLOCK_TC, /* TC reading the clock once */
+	C_TC,	    /* the probe, TC egress */
+	C_XDP_CMP,  /* --compare's probe */
+	C_TC_CMP,
+	C_N
+};
+
+static void flow_memory(const char *label, int fd, unsigned flows)
+{
+	unsigned long long m = map_memlock(fd);
+
+	printf("%s flows %u entries: %.1f MiB (%.0f B/flow)\n", label, flows, m / 1048576.0,
+	       (double)m / flows);
 }
 
 int main(int argc, char **argv)
 {
+	/* clang-format off */
 	static const struct option longopts[] = {
 		{"repeat", required_argument, NULL, 'r'},
 		{"runs", required_argument, NULL, 'n'},
 		{"flows", required_argument, NULL, 'f'},
+		{"compare", required_argument, NULL, 'c'},
+		{"min", no_argument, NULL, 'm'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	static struct frame frames[5];
+	/* clang-format on */
+	static struct frame frames[6];
+	static uint8_t v4[9200];
+	static double ns[C_N][MAX_RUNS];
 	unsigned repeat = 2000000, runs = 5, flows = 1000000;
+	const char *compare = NULL;
+	struct bpf_object *other = NULL;
 	struct ctp_probe *probe;
 	struct ctp_empty *empty;
-	int c;
+	struct ctp_baseline *base;
+	int fd[C_N], ncols, c, use_min = 0;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -115,6 +219,12 @@ int main(int argc, char **argv)
 		case 'f':
 			flows = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'c':
+			compare = optarg;
+			break;
+		case 'm':
+			use_min = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -123,7 +233,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (!repeat || !runs || runs > MAX_RUNS || !flows) {
+	if (optind < argc || !repeat || !runs || runs > MAX_RUNS || !flows) {
 		fprintf(stderr, "commtap-bench-bpf: --repeat, --flows above 0, --runs 1..%d\n",
 			MAX_RUNS);
 		return 1;
@@ -147,6 +257,11 @@ int main(int argc, char **argv)
 				      0, 0, 0);
 	frames[4].name = "TCP data (1448 B)";
 	frames[4].len = ct_frame_tcp(frames[4].data, sizeof(frames[4].data), 40000, 5201, 1, 1448);
+	/* an IPv6 flow: the 40-byte-key map */
+	frames[5].name = "RoCE WRITE middle, IPv6";
+	frames[5].len = ct_frame_ipv6(
+		frames[5].data, sizeof(frames[5].data), v4,
+		ct_frame_roce(v4, sizeof(v4), CT_OP_WRITE_MIDDLE, 0x1238, 5, 1024, 0));
 
 	probe = ctp_probe__open();
 	if (!probe) {
@@ -155,39 +270,79 @@ int main(int argc, char **argv)
 	}
 	ct_probe_fill_opcodes(probe->rodata->ctp_opcode_info);
 	bpf_map__set_max_entries(probe->maps.ctp_flows, flows);
-	if (ctp_probe__load(probe) || !(empty = ctp_empty__open_and_load())) {
+	/* IPv6 flows: the agent's default size for this many IPv4 flows */
+	bpf_map__set_max_entries(probe->maps.ctp_flows6, flows / 8 > 64 ? flows / 8 : 64);
+	if (ctp_probe__load(probe) || !(empty = ctp_empty__open_and_load()) ||
+	    !(base = ctp_baseline__open_and_load())) {
 		fprintf(stderr, "commtap-bench-bpf: loading the programs failed: %s\n",
 			strerror(errno));
 		return 1;
 	}
-
-	printf("BPF_PROG_TEST_RUN, %u repeats, median of %u runs, ns per packet\n", repeat, runs);
-	printf("%-28s %8s %8s %8s %10s %10s\n", "frame", "empty", "xdp", "tc", "xdp-empty",
-	       "tc-empty");
-	for (unsigned i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
-		double e[MAX_RUNS], x[MAX_RUNS], t[MAX_RUNS];
-
-		for (unsigned r = 0; r < runs; r++) { /* side by side, interleaved */
-			e[r] = ns_per_run(bpf_program__fd(empty->progs.ct_empty_frags), &frames[i],
-					  repeat, 0);
-			x[r] = ns_per_run(bpf_program__fd(probe->progs.ct_xdp), &frames[i], repeat,
-					  0);
-			t[r] = ns_per_run(bpf_program__fd(probe->progs.ct_tc_egress), &frames[i],
-					  repeat, 1);
-		}
-		qsort(e, runs, sizeof(double), cmp_double);
-		qsort(x, runs, sizeof(double), cmp_double);
-		qsort(t, runs, sizeof(double), cmp_double);
-		printf("%-28s %8.1f %8.1f %8.1f %10.1f %10.1f\n", frames[i].name, e[runs / 2],
-		       x[runs / 2], t[runs / 2], x[runs / 2] - e[runs / 2],
-		       t[runs / 2] - e[runs / 2]);
+	if (compare)
+		other = load_other(compare, flows);
+	fd[C_EMPTY] = bpf_program__fd(empty->progs.ct_empty_frags);
+	fd[C_CLOCK] = bpf_program__fd(base->progs.ct_clock_frags);
+	fd[C_XDP] = bpf_program__fd(probe->progs.ct_xdp);
+	fd[C_EMPTY_TC] = bpf_program__fd(base->progs.ct_empty_tc);
+	fd[C_CLOCK_TC] = bpf_program__fd(base->progs.ct_clock_tc);
+	fd[C_TC] = bpf_program__fd(probe->progs.ct_tc_egress);
+	ncols = C_XDP_CMP;
+	if (other) {
+		fd[C_XDP_CMP] = prog_fd(other, "ct_xdp");
+		fd[C_TC_CMP] = prog_fd(other, "ct_tc_egress");
+		ncols = C_N;
 	}
-	printf("\nmap memory (kernel memlock): flows %u entries: %.1f MiB (%.0f B/flow), ring %.1f "
-	       "MiB, totals %.1f KiB\n",
-	       flows, map_memlock(bpf_map__fd(probe->maps.ctp_flows)) / 1048576.0,
-	       (double)map_memlock(bpf_map__fd(probe->maps.ctp_flows)) / flows,
+
+	printf("BPF_PROG_TEST_RUN, %u repeats, %s of %u runs, ns per packet\n", repeat,
+	       use_min ? "fastest" : "median", runs);
+	printf("empty: empty xdp.frags program (the goal's baseline); clock: reads the clock "
+	       "once\n");
+	if (other)
+		printf("cmp: %s\n", compare);
+	printf("\n%-28s %6s %6s %6s %6s %6s %6s %6s %8s %8s %8s %8s", "frame", "empty", "clock",
+	       "xdp", "tc-emp", "tc-clk", "tc", "", "xdp-emp", "xdp-clk", "tc-emp", "tc-clk");
+	if (other)
+		printf(" | %6s %6s %8s %8s %8s %8s", "cmp-x", "cmp-t", "xdp-emp", "xdp-clk",
+		       "tc-emp", "tc-clk");
+	printf("\n");
+	for (unsigned i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		double m[C_N];
+
+		for (unsigned r = 0; r < runs; r++) /* side by side, interleaved */
+			for (int k = 0; k < ncols; k++)
+				ns[k][r] = ns_per_run(fd[k], &frames[i], repeat,
+						      k >= C_EMPTY_TC && k != C_XDP_CMP);
+		for (int k = 0; k < ncols; k++) {
+			qsort(ns[k], runs, sizeof(double), cmp_double);
+			m[k] = ns[k][use_min ? 0 : runs / 2];
+		}
+		/*
+		 * Above empty: against the empty XDP program, as the goal is
+		 * stated. Above clock: the probe's own work, each hook against
+		 * its own clock-only program.
+		 */
+		printf("%-28s %6.0f %6.0f %6.0f %6.0f %6.0f %6.0f %6s %8.0f %8.0f %8.0f %8.0f",
+		       frames[i].name, m[C_EMPTY], m[C_CLOCK], m[C_XDP], m[C_EMPTY_TC],
+		       m[C_CLOCK_TC], m[C_TC], "", m[C_XDP] - m[C_EMPTY], m[C_XDP] - m[C_CLOCK],
+		       m[C_TC] - m[C_EMPTY], m[C_TC] - m[C_CLOCK_TC]);
+		if (other)
+			printf(" | %6.0f %6.0f %8.0f %8.0f %8.0f %8.0f", m[C_XDP_CMP], m[C_TC_CMP],
+			       m[C_XDP_CMP] - m[C_EMPTY], m[C_XDP_CMP] - m[C_CLOCK],
+			       m[C_TC_CMP] - m[C_EMPTY], m[C_TC_CMP] - m[C_CLOCK_TC]);
+		printf("\n");
+	}
+	printf("\nmap memory (kernel memlock):\n");
+	flow_memory("  probe, IPv4", bpf_map__fd(probe->maps.ctp_flows), flows);
+	flow_memory("  probe, IPv6", bpf_map__fd(probe->maps.ctp_flows6),
+		    bpf_map__max_entries(probe->maps.ctp_flows6));
+	if (other)
+		flow_memory("  cmp,   all ",
+			    bpf_map__fd(bpf_object__find_map_by_name(other, "ctp_flows")), flows);
+	printf("  ring %.1f MiB, totals %.1f KiB\n",
 	       map_memlock(bpf_map__fd(probe->maps.ctp_events)) / 1048576.0,
 	       map_memlock(bpf_map__fd(probe->maps.ctp_totals)) / 1024.0);
+	bpf_object__close(other);
+	ctp_baseline__destroy(base);
 	ctp_empty__destroy(empty);
 	ctp_probe__destroy(probe);
 	return 0;

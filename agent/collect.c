@@ -16,7 +16,8 @@
 #define PSN_MASK 0xffffffu
 
 _Static_assert(sizeof(struct ctp_flow_key) == sizeof(struct ct_flow_key),
-	       "the probe's flow key is the engine's");
+	       "the probe's IPv6 (and record) flow key is the engine's");
+_Static_assert(sizeof(struct ctp_flow_key4) == 16, "the probe's IPv4 flow key is 16 bytes");
 
 struct ctp_totals_value {
 	uint64_t t[CTP_T_COUNT];
@@ -200,18 +201,44 @@ static int add_flows(struct ct_collect *c, struct ct_flow_set *set, const struct
 	return 0;
 }
 
-/* Every entry of one probe's flow map, in batches (one key at a time where unsupported). */
-static int read_flows(struct ct_collect *c, int fd, struct ct_flow_set *set, int final)
+/* An IPv4 flow's key as the engine's: the addresses as ::ffff:a.b.c.d. */
+static void key_of4(const struct ctp_flow_key4 *k4, struct ctp_flow_key *k)
 {
-	static struct ctp_flow_key keys[BATCH];
+	memset(k, 0, sizeof(*k));
+	k->src[10] = k->src[11] = k->dst[10] = k->dst[11] = 0xff;
+	memcpy(k->src + 12, k4->src, 4);
+	memcpy(k->dst + 12, k4->dst, 4);
+	k->id = k4->id;
+	k->transport = k4->transport;
+}
+
+/* Keys as read from a map (IPv4 maps: 16-byte keys) into engine keys. */
+static void keys_of(const void *raw, int v4, struct ctp_flow_key *out, uint32_t n)
+{
+	if (!v4) {
+		memcpy(out, raw, n * sizeof(*out));
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		key_of4((const struct ctp_flow_key4 *)raw + i, &out[i]);
+}
+
+/*
+ * Every entry of one flow map (v4: the IPv4 map's short keys), in batches
+ * (one key at a time where unsupported).
+ */
+static int read_flows(struct ct_collect *c, int fd, int v4, struct ct_flow_set *set, int final)
+{
+	static struct ctp_flow_key raw[BATCH], keys[BATCH];
 	static struct ctp_flow vals[BATCH];
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	uint32_t in = 0, out = 0, n;
+	struct ctp_flow_key in = {0}, out = {0}; /* batch cursors: room for either key */
+	uint32_t n;
 	int rc, first = 1;
 
 	while (!c->batch_unsupported) {
 		n = BATCH;
-		rc = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &n, &opts);
+		rc = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, raw, vals, &n, &opts);
 		if (rc && errno != ENOENT) {
 			if (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP) {
 				c->batch_unsupported = 1;
@@ -219,6 +246,7 @@ static int read_flows(struct ct_collect *c, int fd, struct ct_flow_set *set, int
 			}
 			return -errno;
 		}
+		keys_of(raw, v4, keys, n);
 		if (add_flows(c, set, keys, vals, n, final))
 			return -ENOMEM;
 		if (rc) /* ENOENT: that was the last batch */
@@ -233,9 +261,11 @@ static int read_flows(struct ct_collect *c, int fd, struct ct_flow_set *set, int
 	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
 		key = next;
 		have = 1;
-		if (!bpf_map_lookup_elem(fd, &key, &vals[0]) &&
-		    add_flows(c, set, &key, &vals[0], 1, final))
-			return -ENOMEM;
+		if (!bpf_map_lookup_elem(fd, &key, &vals[0])) {
+			keys_of(&key, v4, keys, 1);
+			if (add_flows(c, set, keys, &vals[0], 1, final))
+				return -ENOMEM;
+		}
 	}
 	return 0;
 }
@@ -272,10 +302,17 @@ int ct_collect_read(struct ct_collect *c, int final)
 	memset(c->totals, 0, sizeof(c->totals));
 	c->live_entries = 0;
 	c->capacity = 0;
+	c->table_bytes = 0;
 	for (unsigned i = 0; i < c->n_probes && !rc; i++) {
-		rc = read_flows(c, ct_probe_flows_fd(c->probes[i]), &cur, final);
+		uint64_t e4 = ct_probe_flow_entries(c->probes[i]);
+		uint64_t e6 = ct_probe_flow_entries6(c->probes[i]);
+
+		rc = read_flows(c, ct_probe_flows_fd(c->probes[i]), 1, &cur, final);
+		rc = rc ?: read_flows(c, ct_probe_flows6_fd(c->probes[i]), 0, &cur, final);
 		rc = rc ?: read_totals(c, ct_probe_totals_fd(c->probes[i]));
-		c->capacity += ct_probe_flow_entries(c->probes[i]);
+		c->capacity += e4 + e6;
+		c->table_bytes += e4 * (sizeof(struct ctp_flow_key4) + sizeof(struct ctp_flow)) +
+				  e6 * (sizeof(struct ctp_flow_key) + sizeof(struct ctp_flow));
 	}
 	if (rc) {
 		ct_flow_set_free(&cur);
@@ -326,6 +363,11 @@ static char *host_json(struct ct_collect *c, uint64_t evictions)
 				       json_object_new_string(ct_probe_xdp_mode(c->probes[i])));
 		json_object_object_add(o, "xdp_dispatcher",
 				       json_object_new_boolean(ct_probe_dispatcher(c->probes[i])));
+		json_object_object_add(
+			o, "xdp_dispatcher_note",
+			ct_probe_dispatcher_note(c->probes[i])
+				? json_object_new_string(ct_probe_dispatcher_note(c->probes[i]))
+				: NULL);
 		json_object_object_add(o, "resumed",
 				       json_object_new_boolean(ct_probe_resumed(c->probes[i])));
 		json_object_object_add(o, "pause",
@@ -401,8 +443,7 @@ int ct_collect_report(struct ct_collect *c, struct ct_report *r, char **host)
 	k->table.evicted_full = evictions;
 	k->table.live = (uint32_t)c->live_entries;
 	k->table.capacity = (uint32_t)c->capacity;
-	k->table.memory_bytes =
-		c->capacity * (sizeof(struct ctp_flow_key) + sizeof(struct ctp_flow));
+	k->table.memory_bytes = c->table_bytes;
 	*host = host_json(c, evictions);
 	return *host ? 0 : -ENOMEM;
 }

@@ -33,6 +33,7 @@ struct ct_collect {
 	uint64_t totals[CTP_T_COUNT];
 	uint64_t live_entries;
 	uint64_t capacity;
+	uint64_t table_bytes; /* the flow maps' keys and records at capacity */
 	uint64_t newest_ts;
 	uint64_t records, oom;
 	int batch_unsupported;

@@ -83,3 +83,28 @@ size_t ct_frame_tcp(uint8_t *buf, size_t cap, uint16_t sport, uint16_t dport, ui
 	put16(p + 14, 65535);
 	return len;
 }
+
+size_t ct_frame_ipv6(uint8_t *out, size_t cap, const uint8_t *v4, size_t len)
+{
+	static const uint8_t prefix[4] = {0x20, 0x01, 0x0d, 0xb8};
+	const uint8_t *ip = v4 + 14;
+	size_t l4 = len - 14 - 20;
+	uint8_t *ip6 = out + 14;
+
+	if (len < 14 + 20 || len + 20 > cap)
+		return 0;
+	memcpy(out, v4, 12);
+	put16(out + 12, 0x86dd);
+	memset(ip6, 0, 40);
+	ip6[0] = (uint8_t)(0x60 | ip[1] >> 4); /* version, traffic class */
+	ip6[1] = (uint8_t)(ip[1] << 4);
+	put16(ip6 + 4, (uint32_t)l4);
+	ip6[6] = ip[9]; /* next header: the IPv4 protocol */
+	ip6[7] = 64;
+	memcpy(ip6 + 8, prefix, 4);
+	ip6[23] = 1;
+	memcpy(ip6 + 24, prefix, 4);
+	ip6[39] = 2;
+	memcpy(ip6 + 40, v4 + 34, l4);
+	return len + 20;
+}

@@ -21,4 +21,11 @@ size_t ct_frame_roce(uint8_t *buf, size_t cap, uint8_t opcode, uint32_t dqpn, ui
 size_t ct_frame_tcp(uint8_t *buf, size_t cap, uint16_t sport, uint16_t dport, uint32_t seq,
 		    uint32_t payload);
 
+/*
+ * The IPv4 frame v4 (len bytes, from the builders above) as IPv6,
+ * 2001:db8::1 -> 2001:db8::2, the same traffic class and L4, into out;
+ * returns its length (len + 20), or 0 when it does not fit.
+ */
+size_t ct_frame_ipv6(uint8_t *out, size_t cap, const uint8_t *v4, size_t len);
+
 #endif

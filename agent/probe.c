@@ -50,9 +50,11 @@ struct ct_probe {
 	struct xdp_program *xdp; /* attached by this agent, NULL when taken over */
 	enum xdp_attach_mode xdp_mode;
 	int tc_hook_created;
-	int resumed;	/* programs or maps taken over from an earlier agent */
-	int dispatcher; /* XDP runs in libxdp's dispatcher (else alone) */
+	int resumed;		   /* programs or maps taken over from an earlier agent */
+	int dispatcher;		   /* XDP runs in libxdp's dispatcher (else alone) */
+	char dispatcher_note[200]; /* libxdp's reason when it could not use it */
 	uint32_t flow_entries;
+	uint32_t flow_entries6;
 };
 
 static int debug_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -66,8 +68,26 @@ static int debug_print(enum libbpf_print_level level, const char *fmt, va_list a
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* libxdp's first warning about its dispatcher or bpffs since the last reset. */
+static char xdp_note[200];
+
 static int xdp_debug_print(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
+	char line[sizeof(xdp_note)], *text = line;
+	va_list aq;
+
+	va_copy(aq, ap);
+	vsnprintf(line, sizeof(line), fmt, aq);
+	va_end(aq);
+	text += strspn(text, " ");
+	if (!strncmp(text, "libxdp: ", 8))
+		text += 8;
+	if (level != LIBXDP_DEBUG && !xdp_note[0] &&
+	    (strstr(text, "dispatcher") || strstr(text, "bpffs")) &&
+	    !strstr(text, "Falling back")) {
+		text[strcspn(text, "\n")] = 0;
+		snprintf(xdp_note, sizeof(xdp_note), "%s", text);
+	}
 	return debug_print((enum libbpf_print_level)level, fmt, ap);
 }
 
@@ -237,6 +257,71 @@ static void set_pin(struct ct_probe *p, struct bpf_map *map, const char *what)
 	close(fd);
 }
 
+/*
+ * IPv6 flows are rarer than IPv4 ones on the networks the probe watches; an
+ * LRU map's entries are all allocated up front, so its default is smaller.
+ */
+static uint32_t ct_probe_default_entries6(uint32_t entries4)
+{
+	return entries4 / 8 > 64 ? entries4 / 8 : 64;
+}
+
+/* The version of the probe pinned in pin_dir: 0 none, 1 before the "abi" pin. */
+static int pinned_abi(const struct ct_probe *p, uint32_t *version)
+{
+	static const char *const v1_pins[] = {"flows", "totals", "events"};
+	char path[600];
+	uint32_t zero = 0;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/abi", p->pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		rc = bpf_map_lookup_elem(fd, &zero, version) ? -errno : 0;
+		close(fd);
+		return rc;
+	}
+	*version = 0;
+	for (unsigned i = 0; i < sizeof(v1_pins) / sizeof(v1_pins[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", p->pin_dir, v1_pins[i]);
+		if (!access(path, F_OK))
+			*version = 1;
+	}
+	return 0;
+}
+
+/*
+ * Maps pinned by a probe of another layout (an agent of another version
+ * left it with --persist) would be misread: refuse them, saying what to do.
+ */
+static int check_pinned_abi(const struct ct_probe *p, char *err, size_t errlen)
+{
+	uint32_t version = 0;
+	int rc = pinned_abi(p, &version);
+
+	if (rc)
+		return fail(err, errlen, rc, "%s: cannot read %s/abi: %s", p->ifname, p->pin_dir,
+			    strerror(-rc));
+	if (!version || version == CTP_ABI_VERSION)
+		return 0;
+	return fail(err, errlen, -EPROTO,
+		    "%s: the probe pinned in %s has map layout version %u, this agent reads "
+		    "version %u: its counters cannot be continued; stop it with the agent that "
+		    "started it (without --persist), or detach its XDP/TC programs and remove %s",
+		    p->ifname, p->pin_dir, version, CTP_ABI_VERSION, p->pin_dir);
+}
+
+/* Write the layout version into the (pinned) abi map. */
+static int write_abi(struct ct_probe *p, char *err, size_t errlen)
+{
+	uint32_t zero = 0, version = CTP_ABI_VERSION;
+
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ctp_abi), &zero, &version, BPF_ANY))
+		return fail(err, errlen, -errno, "%s: cannot write the probe's abi map: %s",
+			    p->ifname, strerror(errno));
+	return 0;
+}
+
 static int open_skeleton(struct ct_probe *p, const struct ct_probe_config *cfg, int load_xdp,
 			 char *err, size_t errlen)
 {
@@ -252,11 +337,17 @@ static int open_skeleton(struct ct_probe *p, const struct ct_probe_config *cfg, 
 	s->rodata->ctp_sample_every = cfg->sample_every ? cfg->sample_every : 1;
 	s->rodata->ctp_transports = cfg->transports ? cfg->transports : CTP_EN_ROCE | CTP_EN_TCP;
 	bpf_map__set_max_entries(s->maps.ctp_flows, cfg->flow_entries);
+	bpf_map__set_max_entries(s->maps.ctp_flows6,
+				 cfg->flow_entries6 ? cfg->flow_entries6
+						    : ct_probe_default_entries6(cfg->flow_entries));
 	bpf_map__set_max_entries(s->maps.ctp_events, cfg->ring_bytes);
 	set_pin(p, s->maps.ctp_flows, "flows");
+	set_pin(p, s->maps.ctp_flows6, "flows6");
 	set_pin(p, s->maps.ctp_totals, "totals");
 	set_pin(p, s->maps.ctp_events, "events");
+	set_pin(p, s->maps.ctp_abi, "abi");
 	p->flow_entries = bpf_map__max_entries(s->maps.ctp_flows);
+	p->flow_entries6 = bpf_map__max_entries(s->maps.ctp_flows6);
 	bpf_program__set_autoload(s->progs.ct_xdp, load_xdp);
 	return 0;
 }
@@ -299,6 +390,7 @@ static int attach_xdp(struct ct_probe *p, const struct ct_probe_config *cfg,
 		return fail(err, errlen, rc, "%s: libxdp cannot use the probe: %s", p->ifname,
 			    strerror(-rc));
 	}
+	xdp_note[0] = 0;
 	rc = xdp_program__attach(p->xdp, p->ifindex, mode, 0);
 	if (rc) {
 		libxdp_strerror(rc, msg, sizeof(msg));
@@ -307,12 +399,16 @@ static int attach_xdp(struct ct_probe *p, const struct ct_probe_config *cfg,
 	}
 	p->xdp_mode = mode;
 	p->dispatcher = xdp_dispatcher_in_use(p->ifindex);
-	if (!p->dispatcher)
+	if (!p->dispatcher) {
+		/* see docs/deploy-host.md: e.g. kernels that refuse freplace programs */
+		snprintf(p->dispatcher_note, sizeof(p->dispatcher_note), "%s",
+			 xdp_note[0] ? xdp_note : "libxdp gave no reason");
 		fprintf(stderr,
 			"commtap agent: notice: %s: libxdp could not use its multi-program "
-			"dispatcher "
-			"on this kernel; the probe's XDP program is attached alone\n",
-			p->ifname);
+			"dispatcher (libxdp: %s); the probe's XDP program is attached alone, "
+			"and other XDP programs cannot run beside it\n",
+			p->ifname, p->dispatcher_note);
+	}
 	return 0;
 }
 
@@ -397,6 +493,9 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 		fail(err, errlen, rc, "cannot create %s: %s", p->pin_dir, strerror(-rc));
 		goto err;
 	}
+	rc = check_pinned_abi(p, err, errlen);
+	if (rc)
+		goto err;
 
 	ours = xdp_state(p, err, errlen);
 	if (ours < 0) {
@@ -422,8 +521,13 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 			rc = attach_xdp(p, cfg, XDP_MODE_SKB, err, errlen);
 		}
 	}
-	if (rc)
+	if (!rc)
+		rc = write_abi(p, err, errlen);
+	if (rc) {
+		if (p->xdp)
+			xdp_program__detach(p->xdp, p->ifindex, p->xdp_mode, 0);
 		goto err;
+	}
 	rc = attach_tc(p, err, errlen);
 	if (rc) {
 		if (p->xdp)
@@ -465,6 +569,11 @@ int ct_probe_flows_fd(const struct ct_probe *p)
 	return bpf_map__fd(p->skel->maps.ctp_flows);
 }
 
+int ct_probe_flows6_fd(const struct ct_probe *p)
+{
+	return bpf_map__fd(p->skel->maps.ctp_flows6);
+}
+
 int ct_probe_totals_fd(const struct ct_probe *p)
 {
 	return bpf_map__fd(p->skel->maps.ctp_totals);
@@ -478,6 +587,11 @@ int ct_probe_events_fd(const struct ct_probe *p)
 uint32_t ct_probe_flow_entries(const struct ct_probe *p)
 {
 	return p->flow_entries;
+}
+
+uint32_t ct_probe_flow_entries6(const struct ct_probe *p)
+{
+	return p->flow_entries6;
 }
 
 const char *ct_probe_xdp_mode(const struct ct_probe *p)
@@ -502,4 +616,9 @@ int ct_probe_resumed(const struct ct_probe *p)
 int ct_probe_dispatcher(const struct ct_probe *p)
 {
 	return p->dispatcher;
+}
+
+const char *ct_probe_dispatcher_note(const struct ct_probe *p)
+{
+	return p->dispatcher_note[0] ? p->dispatcher_note : NULL;
 }

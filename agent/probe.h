@@ -14,7 +14,8 @@
 #define CT_PROBE_PIN_ROOT "/sys/fs/bpf/commtap"
 
 struct ct_probe_config {
-	uint32_t flow_entries;	 /* LRU hash size */
+	uint32_t flow_entries;	 /* LRU hash size, IPv4 flows */
+	uint32_t flow_entries6;	 /* LRU hash size, IPv6 flows; 0: flow_entries / 8 */
 	uint32_t ring_bytes;	 /* ring buffer size, a power of 2 and of the page size */
 	uint64_t burst_gap_ns;	 /* the shortest idle gap that ends a burst */
 	uint64_t tcp_msg_gap_ns; /* an idle gap this long ends a TCP message */
@@ -38,15 +39,20 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 void ct_probe_close(struct ct_probe *p, int persist);
 
 const char *ct_probe_ifname(const struct ct_probe *p);
+/* The flow maps: IPv4 flows (struct ctp_flow_key4 keys) and IPv6 flows (ctp_flow_key). */
 int ct_probe_flows_fd(const struct ct_probe *p);
+int ct_probe_flows6_fd(const struct ct_probe *p);
 int ct_probe_totals_fd(const struct ct_probe *p);
 int ct_probe_events_fd(const struct ct_probe *p);
-uint32_t ct_probe_flow_entries(const struct ct_probe *p);
+uint32_t ct_probe_flow_entries(const struct ct_probe *p);  /* IPv4 map */
+uint32_t ct_probe_flow_entries6(const struct ct_probe *p); /* IPv6 map */
 /* "native" or "skb" (generic), and whether the programs were taken over. */
 const char *ct_probe_xdp_mode(const struct ct_probe *p);
 int ct_probe_resumed(const struct ct_probe *p);
 /* 1 when XDP runs in libxdp's dispatcher, 0 when attached alone (no dispatcher here). */
 int ct_probe_dispatcher(const struct ct_probe *p);
+/* Why libxdp attached XDP without its dispatcher (its message), or NULL. */
+const char *ct_probe_dispatcher_note(const struct ct_probe *p);
 
 /* The engine's opcode table as the programs read it (their ctp_opcode_info setting). */
 void ct_probe_fill_opcodes(volatile uint32_t *out);

@@ -15,6 +15,8 @@
 #ifndef COMMTAP_PARSE_BPF_H
 #define COMMTAP_PARSE_BPF_H
 
+#include <bpf/bpf_endian.h>
+
 #include "probe_abi.h"
 
 #define CTP_MAX_VLAN	 4
@@ -32,7 +34,10 @@ enum ctp_kind {
 };
 
 struct ctp_pkt {
-	struct ctp_flow_key key;
+	union {
+		struct ctp_flow_key4 key4; /* IPv4 (ipv6 == 0) */
+		struct ctp_flow_key key;   /* IPv6 */
+	};
 	__u32 wire_len;	   /* 14 + 4 per VLAN tag + IP length */
 	__u32 hdr_len;	   /* bytes before the L4 payload (GSO: repeated per segment) */
 	__u32 payload_len; /* RoCE: verbs payload; TCP: segment payload */
@@ -47,6 +52,16 @@ struct ctp_pkt {
 	__u8 tcp_flags;
 	__u8 aeth_syndrome;
 	__u8 vlans;
+	__u8 ipv6; /* the flow's key is key (IPv6), else key4 */
+};
+
+/*
+ * Where the L4 parsers write the flow's id and transport: key4's or key's,
+ * fixed per call site (they are inlined into the IPv4 and IPv6 paths).
+ */
+struct ctp_key_ref {
+	__u32 *id;
+	__u8 *transport;
 };
 
 /* Written by the loader from the engine's opcode table before load. */
@@ -54,9 +69,14 @@ const volatile __u32 ctp_opcode_info[256];
 
 #define CTP_HAVE(p, n, end) ((void *)(p) + (n) <= (end))
 
+/*
+ * Big-endian fields by one load each (the verifier allows unaligned packet
+ * loads where the CPU does them efficiently; headers are 2- or 4-aligned
+ * behind NET_IP_ALIGN elsewhere).
+ */
 static __always_inline __u16 ctp_get16(const __u8 *p)
 {
-	return (__u16)p[0] << 8 | p[1];
+	return bpf_ntohs(*(const __u16 *)p);
 }
 
 static __always_inline __u32 ctp_get24(const __u8 *p)
@@ -66,10 +86,11 @@ static __always_inline __u32 ctp_get24(const __u8 *p)
 
 static __always_inline __u32 ctp_get32(const __u8 *p)
 {
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+	return bpf_ntohl(*(const __u32 *)p);
 }
 
-static __always_inline int ctp_parse_bth(__u8 *p, void *end, __u32 udp_payload, struct ctp_pkt *pkt)
+static __always_inline int ctp_parse_bth(__u8 *p, void *end, __u32 udp_payload, struct ctp_pkt *pkt,
+					 struct ctp_key_ref k)
 {
 	__u32 info, ext, need;
 	__u8 *e;
@@ -85,9 +106,9 @@ static __always_inline int ctp_parse_bth(__u8 *p, void *end, __u32 udp_payload, 
 		return CTP_PKT_MALFORMED;
 	pkt->opinfo = info;
 	pkt->payload_len = udp_payload - need;
-	pkt->key.id = ctp_get24(p + 5);
+	*k.id = ctp_get24(p + 5);
 	pkt->psn = ctp_get24(p + 9);
-	pkt->key.transport = CTP_TRANSPORT_ROCE;
+	*k.transport = CTP_TRANSPORT_ROCE;
 	pkt->hdr_len += CTP_BTH_LEN + CTP_OP_EXTLEN(info);
 
 	/* Extension headers in wire order: DETH, XRCETH, RETH ... AETH. */
@@ -114,7 +135,7 @@ static __always_inline int ctp_parse_bth(__u8 *p, void *end, __u32 udp_payload, 
 }
 
 static __always_inline int ctp_parse_l4(__u8 *p, void *end, __u8 proto, __u32 l4_len,
-					struct ctp_pkt *pkt)
+					struct ctp_pkt *pkt, struct ctp_key_ref k)
 {
 	if (proto == 17) { /* UDP */
 		__u32 udp_len;
@@ -127,7 +148,7 @@ static __always_inline int ctp_parse_l4(__u8 *p, void *end, __u8 proto, __u32 l4
 		if (ctp_get16(p + 2) != CTP_ROCE_PORT)
 			return CTP_PKT_OTHER_IP;
 		pkt->hdr_len += 8;
-		return ctp_parse_bth(p + 8, end, udp_len - 8, pkt);
+		return ctp_parse_bth(p + 8, end, udp_len - 8, pkt, k);
 	}
 	if (proto == 6) { /* TCP */
 		__u32 doff;
@@ -137,8 +158,8 @@ static __always_inline int ctp_parse_l4(__u8 *p, void *end, __u8 proto, __u32 l4
 		doff = (__u32)(p[12] >> 4) * 4;
 		if (doff < 20 || doff > l4_len)
 			return CTP_PKT_MALFORMED;
-		pkt->key.id = (__u32)ctp_get16(p) << 16 | ctp_get16(p + 2);
-		pkt->key.transport = CTP_TRANSPORT_TCP;
+		*k.id = (__u32)ctp_get16(p) << 16 | ctp_get16(p + 2);
+		*k.transport = CTP_TRANSPORT_TCP;
 		pkt->psn = ctp_get32(p + 4);
 		pkt->tcp_flags = p[13];
 		pkt->payload_len = l4_len - doff;
@@ -146,14 +167,6 @@ static __always_inline int ctp_parse_l4(__u8 *p, void *end, __u8 proto, __u32 l4
 		return CTP_PKT_TCP;
 	}
 	return CTP_PKT_OTHER_IP;
-}
-
-static __always_inline void ctp_v4_mapped(__u8 *dst, const __u8 *v4)
-{
-	__builtin_memset(dst, 0, 10);
-	dst[10] = 0xff;
-	dst[11] = 0xff;
-	__builtin_memcpy(dst + 12, v4, 4);
 }
 
 static __always_inline int ctp_parse_ipv4(__u8 *ip, void *end, __u32 l2_len, struct ctp_pkt *pkt)
@@ -171,13 +184,14 @@ static __always_inline int ctp_parse_ipv4(__u8 *ip, void *end, __u32 l2_len, str
 	pkt->dscp = ip[1] >> 2;
 	pkt->ecn = ip[1] & 3;
 	pkt->wire_len = l2_len + total;
-	ctp_v4_mapped(pkt->key.src, ip + 12);
-	ctp_v4_mapped(pkt->key.dst, ip + 16);
+	__builtin_memcpy(pkt->key4.src, ip + 12, 4);
+	__builtin_memcpy(pkt->key4.dst, ip + 16, 4);
 	if (ctp_get16(ip + 6) & 0x1fff) /* a later fragment has no L4 header */
 		return CTP_PKT_OTHER_IP;
 	pkt->hdr_len = l2_len + ihl;
 	/* ihl <= 60: the offset stays in a range the verifier can follow */
-	return ctp_parse_l4(ip + (ihl & 0x3c), end, ip[9], total - ihl, pkt);
+	return ctp_parse_l4(ip + (ihl & 0x3c), end, ip[9], total - ihl, pkt,
+			    (struct ctp_key_ref){&pkt->key4.id, &pkt->key4.transport});
 }
 
 static __always_inline int ctp_parse_ipv6(__u8 *ip, void *end, __u32 l2_len, struct ctp_pkt *pkt)
@@ -195,6 +209,7 @@ static __always_inline int ctp_parse_ipv6(__u8 *ip, void *end, __u32 l2_len, str
 	pkt->dscp = tclass >> 2;
 	pkt->ecn = tclass & 3;
 	pkt->wire_len = l2_len + 40 + remaining;
+	pkt->ipv6 = 1;
 	__builtin_memcpy(pkt->key.src, ip + 8, 16);
 	__builtin_memcpy(pkt->key.dst, ip + 24, 16);
 	next = ip[6];
@@ -204,7 +219,9 @@ static __always_inline int ctp_parse_ipv6(__u8 *ip, void *end, __u32 l2_len, str
 #pragma unroll
 	for (int n = 0; n < CTP_MAX_IPV6_EXT; n++) {
 		if (next != 0 && next != 43 && next != 44 && next != 51 && next != 60)
-			return ctp_parse_l4(p, end, next, remaining, pkt);
+			return ctp_parse_l4(
+				p, end, next, remaining, pkt,
+				(struct ctp_key_ref){&pkt->key.id, &pkt->key.transport});
 		if (!CTP_HAVE(p, 8, end))
 			return CTP_PKT_MALFORMED;
 		if (next == 44)

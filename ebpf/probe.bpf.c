@@ -48,12 +48,32 @@ struct ctp_totals {
 	__u64 sample_ctr;
 };
 
+/*
+ * The flow table, in two maps so that IPv4 flows (the common case) hash and
+ * compare a 16-byte key per packet instead of 40: ctp_flows holds IPv4
+ * flows, ctp_flows6 IPv6 flows.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536); /* the loader sets it */
-	__type(key, struct ctp_flow_key);
+	__type(key, struct ctp_flow_key4);
 	__type(value, struct ctp_flow);
 } ctp_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192); /* the loader sets it */
+	__type(key, struct ctp_flow_key);
+	__type(value, struct ctp_flow);
+} ctp_flows6 SEC(".maps");
+
+/* The probe's CTP_ABI_VERSION, pinned beside the maps (the loader writes it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ctp_abi SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -67,7 +87,22 @@ struct {
 	__uint(max_entries, 1 << 22); /* the loader sets it */
 } ctp_events SEC(".maps");
 
-static __always_inline void emit(struct ctp_totals *t, const struct ctp_flow_key *key, __u32 type,
+/* Records carry the engine's 40-byte key: IPv4 addresses as ::ffff:a.b.c.d. */
+static __always_inline void record_key(struct ctp_flow_key *out, const struct ctp_pkt *p)
+{
+	if (p->ipv6) {
+		__builtin_memcpy(out, p, sizeof(*out));
+		return;
+	}
+	__builtin_memset(out, 0, sizeof(*out));
+	out->src[10] = out->src[11] = out->dst[10] = out->dst[11] = 0xff;
+	__builtin_memcpy(out->src + 12, p->key4.src, 4);
+	__builtin_memcpy(out->dst + 12, p->key4.dst, 4);
+	out->id = p->key4.id;
+	out->transport = p->key4.transport;
+}
+
+static __always_inline void emit(struct ctp_totals *t, const struct ctp_pkt *pkt, __u32 type,
 				 __u64 start, __u64 end, __u64 bytes, __u32 packets, __u32 messages)
 {
 	struct ctp_record *r = bpf_ringbuf_reserve(&ctp_events, sizeof(*r), 0);
@@ -78,7 +113,7 @@ static __always_inline void emit(struct ctp_totals *t, const struct ctp_flow_key
 			t->t[CTP_T_RING_DROPS_BURST]++;
 		return;
 	}
-	__builtin_memcpy(&r->key, key, sizeof(r->key));
+	record_key(&r->key, pkt);
 	r->type = type;
 	r->packets = packets;
 	r->messages = messages;
@@ -90,14 +125,14 @@ static __always_inline void emit(struct ctp_totals *t, const struct ctp_flow_key
 }
 
 static __always_inline void message_complete(struct ctp_totals *t, struct ctp_flow *f,
-					     const struct ctp_flow_key *key, __u64 size, __u64 now)
+					     const struct ctp_pkt *pkt, __u64 size, __u64 now)
 {
 	f->messages++;
 	f->message_bytes += size;
 	t->t[CTP_T_MESSAGES]++;
 	t->t[CTP_T_MESSAGE_BYTES] += size;
 	if (ctp_message_records)
-		emit(t, key, CTP_REC_MESSAGE, now, now, size, 0, 0);
+		emit(t, pkt, CTP_REC_MESSAGE, now, now, size, 0, 0);
 }
 
 static __always_inline void learn_pmtu(struct ctp_flow *f, __u32 payload)
@@ -116,7 +151,7 @@ static __always_inline void burst_begin(struct ctp_flow *f, __u64 now)
 
 /* A gap longer than max(burst gap, 8 x the usual gap) ends the open burst. */
 static __always_inline void burst_track(struct ctp_totals *t, struct ctp_flow *f,
-					const struct ctp_flow_key *key, __u64 now)
+					const struct ctp_pkt *pkt, __u64 now)
 {
 	__u64 gap = now > f->last_ts ? now - f->last_ts : 0;
 	__u64 limit = (__u64)f->gap_ewma * 8;
@@ -125,7 +160,7 @@ static __always_inline void burst_track(struct ctp_totals *t, struct ctp_flow *f
 		limit = ctp_burst_gap_ns;
 	if (gap > limit) {
 		t->t[CTP_T_BURSTS]++;
-		emit(t, key, CTP_REC_BURST, f->burst_start_ts, f->last_ts,
+		emit(t, pkt, CTP_REC_BURST, f->burst_start_ts, f->last_ts,
 		     f->bytes - f->burst_start_bytes, (__u32)f->packets - f->burst_start_packets,
 		     (__u32)f->messages - f->burst_start_messages);
 		burst_begin(f, now);
@@ -193,7 +228,7 @@ static __always_inline void roce_request(struct ctp_totals *t, struct ctp_flow *
 				learn_pmtu(f, p->payload_len);
 			} else {
 				/* a WRITE's size is its RETH length */
-				message_complete(t, f, &p->key, f->msg_len ?: f->msg_bytes, now);
+				message_complete(t, f, p, f->msg_len ?: f->msg_bytes, now);
 				f->state &= ~CTP_FS_REQ_IN_MSG;
 			}
 		}
@@ -202,7 +237,7 @@ static __always_inline void roce_request(struct ctp_totals *t, struct ctp_flow *
 			f->partial_messages++;
 			f->state &= ~CTP_FS_REQ_IN_MSG;
 		}
-		message_complete(t, f, &p->key, kind == KIND_ATOMIC ? 8 : p->payload_len, now);
+		message_complete(t, f, p, kind == KIND_ATOMIC ? 8 : p->payload_len, now);
 	} else { /* READ request: re-synchronise on the next request */
 		f->next_psn = (p->psn + 1) & PSN_MASK;
 		f->state &= ~CTP_FS_REQ_PSN_OK;
@@ -245,14 +280,14 @@ static __always_inline void roce_read_response(struct ctp_totals *t, struct ctp_
 			learn_pmtu(f, p->payload_len);
 		} else {
 			f->state &= ~CTP_FS_RESP_IN_MSG;
-			message_complete(t, f, &p->key, f->resp_msg_bytes, now);
+			message_complete(t, f, p, f->resp_msg_bytes, now);
 		}
 	} else if (pos == POS_ONLY) {
 		if (f->state & CTP_FS_RESP_IN_MSG) {
 			f->partial_messages++;
 			f->state &= ~CTP_FS_RESP_IN_MSG;
 		}
-		message_complete(t, f, &p->key, p->payload_len, now);
+		message_complete(t, f, p, p->payload_len, now);
 	}
 out:
 	f->resp_next_psn = (p->psn + 1) & PSN_MASK;
@@ -317,40 +352,52 @@ static __always_inline void tcp(struct ctp_totals *t, struct ctp_flow *f, const 
 		f->state |= CTP_FS_TCP_SEQ_OK;
 	}
 	if (f->msg_bytes && now - f->tcp_last_data_ts > ctp_tcp_msg_gap_ns) {
-		message_complete(t, f, &p->key, f->msg_bytes, now);
+		message_complete(t, f, p, f->msg_bytes, now);
 		f->msg_bytes = 0;
 	}
 	f->msg_bytes += len;
 	f->tcp_last_data_ts = now;
 }
 
+/*
+ * The flow's record in map (ctp_flows or ctp_flows6: a constant at each
+ * inlined call, so the verifier can inline the lookups), created if new.
+ */
+static __always_inline struct ctp_flow *flow_of(void *map, const void *key, struct ctp_totals *t,
+						const struct ctp_pkt *p, __u64 now, int *created)
+{
+	struct ctp_flow *f = bpf_map_lookup_elem(map, key);
+	struct ctp_flow init = {};
+	long err;
+
+	if (f)
+		return f;
+	init.first_ts = now;
+	init.last_ts = now;
+	init.burst_start_ts = now;
+	init.dscp = p->dscp;
+	init.pcp = 0xff;
+	err = bpf_map_update_elem(map, key, &init, BPF_NOEXIST);
+	if (!err)
+		t->t[CTP_T_FLOWS_INSERTED]++;
+	f = bpf_map_lookup_elem(map, key);
+	if (!f)
+		t->t[CTP_T_FLOW_INSERT_FAILED]++;
+	*created = !err;
+	return f;
+}
+
 static __always_inline void account_flow(struct ctp_totals *t, const struct ctp_pkt *p, __u32 segs,
 					 __u64 bytes, __u64 now)
 {
-	struct ctp_flow *f = bpf_map_lookup_elem(&ctp_flows, &p->key);
 	int created = 0;
+	struct ctp_flow *f = p->ipv6 ? flow_of(&ctp_flows6, &p->key, t, p, now, &created)
+				     : flow_of(&ctp_flows, &p->key4, t, p, now, &created);
 
-	if (!f) {
-		struct ctp_flow init = {};
-		long err;
-
-		init.first_ts = now;
-		init.last_ts = now;
-		init.burst_start_ts = now;
-		init.dscp = p->dscp;
-		init.pcp = 0xff;
-		err = bpf_map_update_elem(&ctp_flows, &p->key, &init, BPF_NOEXIST);
-		if (!err)
-			t->t[CTP_T_FLOWS_INSERTED]++;
-		f = bpf_map_lookup_elem(&ctp_flows, &p->key);
-		if (!f) {
-			t->t[CTP_T_FLOW_INSERT_FAILED]++;
-			return;
-		}
-		created = !err;
-	}
+	if (!f)
+		return;
 	if (!created)
-		burst_track(t, f, &p->key, now);
+		burst_track(t, f, p, now);
 	f->packets += segs;
 	f->bytes += bytes;
 	if (now > f->last_ts)

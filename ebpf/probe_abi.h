@@ -14,11 +14,37 @@
 #define CTP_TRANSPORT_ROCE 1 /* = CT_TRANSPORT_ROCE */
 #define CTP_TRANSPORT_TCP  2 /* = CT_TRANSPORT_TCP */
 
-/* Byte for byte struct ct_flow_key (dataplane/include/commtap/flow.h). */
+/*
+ * The layout of the maps and records below. A probe left attached with
+ * --persist keeps counting into maps of the layout it was built with: an
+ * agent reads pins only of its own version (the "abi" pin holds it; pins
+ * without one are version 1: a single 40-byte-key flow map).
+ * 2: IPv4 flows in their own map with a 16-byte key (ctp_flows), IPv6 flows
+ *    in ctp_flows6 with the 40-byte key.
+ */
+#define CTP_ABI_VERSION 2
+
+/*
+ * Byte for byte struct ct_flow_key (dataplane/include/commtap/flow.h): the
+ * key of IPv6 flows (ctp_flows6) and of every ring record.
+ */
 struct ctp_flow_key {
 	__u8 src[16]; /* IPv4 as ::ffff:a.b.c.d */
 	__u8 dst[16];
 	__u32 id; /* RoCE: destination QPN; TCP: sport << 16 | dport */
+	__u8 transport;
+	__u8 zero[3];
+};
+
+/*
+ * The key of IPv4 flows (ctp_flows): the same flow as the ct_flow_key with
+ * the addresses as ::ffff:a.b.c.d, in 16 bytes instead of 40, which the
+ * kernel hashes and compares on every packet.
+ */
+struct ctp_flow_key4 {
+	__u8 src[4];
+	__u8 dst[4];
+	__u32 id; /* as ctp_flow_key.id */
 	__u8 transport;
 	__u8 zero[3];
 };

@@ -25,7 +25,10 @@ vetha=cta$id vethb=ctb$id
 work=$(mktemp -d)
 agent_pid=
 replay_pid=
+foreign=
 cleanup() {
+	# a program xdp-loader left in libxdp's dispatcher (and its pins in bpffs)
+	[ -n "$foreign" ] && nsenter --net=/var/run/netns/$nsb xdp-loader unload $vethb --all >/dev/null 2>&1
 	[ -n "$agent_pid" ] && kill -CONT "$agent_pid" 2>/dev/null
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	[ -n "$replay_pid" ] && kill "$replay_pid" 2>/dev/null && wait "$replay_pid" 2>/dev/null
@@ -106,7 +109,35 @@ case $case_ in
 xdp) # into the interface that carries the XDP program (jumbo RoCE frames: xdp.frags)
 	synth "$work/roce.pcap" --noise
 	ip -n $nsb link set lo up
+	# beside another XDP program through libxdp's dispatcher, where libxdp can
+	# load one (docs/deploy-host.md says which kernels cannot)
+	if command -v xdp-loader >/dev/null; then
+		LIBXDP_DEBUG=1 in_b xdp-loader load -v -m native -n ct_empty_frags $vethb "$empty_obj" \
+			>"$work/xdp-loader.out" 2>&1 ||
+			{ cat "$work/xdp-loader.out"; fail "xdp-loader cannot load a program"; }
+		if in_b xdp-loader status $vethb | grep -q xdp_dispatcher; then
+			foreign=ct_empty_frags
+			echo "dispatcher: loaded; the probe runs beside $foreign"
+		else
+			echo "dispatcher: libxdp cannot load it on this kernel, the probe runs alone:" \
+				"$(grep -E 'dispatcher|bpffs' "$work/xdp-loader.out" | grep -v 'Falling back' | head -1)"
+			in_b xdp-loader unload $vethb --all || fail "xdp-loader unload"
+		fi
+	else
+		echo "dispatcher: not checked (xdp-loader is not installed)"
+	fi
 	start_agent "$work/reports" --tcp-gap 10000 --listen 127.0.0.1:9464
+	if [ -n "$foreign" ]; then
+		in_b xdp-loader status $vethb >"$work/xdp-status.txt"
+		grep -q " ct_xdp " "$work/xdp-status.txt" && grep -q " $foreign " "$work/xdp-status.txt" ||
+			{ cat "$work/xdp-status.txt"; fail "the probe and $foreign are not both in the dispatcher"; }
+	elif ! grep -q "attached alone" "$work/agent.err"; then
+		cat "$work/agent.err"
+		ip -n $nsb link show $vethb
+		fail "the probe is not attached alone, yet there is no dispatcher"
+	else
+		grep "dispatcher (libxdp: " "$work/agent.err" || fail "the agent's notice gives no reason"
+	fi
 	replay $nsa $vetha "$work/roce.pcap" --topspeed
 	# /metrics from the agent (inside its namespace's loopback) once a report has followed the replay
 	sleep 1.5
@@ -119,6 +150,13 @@ xdp) # into the interface that carries the XDP program (jumbo RoCE frames: xdp.f
 	fi
 	stop_agent INT
 	compare "$work/roce.pcap.gap.json" "$final" --fields packets,bytes,messages,message_bytes,msg_size_hist,cnp,ecn_ce,retransmits
+	python3 -c "import json,sys; i=json.load(open(sys.argv[1]))['host']['probe']['interfaces'][0]; sys.exit(i['xdp_dispatcher'] != (sys.argv[2] != ''))" \
+		"$final" "$foreign" || fail "the report's xdp_dispatcher is wrong"
+	if [ -n "$foreign" ]; then
+		in_b xdp-loader status $vethb >"$work/xdp-status.txt"
+		grep -q " $foreign " "$work/xdp-status.txt" && ! grep -q " ct_xdp " "$work/xdp-status.txt" ||
+			{ cat "$work/xdp-status.txt"; fail "the agent did not leave $foreign alone on exit"; }
+	fi
 	;;
 tc) # out of the interface that carries the TC egress program
 	synth "$work/roce.pcap" --noise
@@ -242,6 +280,27 @@ errors) # the loader's error paths
 			"$commtap" agent --iface $vethb --duration 1 --report-dir /tmp 2>&1) &&
 			fail "agent ran without privileges"
 		echo "$out" | grep -q "missing capability CAP_BPF" || fail "unclear error: $out"
+	fi
+	# maps pinned by a probe of another layout (an older agent's --persist) are
+	# refused, never misread: version 1 had one 40-byte-key flow map and no abi pin
+	if command -v bpftool >/dev/null; then
+		pins=/sys/fs/bpf/commtap/$vethb
+		mkdir -p $pins
+		bpftool map create $pins/flows type lru_hash key 40 value 176 entries 64 name ctp_flows ||
+			fail "bpftool cannot pin a map"
+		out=$(in_b "$commtap" agent --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
+			fail "agent continued maps of another layout"
+		echo "$out" | grep -q "has map layout version 1, this agent reads version" ||
+			fail "unclear error: $out"
+		rm -f $pins/flows
+		bpftool map create $pins/abi type array key 4 value 4 entries 1 name ctp_abi &&
+			bpftool map update pinned $pins/abi key 0 0 0 0 value 99 0 0 0 ||
+			fail "bpftool cannot pin the abi map"
+		out=$(in_b "$commtap" agent --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
+			fail "agent continued maps of another layout"
+		echo "$out" | grep -q "has map layout version 99" || fail "unclear error: $out"
+		echo "refused: $out"
+		rm -rf $pins
 	fi
 	echo "errors: as expected"
 	;;

@@ -68,7 +68,25 @@ static uint64_t total(struct ctp_probe *s, int which)
 	return sum;
 }
 
-static void roce_key(struct ctp_flow_key *k, uint32_t qpn)
+/* The IPv4 flow map's key of the frames' flow 198.18.0.1 -> 198.18.0.2. */
+static void flow_key4(struct ctp_flow_key4 *k, uint32_t id, uint8_t transport)
+{
+	static const uint8_t src[4] = {198, 18, 0, 1}, dst[4] = {198, 18, 0, 2};
+
+	memset(k, 0, sizeof(*k));
+	memcpy(k->src, src, 4);
+	memcpy(k->dst, dst, 4);
+	k->id = id;
+	k->transport = transport;
+}
+
+static void roce_key(struct ctp_flow_key4 *k, uint32_t qpn)
+{
+	flow_key4(k, qpn, CTP_TRANSPORT_ROCE);
+}
+
+/* The same flow as the engine keys it, as ring records carry it: ::ffff:198.18.0.x. */
+static void engine_key(struct ctp_flow_key *k, uint32_t id, uint8_t transport)
 {
 	memset(k, 0, sizeof(*k));
 	k->src[10] = k->src[11] = k->dst[10] = k->dst[11] = 0xff;
@@ -76,17 +94,24 @@ static void roce_key(struct ctp_flow_key *k, uint32_t qpn)
 	k->src[13] = k->dst[13] = 18;
 	k->src[15] = 1;
 	k->dst[15] = 2;
-	k->id = qpn;
-	k->transport = CTP_TRANSPORT_ROCE;
+	k->id = id;
+	k->transport = transport;
 }
+
+struct records {
+	uint64_t message_bytes, n;
+	struct ctp_flow_key key; /* the last record's */
+};
 
 static int count_record(void *ctx, void *data, size_t size)
 {
 	const struct ctp_record *r = data;
+	struct records *got = ctx;
 
 	if (r->type == CTP_REC_MESSAGE)
-		((uint64_t *)ctx)[0] += r->bytes;
-	((uint64_t *)ctx)[1]++;
+		got->message_bytes += r->bytes;
+	got->n++;
+	got->key = r->key;
 	return 0;
 }
 
@@ -109,10 +134,12 @@ static void test_xdp_write_message(void **state)
 				       CT_OP_WRITE_LAST};
 	struct ctp_probe *s = load();
 	uint8_t frame[2048];
-	struct ctp_flow_key key;
+	struct ctp_flow_key4 key;
+	struct ctp_flow_key want;
 	struct ctp_flow f;
 	struct ring_buffer *rb;
-	uint64_t wire = 0, got[2] = {0, 0};
+	struct records got = {0};
+	uint64_t wire = 0;
 
 	for (int i = 0; i < 4; i++) {
 		size_t len =
@@ -133,11 +160,14 @@ static void test_xdp_write_message(void **state)
 	assert_int_equal(total(s, CTP_T_PACKETS), 4);
 	assert_int_equal(total(s, CTP_T_ROCE_BYTES), wire);
 	assert_int_equal(total(s, CTP_T_MESSAGES), 1);
-	rb = ring_buffer__new(bpf_map__fd(s->maps.ctp_events), count_record, got, NULL);
+	rb = ring_buffer__new(bpf_map__fd(s->maps.ctp_events), count_record, &got, NULL);
 	assert_non_null(rb);
 	ring_buffer__consume(rb);
-	assert_int_equal(got[1], 1);
-	assert_int_equal(got[0], 4096);
+	assert_int_equal(got.n, 1);
+	assert_int_equal(got.message_bytes, 4096);
+	/* the record names the flow by the engine's key */
+	engine_key(&want, 0x1234, CTP_TRANSPORT_ROCE);
+	assert_memory_equal(&got.key, &want, sizeof(want));
 	ring_buffer__free(rb);
 	ctp_probe__destroy(s);
 }
@@ -148,7 +178,7 @@ static void test_xdp_jumbo_frags(void **state)
 	struct ctp_probe *s = load();
 	static uint8_t frame[9100];
 	size_t len = ct_frame_roce(frame, sizeof(frame), CT_OP_SEND_ONLY, 7, 1, 8900, 0);
-	struct ctp_flow_key key;
+	struct ctp_flow_key4 key;
 	struct ctp_flow f;
 
 	assert_true(len > 8192);
@@ -167,7 +197,7 @@ static void test_tc_tcp_gso(void **state)
 	struct ctp_probe *s = load();
 	uint8_t frame[4096];
 	struct __sk_buff skb = {0};
-	struct ctp_flow_key key = {0};
+	struct ctp_flow_key4 key;
 	struct ctp_flow f;
 	size_t len = ct_frame_tcp(frame, sizeof(frame), 40000, 5201, 1000, 1000);
 	int fd = bpf_program__fd(s->progs.ct_tc_egress);
@@ -178,14 +208,7 @@ static void test_tc_tcp_gso(void **state)
 	skb.gso_size = 1000;
 	run(fd, frame, len, &skb);
 
-	memcpy(&key,
-	       &(struct ctp_flow_key){.id = 40000u << 16 | 5201, .transport = CTP_TRANSPORT_TCP},
-	       sizeof(key));
-	key.src[10] = key.src[11] = key.dst[10] = key.dst[11] = 0xff;
-	key.src[12] = key.dst[12] = 198;
-	key.src[13] = key.dst[13] = 18;
-	key.src[15] = 1;
-	key.dst[15] = 2;
+	flow_key4(&key, 40000u << 16 | 5201, CTP_TRANSPORT_TCP);
 	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(s->maps.ctp_flows), &key, &f), 0);
 	assert_int_equal(f.packets, 1 + 3);
 	assert_int_equal(f.bytes, (54 + 1000) + 3 * 54 + 3000);
@@ -212,6 +235,51 @@ static void test_malformed(void **state)
 	assert_int_equal(total(s, CTP_T_OTHER_L2), 1);
 	assert_int_equal(total(s, CTP_T_PACKETS), 3);
 	assert_int_not_equal(bpf_map_get_next_key(bpf_map__fd(s->maps.ctp_flows), NULL, &next), 0);
+	assert_int_not_equal(bpf_map_get_next_key(bpf_map__fd(s->maps.ctp_flows6), NULL, &next), 0);
+	ctp_probe__destroy(s);
+}
+
+/* IPv6 flows: the 40-byte-key map, counted as IPv4 ones; records carry the same key. */
+static void test_ipv6_flow(void **state)
+{
+	static const uint8_t ops[3] = {CT_OP_WRITE_FIRST, CT_OP_WRITE_MIDDLE, CT_OP_WRITE_LAST};
+	struct ctp_probe *s = load();
+	uint8_t v4[2048], frame[2100];
+	struct ctp_flow_key key, next;
+	struct ctp_flow f;
+	struct ring_buffer *rb;
+	struct records got = {0};
+	uint64_t wire = 0;
+
+	for (int i = 0; i < 3; i++) {
+		size_t len = ct_frame_ipv6(
+			frame, sizeof(frame), v4,
+			ct_frame_roce(v4, sizeof(v4), ops[i], 0x77, 10 + i, 512, 1536));
+
+		assert_true(len > 0);
+		wire += len;
+		assert_int_equal(run(bpf_program__fd(s->progs.ct_xdp), frame, len, NULL), 2);
+	}
+	memcpy(&key, frame + 14 + 8, 32); /* source and destination address */
+	key.id = 0x77;
+	key.transport = CTP_TRANSPORT_ROCE;
+	memset(key.zero, 0, sizeof(key.zero));
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(s->maps.ctp_flows6), &key, &f), 0);
+	assert_int_equal(f.packets, 3);
+	assert_int_equal(f.bytes, wire);
+	assert_int_equal(f.messages, 1);
+	assert_int_equal(f.message_bytes, 1536);
+	assert_int_equal(total(s, CTP_T_ROCE_BYTES), wire);
+	assert_int_equal(total(s, CTP_T_FLOWS_INSERTED), 1);
+	/* nothing in the IPv4 map */
+	assert_int_not_equal(bpf_map_get_next_key(bpf_map__fd(s->maps.ctp_flows), NULL, &next), 0);
+	rb = ring_buffer__new(bpf_map__fd(s->maps.ctp_events), count_record, &got, NULL);
+	assert_non_null(rb);
+	ring_buffer__consume(rb);
+	assert_int_equal(got.n, 1);
+	assert_int_equal(got.message_bytes, 1536);
+	assert_memory_equal(&got.key, &key, sizeof(key));
+	ring_buffer__free(rb);
 	ctp_probe__destroy(s);
 }
 
@@ -220,7 +288,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verifier_accepts), cmocka_unit_test(test_xdp_write_message),
 		cmocka_unit_test(test_xdp_jumbo_frags),	 cmocka_unit_test(test_tc_tcp_gso),
-		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_malformed),	 cmocka_unit_test(test_ipv6_flow),
 	};
 
 	if (geteuid()) {
