@@ -356,6 +356,7 @@ void ct_engine_feed(struct ct_engine *e, const struct ct_packet *pkts, unsigned 
 	uint32_t hash[CT_FEED_STAGE];
 	uint8_t flow_at[CT_FEED_STAGE]; /* frames of the stage that have a flow */
 	struct feed_totals tot = {.ts_min = UINT64_MAX};
+	const int crc32c = ct_flow_hash_crc32c; /* loaded once, not per packet */
 
 	for (unsigned base = 0; base < n; base += CT_FEED_STAGE) {
 		unsigned m = n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE;
@@ -376,7 +377,7 @@ void ct_engine_feed(struct ct_engine *e, const struct ct_packet *pkts, unsigned 
 				continue;
 			}
 			flow_key_of(&p[i], &key[i]);
-			hash[i] = ct_flow_key_hash(&key[i]);
+			hash[i] = ct_flow_key_hash_inline(&key[i], crc32c);
 			ct_flow_table_prefetch_slot_inline(e->table, hash[i]);
 			flow_at[flows++] = (uint8_t)i;
 		}

@@ -111,29 +111,20 @@ void ct_flow_table_destroy(struct ct_flow_table *t)
 	a.free(t, a.ctx);
 }
 
-/* 64x64 -> 128-bit multiply, folded: the mixing step of wyhash-style hashes. */
-static inline uint64_t mix(uint64_t a, uint64_t b)
+int ct_flow_hash_crc32c;
+
+#if defined(__x86_64__)
+/* Chosen once, before main: the hash must not change while tables exist. */
+__attribute__((constructor)) static void choose_key_hash(void)
 {
-	__uint128_t r = (__uint128_t)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
+	__builtin_cpu_init();
+	ct_flow_hash_crc32c = __builtin_cpu_supports("sse4.2");
 }
+#endif
 
-/*
- * Three independent multiplies over the key's five words (they overlap in
- * the pipeline, unlike a serial chain), then one more to spread the bits.
- * The constants are arbitrary odd 64-bit numbers with mixed bits.
- */
 uint32_t ct_flow_key_hash(const struct ct_flow_key *key)
 {
-	uint64_t w[5], h;
-
-	memcpy(w, key, sizeof(w));
-	h = mix(w[0] ^ 0xa0761d6478bd642full, w[1] ^ 0xe7037ed1a0b428dbull) ^
-	    mix(w[2] ^ 0x8ebc6af09c88c6e3ull, w[3] ^ 0x589965cc75374cc3ull) ^
-	    mix(w[4] ^ 0x1d8e4e27c47d124full, 0xeb44accab455d165ull);
-	h = mix(h, 0x9e3779b97f4a7c15ull);
-	return (uint32_t)(h ^ (h >> 32));
+	return ct_flow_key_hash_inline(key, ct_flow_hash_crc32c);
 }
 
 void ct_flow_table_prefetch_slot(const struct ct_flow_table *t, uint32_t hash)

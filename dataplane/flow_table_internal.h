@@ -36,6 +36,60 @@ struct ct_flow_table {
 	struct ct_allocator alloc;
 };
 
+/*
+ * Which key hash this process uses (flow_table.c sets it once, at start):
+ * 1 where the CPU has SSE4.2's CRC32 instruction, else 0. Both are
+ * deterministic; the value is never stored outside this process.
+ */
+extern int ct_flow_hash_crc32c;
+
+static inline uint64_t ct_crc32c_u64(uint64_t crc, uint64_t v)
+{
+#if defined(__x86_64__)
+	/* inline asm: the instruction is used without building for SSE4.2 */
+	__asm__("crc32q %1, %0" : "+r"(crc) : "rm"(v));
+#else
+	(void)v;
+#endif
+	return crc;
+}
+
+/* 64x64 -> 128-bit multiply, folded: the mixing step of wyhash-style hashes. */
+static inline uint64_t ct_mix64(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/*
+ * The key's five words. With CRC32C: two independent chains (they overlap
+ * in the pipeline), each changed by any one-bit change of its words, then
+ * a bijective 32-bit mix so that the index's low bits depend on all of
+ * them. Without: three independent 128-bit multiplies and one more to
+ * spread the bits (the constants are arbitrary odd numbers with mixed bits).
+ */
+static inline uint32_t ct_flow_key_hash_inline(const struct ct_flow_key *key, int crc32c)
+{
+	uint64_t w[5], h;
+
+	memcpy(w, key, sizeof(w));
+	if (crc32c) {
+		uint32_t a, b, x;
+
+		a = (uint32_t)ct_crc32c_u64(ct_crc32c_u64(ct_crc32c_u64(0, w[0]), w[2]), w[4]);
+		b = (uint32_t)ct_crc32c_u64(ct_crc32c_u64(0x9e3779b9u, w[1]), w[3]);
+		x = a ^ (b << 16 | b >> 16);
+		x *= 0x9e3779b1u;
+		return x ^ (x >> 16);
+	}
+	h = ct_mix64(w[0] ^ 0xa0761d6478bd642full, w[1] ^ 0xe7037ed1a0b428dbull) ^
+	    ct_mix64(w[2] ^ 0x8ebc6af09c88c6e3ull, w[3] ^ 0x589965cc75374cc3ull) ^
+	    ct_mix64(w[4] ^ 0x1d8e4e27c47d124full, 0xeb44accab455d165ull);
+	h = ct_mix64(h, 0x9e3779b97f4a7c15ull);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
 static inline int ct_flow_key_equal(const struct ct_flow_key *a, const struct ct_flow_key *b)
 {
 	uint64_t x[5], y[5];
