@@ -4,7 +4,7 @@
  *
  * Where a packet goes:
  *   ct_engine_feed -> ct_parse (parse.c)
- *     RoCE/TCP  -> account_flow -> ct_flow_table_get (flow_table.c)
+ *     RoCE/TCP  -> account_flow -> ct_flow_table_get_inline (flow_table_internal.h)
  *                  -> ct_msg_roce / ct_msg_tcp (message.c), ct_cm_inspect (cm.c)
  *     PFC/PAUSE -> account_pfc
  *     otherwise -> engine counters only
@@ -300,8 +300,7 @@ static void account_pfc(struct ct_engine *e, const struct ct_pfc *pfc)
 }
 
 /* A frame without a flow: PFC, other traffic, malformed reasons. */
-static __attribute__((noinline)) void account_flowless(struct ct_engine *e,
-						       const struct ct_pkt *p)
+static __attribute__((noinline)) void account_flowless(struct ct_engine *e, const struct ct_pkt *p)
 {
 	switch (p->kind) {
 	case CT_PKT_ROCE:

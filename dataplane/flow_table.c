@@ -218,7 +218,8 @@ struct ct_flow *ct_flow_table_insert(struct ct_flow_table *t, const struct ct_fl
 
 	if (t->free_head == UINT32_MAX) {
 		evict_one_for_space(t);
-		s = ct_flow_table_find_slot(t, key, hash, &found); /* the shift may have moved the run */
+		/* the shift may have moved the run */
+		s = ct_flow_table_find_slot(t, key, hash, &found);
 	}
 	idx = t->free_head;
 	f = &t->flows[idx];

@@ -130,8 +130,8 @@ struct ct_flow *ct_flow_table_insert(struct ct_flow_table *t, const struct ct_fl
 
 /* ct_flow_table_get, inlined: the existing flow costs a probe and a key compare. */
 static inline struct ct_flow *ct_flow_table_get_inline(struct ct_flow_table *t,
-						       const struct ct_flow_key *key,
-						       uint32_t hash, uint64_t now, int *created)
+						       const struct ct_flow_key *key, uint32_t hash,
+						       uint64_t now, int *created)
 {
 	int found;
 	uint32_t s = ct_flow_table_find_slot(t, key, hash, &found);
@@ -142,15 +142,13 @@ static inline struct ct_flow *ct_flow_table_get_inline(struct ct_flow_table *t,
 	return ct_flow_table_insert(t, key, hash, now, s);
 }
 
-static inline void ct_flow_table_prefetch_slot_inline(const struct ct_flow_table *t,
-						      uint32_t hash)
+static inline void ct_flow_table_prefetch_slot_inline(const struct ct_flow_table *t, uint32_t hash)
 {
 	__builtin_prefetch(&t->slots[hash & t->slot_mask]);
 }
 
 /* Once the slot's line has arrived: both hot lines of the flow it names. */
-static inline void ct_flow_table_prefetch_flow_inline(const struct ct_flow_table *t,
-						      uint32_t hash)
+static inline void ct_flow_table_prefetch_flow_inline(const struct ct_flow_table *t, uint32_t hash)
 {
 	const struct ct_slot *s = &t->slots[hash & t->slot_mask];
 

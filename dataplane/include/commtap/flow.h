@@ -64,9 +64,9 @@ struct ct_flow_cold {
 	 */
 	uint64_t messages;	/* completed verbs messages carried by this flow */
 	uint64_t message_bytes; /* their payload bytes */
-	uint64_t burst_start_ts;    /* the open burst: when it started ... */
-	uint64_t burst_start_bytes; /* ... and ct_flow.bytes then */
-	uint64_t retransmits;	    /* request packets (TCP: segments) with already-seen PSNs */
+	uint64_t burst_start_ts;       /* the open burst: when it started ... */
+	uint64_t burst_start_bytes;    /* ... and ct_flow.bytes then */
+	uint64_t retransmits;	       /* request packets (TCP: segments) with already-seen PSNs */
 	uint32_t burst_start_messages; /* low 32 bits of messages when the open burst started */
 	uint32_t burst_start_packets;  /* and of packets */
 	uint32_t partial_messages;     /* messages seen without their start or end */
@@ -78,8 +78,8 @@ struct ct_flow_cold {
 	/* 64-bit counters */
 	uint64_t first_ts;
 	uint64_t msg_hist[CT_HIST_BUCKETS];
-	uint64_t ecn_ce; /* packets marked CE (a conditional, cold write) */
-	uint64_t cnp;	 /* CNPs travelling on this flow */
+	uint64_t ecn_ce;	       /* packets marked CE (a conditional, cold write) */
+	uint64_t cnp;		       /* CNPs travelling on this flow */
 	uint64_t read_bytes_requested; /* sum of READ RETH lengths */
 	/* 32-bit counters and PSNs */
 	uint32_t op_extra_count[CT_OP_EXTRA]; /* saturating */
