@@ -4,12 +4,13 @@
  *
  * Where a packet goes:
  *   ct_engine_feed -> ct_parse (parse.c)
- *     RoCE/TCP  -> account_flow -> ct_flow_table_get (flow_table.c)
+ *     RoCE/TCP  -> account_flow -> ct_flow_table_get_inline (flow_table_internal.h)
  *                  -> ct_msg_roce / ct_msg_tcp (message.c), ct_cm_inspect (cm.c)
  *     PFC/PAUSE -> account_pfc
  *     otherwise -> engine counters only
  */
 #include "engine_internal.h"
+#include "flow_table_internal.h"
 
 #include <commtap/roce_opcode.h>
 #include <errno.h>
@@ -160,17 +161,31 @@ void ct_engine_destroy(struct ct_engine *e)
 	a.free(e, a.ctx);
 }
 
-static inline void count_opcode(struct ct_flow *f, uint8_t op)
+/*
+ * The hot slot already counting opcode op, or -1. The six ids are compared
+ * at once as bytes of one word (a zero byte marks a match; the lowest one is
+ * exact), instead of a loop whose exit the branch predictor cannot learn.
+ */
+static inline int opcode_slot(const struct ct_flow *f, uint8_t op)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t ids, x, zero;
+
+	memcpy(&ids, (const uint8_t *)f + offsetof(struct ct_flow, op_id), sizeof(ids));
+	x = ids ^ (ones * op);
+	zero = (x - ones) & ~x & (ones << 7);
+	zero &= (1ull << (8 * f->op_used)) - 1; /* op_used <= 6: the used ids only */
+	return zero ? __builtin_ctzll(zero) / 8 : -1;
+}
+
+_Static_assert(offsetof(struct ct_flow, op_used) == offsetof(struct ct_flow, op_id) + CT_OP_SLOTS &&
+		       CT_OP_SLOTS < 8,
+	       "opcode_slot reads op_id[] and the bytes after it as one word");
+
+static __attribute__((noinline)) void count_new_opcode(struct ct_flow *f, uint8_t op)
 {
 	unsigned i;
 
-	for (i = 0; i < f->op_used; i++) {
-		if (f->op_id[i] == op) {
-			if (__builtin_expect(++f->op_count[i] == 0, 0))
-				f->cold.op_count_hi[i]++;
-			return;
-		}
-	}
 	if (f->op_used < CT_OP_SLOTS) {
 		f->op_id[f->op_used] = op;
 		f->op_count[f->op_used++] = 1;
@@ -192,7 +207,19 @@ static inline void count_opcode(struct ct_flow *f, uint8_t op)
 	}
 }
 
-static void flow_key_of(const struct ct_pkt *p, struct ct_flow_key *key)
+static inline void count_opcode(struct ct_flow *f, uint8_t op)
+{
+	int i = opcode_slot(f, op);
+
+	if (__builtin_expect(i < 0, 0)) {
+		count_new_opcode(f, op);
+		return;
+	}
+	if (__builtin_expect(++f->op_count[i] == 0, 0))
+		f->cold.op_count_hi[i]++;
+}
+
+static inline void flow_key_of(const struct ct_pkt *p, struct ct_flow_key *key)
 {
 	memcpy(&key->src, &p->src, sizeof(key->src));
 	memcpy(&key->dst, &p->dst, sizeof(key->dst));
@@ -206,14 +233,22 @@ static void flow_key_of(const struct ct_pkt *p, struct ct_flow_key *key)
 	}
 }
 
-static void account_flow(struct ct_engine *e, const struct ct_pkt *p,
-			 const struct ct_flow_key *key, uint32_t hash, uint64_t ts)
+/* Per-burst sums of the engine counters, added to them once per call. */
+struct feed_totals {
+	uint64_t bytes, truncated, encapsulated;
+	uint64_t roce_packets, roce_bytes, tcp_packets, tcp_bytes;
+	uint64_t ts_min, ts_max;
+};
+
+static inline void account_flow(struct ct_engine *e, struct feed_totals *tot,
+				const struct ct_pkt *p, const struct ct_flow_key *key,
+				uint32_t hash, uint64_t ts)
 {
 	struct ct_flow *f;
 	int created;
 
-	f = ct_flow_table_get(e->table, key, hash, ts, &created);
-	if (created)
+	f = ct_flow_table_get_inline(e->table, key, hash, ts, &created);
+	if (__builtin_expect(created, 0))
 		burst_begin(f, ts);
 	else
 		burst_track(e, f, ts);
@@ -222,7 +257,7 @@ static void account_flow(struct ct_engine *e, const struct ct_pkt *p,
 	f->bytes += p->wire_len;
 	if (ts > f->last_ts)
 		f->last_ts = ts;
-	if (p->ecn == 3)
+	if (__builtin_expect(p->ecn == 3, 0))
 		f->cold.ecn_ce++;
 	f->ecn_seen |= (uint8_t)(1u << p->ecn);
 	if (!created && f->dscp != p->dscp)
@@ -231,15 +266,15 @@ static void account_flow(struct ct_engine *e, const struct ct_pkt *p,
 	f->pcp = p->pcp;
 
 	if (p->kind == CT_PKT_ROCE) {
-		e->c.roce_packets++;
-		e->c.roce_bytes += p->wire_len;
+		tot->roce_packets++;
+		tot->roce_bytes += p->wire_len;
 		count_opcode(f, p->roce.opcode);
 		ct_msg_roce(e, f, p);
 		if (__builtin_expect(p->roce.dqpn == 1, 0))
 			ct_cm_inspect(e, p, ts);
 	} else {
-		e->c.tcp_packets++;
-		e->c.tcp_bytes += p->wire_len;
+		tot->tcp_packets++;
+		tot->tcp_bytes += p->wire_len;
 		ct_msg_tcp(e, f, p, ts);
 	}
 }
@@ -264,18 +299,9 @@ static void account_pfc(struct ct_engine *e, const struct ct_pfc *pfc)
 	}
 }
 
-/* Everything about a frame but its flow: totals, kinds, PFC, malformed reasons. */
-static void account_frame(struct ct_engine *e, const struct ct_packet *in, const struct ct_pkt *p)
+/* A frame without a flow: PFC, other traffic, malformed reasons. */
+static __attribute__((noinline)) void account_flowless(struct ct_engine *e, const struct ct_pkt *p)
 {
-	uint64_t ts = in->ts_ns;
-
-	if (!e->c.packets || ts < e->c.first_ts)
-		e->c.first_ts = ts;
-	if (ts > e->c.last_ts)
-		e->c.last_ts = ts;
-	e->c.packets++;
-	if (in->cap_len < in->wire_len)
-		e->c.truncated++;
 	switch (p->kind) {
 	case CT_PKT_ROCE:
 	case CT_PKT_TCP:
@@ -294,42 +320,75 @@ static void account_frame(struct ct_engine *e, const struct ct_packet *in, const
 		e->c.malformed_by_reason[p->malformed]++;
 		break;
 	}
-	e->c.bytes += p->wire_len;
-	e->c.encapsulated += p->encap;
+}
+
+static void add_totals(struct ct_engine *e, const struct feed_totals *tot, unsigned n)
+{
+	struct ct_engine_counters *c = &e->c;
+
+	if (!n)
+		return;
+	if (!c->packets || tot->ts_min < c->first_ts)
+		c->first_ts = tot->ts_min;
+	if (tot->ts_max > c->last_ts)
+		c->last_ts = tot->ts_max;
+	c->packets += n;
+	c->bytes += tot->bytes;
+	c->truncated += tot->truncated;
+	c->encapsulated += tot->encapsulated;
+	c->roce_packets += tot->roce_packets;
+	c->roce_bytes += tot->roce_bytes;
+	c->tcp_packets += tot->tcp_packets;
+	c->tcp_bytes += tot->tcp_bytes;
 }
 
 /*
  * A burst goes through in three passes so that memory latency overlaps:
  * parse every frame and prefetch its index line; prefetch the flows those
- * lines name; then update the flows, in arrival order.
+ * lines name; then update the flows, in arrival order. Engine totals are
+ * summed per call and added once at the end.
  */
 void ct_engine_feed(struct ct_engine *e, const struct ct_packet *pkts, unsigned n)
 {
 	struct ct_pkt p[CT_FEED_STAGE];
 	struct ct_flow_key key[CT_FEED_STAGE];
 	uint32_t hash[CT_FEED_STAGE];
+	uint8_t flow_at[CT_FEED_STAGE]; /* frames of the stage that have a flow */
+	struct feed_totals tot = {.ts_min = UINT64_MAX};
+	const int crc32c = ct_flow_hash_crc32c; /* loaded once, not per packet */
 
 	for (unsigned base = 0; base < n; base += CT_FEED_STAGE) {
 		unsigned m = n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE;
+		unsigned flows = 0;
 
 		for (unsigned i = 0; i < m; i++) {
 			const struct ct_packet *in = &pkts[base + i];
 			enum ct_pkt_kind kind = ct_parse(in->data, in->cap_len, in->wire_len, &p[i]);
+			uint64_t ts = in->ts_ns;
 
-			account_frame(e, in, &p[i]);
-			if (kind == CT_PKT_ROCE || kind == CT_PKT_TCP) {
-				flow_key_of(&p[i], &key[i]);
-				hash[i] = ct_flow_key_hash(&key[i]);
-				ct_flow_table_prefetch_slot(e->table, hash[i]);
+			tot.ts_min = ts < tot.ts_min ? ts : tot.ts_min;
+			tot.ts_max = ts > tot.ts_max ? ts : tot.ts_max;
+			tot.bytes += p[i].wire_len;
+			tot.truncated += in->cap_len < in->wire_len;
+			tot.encapsulated += p[i].encap;
+			if (__builtin_expect(kind != CT_PKT_ROCE && kind != CT_PKT_TCP, 0)) {
+				account_flowless(e, &p[i]);
+				continue;
 			}
+			flow_key_of(&p[i], &key[i]);
+			hash[i] = ct_flow_key_hash_inline(&key[i], crc32c);
+			ct_flow_table_prefetch_slot_inline(e->table, hash[i]);
+			flow_at[flows++] = (uint8_t)i;
 		}
-		for (unsigned i = 0; i < m; i++)
-			if (p[i].kind == CT_PKT_ROCE || p[i].kind == CT_PKT_TCP)
-				ct_flow_table_prefetch_flow(e->table, hash[i]);
-		for (unsigned i = 0; i < m; i++)
-			if (p[i].kind == CT_PKT_ROCE || p[i].kind == CT_PKT_TCP)
-				account_flow(e, &p[i], &key[i], hash[i], pkts[base + i].ts_ns);
+		for (unsigned j = 0; j < flows; j++)
+			ct_flow_table_prefetch_flow_inline(e->table, hash[flow_at[j]]);
+		for (unsigned j = 0; j < flows; j++) {
+			unsigned i = flow_at[j];
+
+			account_flow(e, &tot, &p[i], &key[i], hash[i], pkts[base + i].ts_ns);
+		}
 	}
+	add_totals(e, &tot, n);
 	/* Idle eviction keeps pace with the input: a record examined per 8 packets. */
 	ct_flow_table_expire(e->table, e->c.last_ts, n / 8 + 1);
 }

@@ -1,36 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include <commtap/flow_table.h>
+#include "flow_table_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXPIRE_PREFETCH 8 /* records of the next idle scan fetched ahead */
-
-/* One index slot: the key's hash and the record index + 1 (0: empty). */
-struct slot {
-	uint32_t hash;
-	uint32_t idx1;
-};
-
-struct ct_flow_table {
-	struct ct_flow *flows; /* capacity records; key.transport == 0 marks a free one */
-	struct slot *slots;    /* slot_mask + 1 entries */
-	uint32_t free_head;    /* free records are chained through key.id; UINT32_MAX ends */
-	uint32_t capacity;
-	uint32_t slot_mask;
-	uint32_t live;
-	uint32_t expire_hand;
-	uint32_t evict_hand;
-	uint64_t idle_timeout_ns;
-	uint64_t inserts;
-	uint64_t evicted_idle;
-	uint64_t evicted_full;
-	size_t memory_bytes;
-	ct_evict_fn on_evict;
-	void *evict_ctx;
-	struct ct_allocator alloc;
-};
 
 static void *default_alloc(size_t size, size_t align, void *ctx)
 {
@@ -61,7 +36,7 @@ static uint32_t slots_for(uint32_t capacity)
 
 size_t ct_flow_table_bytes_per_flow(void)
 {
-	return sizeof(struct ct_flow) + 2 * sizeof(struct slot);
+	return sizeof(struct ct_flow) + 2 * sizeof(struct ct_slot);
 }
 
 uint32_t ct_flow_table_capacity_for(size_t budget_bytes)
@@ -77,7 +52,7 @@ uint32_t ct_flow_table_capacity_for(size_t budget_bytes)
 		cap = 1u << 30;
 	/* The index is a power of two: take what is left after it, until that fits. */
 	for (;;) {
-		uint64_t index = (uint64_t)slots_for((uint32_t)cap) * sizeof(struct slot);
+		uint64_t index = (uint64_t)slots_for((uint32_t)cap) * sizeof(struct ct_slot);
 		uint64_t fit = index < room ? (room - index) / sizeof(struct ct_flow) : 0;
 
 		if (fit >= cap || !fit)
@@ -108,7 +83,7 @@ int ct_flow_table_create(size_t budget_bytes, uint64_t idle_timeout_ns,
 	t->on_evict = on_evict;
 	t->evict_ctx = evict_ctx;
 	t->flows = a.alloc((size_t)cap * sizeof(struct ct_flow), 64, a.ctx);
-	t->slots = a.alloc((size_t)(t->slot_mask + 1) * sizeof(struct slot), 64, a.ctx);
+	t->slots = a.alloc((size_t)(t->slot_mask + 1) * sizeof(struct ct_slot), 64, a.ctx);
 	if (!t->flows || !t->slots) {
 		ct_flow_table_destroy(t);
 		return -ENOMEM;
@@ -118,7 +93,7 @@ int ct_flow_table_create(size_t budget_bytes, uint64_t idle_timeout_ns,
 		t->flows[i].key.id = i + 1 < cap ? i + 1 : UINT32_MAX;
 	t->free_head = 0;
 	t->memory_bytes = sizeof(*t) + (size_t)cap * sizeof(struct ct_flow) +
-			  (size_t)(t->slot_mask + 1) * sizeof(struct slot);
+			  (size_t)(t->slot_mask + 1) * sizeof(struct ct_slot);
 	*out = t;
 	return 0;
 }
@@ -136,83 +111,37 @@ void ct_flow_table_destroy(struct ct_flow_table *t)
 	a.free(t, a.ctx);
 }
 
-/* 64x64 -> 128-bit multiply, folded: the mixing step of wyhash-style hashes. */
-static inline uint64_t mix(uint64_t a, uint64_t b)
+int ct_flow_hash_crc32c;
+
+#if defined(__x86_64__)
+/* Chosen once, before main: the hash must not change while tables exist. */
+__attribute__((constructor)) static void choose_key_hash(void)
 {
-	__uint128_t r = (__uint128_t)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
+	__builtin_cpu_init();
+	ct_flow_hash_crc32c = __builtin_cpu_supports("sse4.2");
 }
+#endif
 
-/*
- * Three independent multiplies over the key's five words (they overlap in
- * the pipeline, unlike a serial chain), then one more to spread the bits.
- * The constants are arbitrary odd 64-bit numbers with mixed bits.
- */
 uint32_t ct_flow_key_hash(const struct ct_flow_key *key)
 {
-	uint64_t w[5], h;
-
-	memcpy(w, key, sizeof(w));
-	h = mix(w[0] ^ 0xa0761d6478bd642full, w[1] ^ 0xe7037ed1a0b428dbull) ^
-	    mix(w[2] ^ 0x8ebc6af09c88c6e3ull, w[3] ^ 0x589965cc75374cc3ull) ^
-	    mix(w[4] ^ 0x1d8e4e27c47d124full, 0xeb44accab455d165ull);
-	h = mix(h, 0x9e3779b97f4a7c15ull);
-	return (uint32_t)(h ^ (h >> 32));
-}
-
-static inline int key_equal(const struct ct_flow_key *a, const struct ct_flow_key *b)
-{
-	uint64_t x[5], y[5];
-
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]));
-}
-
-static inline uint32_t find_slot(const struct ct_flow_table *t, const struct ct_flow_key *key,
-				 uint32_t hash, int *found)
-{
-	uint32_t i = hash & t->slot_mask;
-
-	for (;;) {
-		const struct slot *s = &t->slots[i];
-
-		if (!s->idx1) {
-			*found = 0;
-			return i;
-		}
-		if (s->hash == hash && key_equal(&t->flows[s->idx1 - 1].key, key)) {
-			*found = 1;
-			return i;
-		}
-		i = (i + 1) & t->slot_mask;
-	}
+	return ct_flow_key_hash_inline(key, ct_flow_hash_crc32c);
 }
 
 void ct_flow_table_prefetch_slot(const struct ct_flow_table *t, uint32_t hash)
 {
-	__builtin_prefetch(&t->slots[hash & t->slot_mask]);
+	ct_flow_table_prefetch_slot_inline(t, hash);
 }
 
 void ct_flow_table_prefetch_flow(const struct ct_flow_table *t, uint32_t hash)
 {
-	const struct slot *s = &t->slots[hash & t->slot_mask];
-
-	/* the first probe is usually the flow: fetch both of its hot lines */
-	if (s->idx1 && s->hash == hash) {
-		const char *f = (const char *)&t->flows[s->idx1 - 1];
-
-		__builtin_prefetch(f, 1);
-		__builtin_prefetch(f + 64, 1);
-	}
+	ct_flow_table_prefetch_flow_inline(t, hash);
 }
 
 struct ct_flow *ct_flow_table_lookup(struct ct_flow_table *t, const struct ct_flow_key *key,
 				     uint32_t hash)
 {
 	int found;
-	uint32_t i = find_slot(t, key, hash, &found);
+	uint32_t i = ct_flow_table_find_slot(t, key, hash, &found);
 
 	return found ? &t->flows[t->slots[i].idx1 - 1] : NULL;
 }
@@ -243,7 +172,7 @@ static void evict(struct ct_flow_table *t, uint32_t idx, enum ct_evict_reason wh
 	struct ct_flow *f = &t->flows[idx];
 	uint32_t hash = ct_flow_key_hash(&f->key);
 	int found;
-	uint32_t s = find_slot(t, &f->key, hash, &found);
+	uint32_t s = ct_flow_table_find_slot(t, &f->key, hash, &found);
 
 	if (t->on_evict)
 		t->on_evict(t->evict_ctx, f, why);
@@ -280,21 +209,17 @@ static void evict_one_for_space(struct ct_flow_table *t)
 	evict(t, best, CT_EVICT_FULL);
 }
 
-struct ct_flow *ct_flow_table_get(struct ct_flow_table *t, const struct ct_flow_key *key,
-				  uint32_t hash, uint64_t now, int *created)
+struct ct_flow *ct_flow_table_insert(struct ct_flow_table *t, const struct ct_flow_key *key,
+				     uint32_t hash, uint64_t now, uint32_t s)
 {
-	int found;
-	uint32_t s = find_slot(t, key, hash, &found);
 	struct ct_flow *f;
 	uint32_t idx;
+	int found;
 
-	if (found) {
-		*created = 0;
-		return &t->flows[t->slots[s].idx1 - 1];
-	}
 	if (t->free_head == UINT32_MAX) {
 		evict_one_for_space(t);
-		s = find_slot(t, key, hash, &found); /* the shift may have moved the run */
+		/* the shift may have moved the run */
+		s = ct_flow_table_find_slot(t, key, hash, &found);
 	}
 	idx = t->free_head;
 	f = &t->flows[idx];
@@ -308,8 +233,13 @@ struct ct_flow *ct_flow_table_get(struct ct_flow_table *t, const struct ct_flow_
 	t->slots[s].idx1 = idx + 1;
 	t->live++;
 	t->inserts++;
-	*created = 1;
 	return f;
+}
+
+struct ct_flow *ct_flow_table_get(struct ct_flow_table *t, const struct ct_flow_key *key,
+				  uint32_t hash, uint64_t now, int *created)
+{
+	return ct_flow_table_get_inline(t, key, hash, now, created);
 }
 
 void ct_flow_table_expire(struct ct_flow_table *t, uint64_t now, unsigned n)

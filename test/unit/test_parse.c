@@ -1211,6 +1211,65 @@ static void test_truncation_of_other_frames(void **state)
 	}
 }
 
+/* ct_parse and the layered parser on one copy of the first cap bytes: every byte must agree. */
+static void assert_same_as_layered(const uint8_t *frame, size_t cap, size_t orig)
+{
+	uint8_t *copy = malloc(cap ? cap : 1);
+	struct ct_pkt fast, layered;
+	enum ct_pkt_kind k1, k2;
+
+	assert_non_null(copy);
+	memcpy(copy, frame, cap);
+	memset(&fast, 0xa5, sizeof(fast));
+	memset(&layered, 0xa5, sizeof(layered));
+	k1 = ct_parse(copy, (uint32_t)cap, (uint32_t)orig, &fast);
+	k2 = ct_parse_layered(copy, (uint32_t)cap, (uint32_t)orig, &layered);
+	assert_int_equal(k1, k2);
+	assert_memory_equal(&fast, &layered, sizeof(fast));
+	free(copy);
+}
+
+/*
+ * ct_parse's shortcut for plain IPv4 RoCEv2 frames against the layered
+ * parser: every valid and reserved opcode, then each header byte the
+ * shortcut tests (and those beside them) set to values that keep or break
+ * the frame's shape, at every captured length.
+ */
+static void test_shortcut_matches_layered_parser(void **state)
+{
+	static const uint8_t values[] = {0x00, 0x01, 0x05, 0x06, 0x08, 0x11, 0x12, 0x14, 0x1c,
+					 0x20, 0x3f, 0x40, 0x45, 0x46, 0x80, 0xb7, 0xff};
+	static uint8_t frame[ROCE_FRAME_MAX];
+	unsigned checked = 0;
+
+	(void)state;
+	for (unsigned code = 0; code < 256; code++) {
+		struct roce_frame rf = opcode_frame((uint8_t)code, 64 + code % 7);
+		size_t len, hdr;
+
+		rf.dscp = (uint8_t)(code & 0x3f);
+		rf.ecn = (uint8_t)(code & 3);
+		len = roce_frame_build(frame, sizeof(frame), &rf);
+		for (size_t cap = 0; cap <= len; cap++, checked++)
+			assert_same_as_layered(frame, cap, len + (code & 1) * 4);
+		if (code % 16)
+			continue;
+		/* the headers up to the end of the BTH, a byte at a time */
+		hdr = ETH_LEN + IPV4_LEN + UDP_LEN + BTH_LEN;
+		for (size_t at = 0; at < hdr; at++) {
+			uint8_t keep = frame[at];
+
+			for (size_t v = 0; v < sizeof(values); v++, checked++) {
+				frame[at] = values[v];
+				assert_same_as_layered(frame, len, len);
+				assert_same_as_layered(frame, 64, len);
+			}
+			frame[at] = keep;
+		}
+	}
+	assert_true(checked > 10000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1249,6 +1308,7 @@ int main(void)
 		cmocka_unit_test(test_encap_too_deep),
 		cmocka_unit_test(test_truncation_at_every_byte),
 		cmocka_unit_test(test_truncation_of_other_frames),
+		cmocka_unit_test(test_shortcut_matches_layered_parser),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

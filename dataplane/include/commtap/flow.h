@@ -58,41 +58,45 @@ _Static_assert(sizeof(struct ct_flow_key) == 40, "flow key is 40 bytes");
 #define CT_SEEN_READ_PEER 0x08 /* cold.read_peer_qpn is valid */
 
 struct ct_flow_cold {
-	/* 64-bit counters */
-	uint64_t first_ts;
+	/*
+	 * Line 2: what a message's end and a burst's start or end touch, so
+	 * that they cost one line beside the histogram's bucket.
+	 */
 	uint64_t messages;	/* completed verbs messages carried by this flow */
 	uint64_t message_bytes; /* their payload bytes */
-	uint64_t msg_hist[CT_HIST_BUCKETS];
-	uint64_t ecn_ce;      /* packets marked CE (a conditional, cold write) */
-	uint64_t cnp;	      /* CNPs travelling on this flow */
-	uint64_t retransmits; /* request packets (TCP: segments) with already-seen PSNs */
-	uint64_t read_bytes_requested; /* sum of READ RETH lengths */
 	uint64_t burst_start_ts;       /* the open burst: when it started ... */
 	uint64_t burst_start_bytes;    /* ... and ct_flow.bytes then */
+	uint64_t retransmits;	       /* request packets (TCP: segments) with already-seen PSNs */
+	uint32_t burst_start_messages; /* low 32 bits of messages when the open burst started */
+	uint32_t burst_start_packets;  /* and of packets */
+	uint32_t partial_messages;     /* messages seen without their start or end */
+	uint32_t psn_gaps;	       /* times the request PSN jumped ahead */
+	uint16_t pmtu;		       /* largest FIRST/MIDDLE payload seen: the path MTU */
+	uint16_t replay_len;	       /* packets in the current replay episode */
+	uint16_t naks_rnr;	       /* RNR NAK, saturating */
+	uint16_t naks_other; /* NAK: invalid request, access or operation error, saturating */
+	/* 64-bit counters */
+	uint64_t first_ts;
+	uint64_t msg_hist[CT_HIST_BUCKETS];
+	uint64_t ecn_ce;	       /* packets marked CE (a conditional, cold write) */
+	uint64_t cnp;		       /* CNPs travelling on this flow */
+	uint64_t read_bytes_requested; /* sum of READ RETH lengths */
 	/* 32-bit counters and PSNs */
 	uint32_t op_extra_count[CT_OP_EXTRA]; /* saturating */
 	uint32_t op_other;		      /* packets of opcodes beyond all slots, saturating */
-	uint32_t psn_gaps;		      /* times the request PSN jumped ahead */
 	uint32_t psn_missing;		      /* PSNs skipped by those jumps */
 	uint32_t duplicates;		      /* replay episodes of a single packet */
 	uint32_t go_back_n;		      /* replay episodes of more than one packet */
 	uint32_t naks_seq;		      /* NAK: PSN sequence error */
-	uint32_t partial_messages;	      /* messages seen without their start or end */
 	uint32_t read_requests;
 	uint32_t reads_matched;	    /* READ responses whose total equals the request */
 	uint32_t read_len_mismatch; /* READ responses that differ from the request */
 	uint32_t req_first_psn;	    /* for pairing: first request PSN ... */
 	uint32_t resp_first_psn;    /* ... and first response/ACK PSN */
 	uint32_t resp_msg_first_psn;
-	uint32_t read_peer_qpn;	       /* with CT_SEEN_READ_PEER: QPN of the flow whose READ we answered */
-	uint32_t burst_start_messages; /* low 32 bits of messages when the open burst started */
-	uint32_t burst_start_packets;  /* and of packets */
+	uint32_t read_peer_qpn; /* with CT_SEEN_READ_PEER: QPN of the flow whose READ we answered */
 	/* 16 and 8 bits */
 	uint16_t op_count_hi[CT_OP_SLOTS]; /* carries of the 32-bit hot counters (48-bit totals) */
-	uint16_t naks_rnr;		   /* RNR NAK, saturating */
-	uint16_t naks_other; /* NAK: invalid request, access or operation error, saturating */
-	uint16_t pmtu;	     /* largest FIRST/MIDDLE payload seen: the path MTU */
-	uint16_t replay_len; /* packets in the current replay episode */
 	uint8_t op_extra_id[CT_OP_EXTRA];
 	uint8_t pad[2];
 };
@@ -130,6 +134,8 @@ struct ct_flow {
 _Static_assert(offsetof(struct ct_flow, req_msg_bytes) == 64, "line 1 starts at 64");
 _Static_assert(offsetof(struct ct_flow, cold) == 128, "per-packet state fits in 128 B");
 _Static_assert(sizeof(struct ct_flow) <= 512, "a flow is at most 512 B");
+_Static_assert(offsetof(struct ct_flow, cold.first_ts) == 192,
+	       "a message's end and a burst's edges touch line 2 only (and a histogram bucket)");
 
 static inline unsigned ct_hist_bucket(uint64_t size)
 {
