@@ -13,7 +13,7 @@ top=$(pwd)
 # Debian packages the build and the tests need.
 PACKAGES="gcc clang llvm libclang-rt-14-dev meson ninja-build pkg-config python3
 libpcap-dev libjson-c-dev libcmocka-dev libfftw3-dev tshark wireshark-common
-libbpf-dev bpftool libxdp-dev xdp-tools tcpreplay iproute2"
+libbpf-dev bpftool libxdp-dev xdp-tools tcpreplay tcpdump iproute2"
 # commtap report / merge / --listen: the /metrics endpoint, its checker, the page's browser test
 PACKAGES="$PACKAGES libmicrohttpd-dev prometheus curl chromium"
 # host_gpu/: the RDMA QP map (netlink) needs libmnl.
