@@ -9,6 +9,9 @@
 #include <stdint.h>
 
 #include <rte_ring.h>
+#include <rte_seqlock.h>
+
+#include "mirror_clock.h"
 
 #include <commtap/dataplane.h>
 #include <commtap/snapshot.h>
@@ -36,6 +39,7 @@ struct mirror_opts {
 	int bare;		  /* receive and free, no engine (benchmark baseline) */
 	int bench;		  /* print rates and engine cost at the end */
 	int no_rss;		  /* force the software distribution mode */
+	int no_hw_timestamp;	  /* TSC even where the NIC timestamps RX */
 	int wait_on_full;	  /* the distributor waits for room in a full ring (replays) */
 };
 
@@ -93,7 +97,15 @@ struct mirror {
 	struct rte_mempool *pool;
 	int ts_dynfield; /* offset of the RX timestamp, or -1 */
 	uint64_t ts_dynflag;
-	uint64_t ts_mult; /* dynfield units to ns */
+	uint64_t ts_mult; /* dynfield units to ns (net_pcap) */
+	/* a NIC's RX timestamps: ticks of its clock, converted by nic_line */
+	int nic_clock;
+	struct mirror_clock_sample nic_first; /* the slope's start */
+	rte_seqlock_t nic_lock;		      /* the main lcore rewrites nic_line */
+	struct mirror_clock_line nic_line;
+	uint64_t nic_next_tsc; /* the next recalibration */
+	uint64_t nic_clock_errors;
+	char clock_note[160];
 	uint64_t tsc_hz, tsc_base, ns_base;
 	const char *clock;
 	/* report state */

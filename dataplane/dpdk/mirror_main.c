@@ -60,6 +60,17 @@ static inline uint64_t tsc_to_ns(const struct mirror *m, uint64_t tsc)
 	       (uint64_t)((unsigned __int128)(tsc - m->tsc_base) * 1000000000u / m->tsc_hz);
 }
 
+/* The NIC clock's line, as the main lcore last wrote it. */
+static inline void nic_line_read(const struct mirror *m, struct mirror_clock_line *line)
+{
+	uint32_t sn;
+
+	do {
+		sn = rte_seqlock_read_begin(&m->nic_lock);
+		*line = m->nic_line;
+	} while (rte_seqlock_read_retry(&m->nic_lock, sn));
+}
+
 /* Has this packet been seen within the window (the other end of a mirrored link)? */
 static int is_duplicate(const struct mirror *m, struct mirror_worker *w, const uint8_t *d,
 			uint32_t len, uint64_t ts)
@@ -86,6 +97,7 @@ static void process(struct mirror_worker *w, struct rte_mbuf **mb, unsigned n)
 	const struct mirror *m = &app;
 	struct ct_packet pk[MIRROR_BURST];
 	uint64_t tsc = rte_rdtsc(), now = 0, bytes = 0, t0;
+	struct mirror_clock_line line = {0};
 	unsigned k = 0;
 
 	if (!w->first_rx_tsc)
@@ -99,13 +111,16 @@ static void process(struct mirror_worker *w, struct rte_mbuf **mb, unsigned n)
 		rte_pktmbuf_free_bulk(mb, n);
 		return;
 	}
+	if (m->nic_clock)
+		nic_line_read(m, &line);
 	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *b = mb[i];
 		uint64_t ts;
 
-		if (m->ts_dynfield >= 0 && (b->ol_flags & m->ts_dynflag))
-			ts = *RTE_MBUF_DYNFIELD(b, m->ts_dynfield, uint64_t *) * m->ts_mult;
-		else
+		if (m->ts_dynfield >= 0 && (b->ol_flags & m->ts_dynflag)) {
+			ts = *RTE_MBUF_DYNFIELD(b, m->ts_dynfield, uint64_t *);
+			ts = m->nic_clock ? mirror_clock_to_ns(&line, ts) : ts * m->ts_mult;
+		} else
 			ts = now ? now : (now = tsc_to_ns(m, tsc));
 		pk[k].data = rte_pktmbuf_mtod(b, const uint8_t *);
 		pk[k].cap_len = b->data_len;
@@ -303,6 +318,52 @@ static int eal_init(int argc, char **argv)
 	return rc;
 }
 
+/*
+ * The NIC's clock against CLOCK_REALTIME: two readings 50 ms apart give the
+ * first line; nic_clock_update refines it every second.
+ */
+static int nic_clock_start(struct mirror *m)
+{
+	struct mirror_clock_sample later;
+	int rc;
+
+	rc = mirror_clock_sample(m->port, &m->nic_first);
+	if (rc)
+		return rc;
+	rte_delay_ms(50);
+	rc = mirror_clock_sample(m->port, &later);
+	if (rc)
+		return rc;
+	rc = mirror_clock_fit(&m->nic_first, &later, &m->nic_line);
+	if (rc)
+		return rc;
+	rte_seqlock_init(&m->nic_lock);
+	m->nic_clock = 1;
+	m->nic_next_tsc = rte_rdtsc() + rte_get_tsc_hz();
+	snprintf(m->clock_note, sizeof(m->clock_note),
+		 "NIC hardware clock, %.3f MHz by rte_eth_read_clock against CLOCK_REALTIME, "
+		 "recalibrated every second; TSC->ns when absent",
+		 1e3 / m->nic_line.ns_per_tick);
+	m->clock = m->clock_note;
+	return 0;
+}
+
+/* A new reading: the slope from the first one, the origin at this one. */
+static void nic_clock_update(struct mirror *m)
+{
+	struct mirror_clock_sample now;
+	struct mirror_clock_line line;
+
+	m->nic_next_tsc = rte_rdtsc() + rte_get_tsc_hz();
+	if (mirror_clock_sample(m->port, &now) || mirror_clock_fit(&m->nic_first, &now, &line)) {
+		m->nic_clock_errors++; /* the last line stands */
+		return;
+	}
+	rte_seqlock_write_lock(&m->nic_lock);
+	m->nic_line = line;
+	rte_seqlock_write_unlock(&m->nic_lock);
+}
+
 static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 {
 	struct rte_eth_dev_info info;
@@ -349,9 +410,13 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 		m->n_queues = 1;
 		m->mode = n_lcores_for_work > 2 ? "software distribution" : "single queue";
 	}
-	/* the RX timestamp only where its units are known (net_pcap: microseconds) */
+	/*
+	 * RX timestamps: net_pcap's are the capture's, in microseconds; a NIC's
+	 * are ticks of its own clock, converted by calibration (nic_clock_start)
+	 */
 	m->ts_dynfield = -1;
-	if (!strcmp(m->driver, "net_pcap") && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
+	if ((info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) &&
+	    (!strcmp(m->driver, "net_pcap") || !m->o.no_hw_timestamp))
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
 	rc = rte_eth_dev_configure(m->port, m->n_queues, 0, &conf);
 	if (rc) {
@@ -387,20 +452,33 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 	if (rc && rc != -ENOTSUP)
 		fprintf(stderr, "commtap-mirror: port %u: promiscuous mode: %s (going on)\n",
 			m->port, strerror(-rc));
-	/* net_pcap registers and fills the field on its own (not in infinite_rx) */
-	if (!strcmp(m->driver, "net_pcap")) {
-		m->ts_dynfield = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
-		rc = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
-		if (m->ts_dynfield >= 0 && rc >= 0)
-			m->ts_dynflag = 1ull << rc;
-		else
-			m->ts_dynfield = -1;
-		m->ts_mult = 1000;
+	/*
+	 * The driver registers the field and fills it: a NIC once the offload
+	 * is on, net_pcap always (it does not list the offload; not in infinite_rx)
+	 */
+	m->clock = "TSC converted to ns since the Unix epoch at start";
+	if (strcmp(m->driver, "net_pcap") && !(conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
+		return socket;
+	m->ts_dynfield = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
+	rc = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
+	if (m->ts_dynfield < 0 || rc < 0) {
+		m->ts_dynfield = -1;
+		return socket;
 	}
-	m->clock =
-		m->ts_dynfield >= 0
-			? "net_pcap RX timestamps (capture file, microseconds); TSC->ns when absent"
-			: "TSC converted to ns since the Unix epoch at start";
+	m->ts_dynflag = 1ull << rc;
+	if (!strcmp(m->driver, "net_pcap")) {
+		m->ts_mult = 1000;
+		m->clock = "net_pcap RX timestamps (capture file, microseconds); TSC->ns when absent";
+		return socket;
+	}
+	rc = nic_clock_start(m);
+	if (rc) {
+		fprintf(stderr,
+			"commtap-mirror: port %u (%s): its RX timestamps cannot be converted (reading "
+			"its clock: %s); TSC at arrival instead\n",
+			m->port, m->driver, strerror(-rc));
+		m->ts_dynfield = -1;
+	}
 	return socket;
 }
 
@@ -596,6 +674,8 @@ int main(int argc, char **argv)
 		else
 			usleep(5000);
 		now = rte_rdtsc();
+		if (m->nic_clock && now >= m->nic_next_tsc)
+			nic_clock_update(m);
 		if (next_report && now >= next_report && !m->o.bare) {
 			snapshot_all(m, 0, inline_worker);
 			report_path(m, path, sizeof(path), 0);

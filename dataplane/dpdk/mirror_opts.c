@@ -36,6 +36,7 @@ static void usage(FILE *out)
 		"  --exit-on-idle S   stop after S seconds without a packet (end of a replay)\n"
 		"  --duration S       stop after S seconds\n"
 		"  --no-rss           one RX core hashing flows to worker rings even with RSS\n"
+		"  --no-hw-timestamp  TSC at arrival even where the NIC timestamps RX\n"
 		"  --wait-on-full     that core waits for room in a full ring instead of dropping\n"
 		"                     (replays, where nothing is lost upstream)\n"
 		"  --bare             receive and free without the engine (benchmark baseline)\n"
@@ -78,6 +79,7 @@ int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o)
 		{"exit-on-idle", required_argument, NULL, 'e'},
 		{"duration", required_argument, NULL, 't'},
 		{"no-rss", no_argument, NULL, 'R'},
+		{"no-hw-timestamp", no_argument, NULL, 'H'},
 		{"wait-on-full", no_argument, NULL, 'W'},
 		{"bare", no_argument, NULL, 'B'},
 		{"bench", no_argument, NULL, 'X'},
@@ -171,6 +173,9 @@ int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o)
 			break;
 		case 'R':
 			o->no_rss = 1;
+			break;
+		case 'H':
+			o->no_hw_timestamp = 1;
 			break;
 		case 'W':
 			o->wait_on_full = 1;
