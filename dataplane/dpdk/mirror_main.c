@@ -468,14 +468,15 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 	m->ts_dynflag = 1ull << rc;
 	if (!strcmp(m->driver, "net_pcap")) {
 		m->ts_mult = 1000;
-		m->clock = "net_pcap RX timestamps (capture file, microseconds); TSC->ns when absent";
+		m->clock =
+			"net_pcap RX timestamps (capture file, microseconds); TSC->ns when absent";
 		return socket;
 	}
 	rc = nic_clock_start(m);
 	if (rc) {
 		fprintf(stderr,
-			"commtap-mirror: port %u (%s): its RX timestamps cannot be converted (reading "
-			"its clock: %s); TSC at arrival instead\n",
+			"commtap-mirror: port %u (%s): its RX timestamps cannot be converted "
+			"(reading its clock: %s); TSC at arrival instead\n",
 			m->port, m->driver, strerror(-rc));
 		m->ts_dynfield = -1;
 	}

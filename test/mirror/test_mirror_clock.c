@@ -14,7 +14,7 @@
 
 #include "mirror_clock.h"
 
-#define NS 1000000000ull
+#define NS	   1000000000ull
 #define EPOCH_2026 (1795000000ull * NS)
 
 /* What a reading of a clock ticking hz from origin_ticks at origin_ns shows at t_ns. */
@@ -81,7 +81,8 @@ static void test_longer_baseline_is_better(void **state)
 	/* a clock in ns: ticks = true ns */
 	const uint64_t t0 = EPOCH_2026, tb = t0 + 50000000, tc = t0 + 100 * NS;
 	/* b's and c's CLOCK_REALTIME reads came 1 us late */
-	struct mirror_clock_sample a = {t0, t0, 40}, b = {tb, tb + 1000, 40}, c = {tc, tc + 1000, 40};
+	struct mirror_clock_sample a = {t0, t0, 40}, b = {tb, tb + 1000, 40},
+				   c = {tc, tc + 1000, 40};
 	struct mirror_clock_line short_line, long_line;
 	uint64_t got;
 
