@@ -48,6 +48,9 @@ def main():
         i = args.index("--seed")
         seed = int(args[i + 1])
         del args[i:i + 2]
+    if len(args) < 2 or len(args) > 3 or args[0].startswith("-"):
+        sys.stderr.write("usage: period_accuracy.py COMMTAP PROFILE [roce|tcp] [--seed N]\n")
+        return 2
     commtap, profile = args[0], args[1]
     transport = args[2] if len(args) > 2 else "roce"
     name = os.path.basename(profile)[:-5]
