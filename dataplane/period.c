@@ -20,6 +20,9 @@
 #define CHAIN_TOLERANCE	 0.15  /* an anchor may arrive this fraction of a period early/late */
 #define MAX_SKIPPED	 3     /* iterations without traffic bridged by the anchor chain */
 #define MAX_DIVISOR	 12    /* a lag too long may be this many periods, at most */
+#define SPAN_MIN_ITERATIONS 4     /* the span estimate needs this many anchors */
+#define SPAN_STEADY	 0.016 /* mean deviation of length-to-offset ratios it allows */
+#define SPAN_WHOLE	 0.05  /* the last iteration's bytes within this share of the median */
 
 static int burst_cmp(const void *a, const void *b)
 {
@@ -317,8 +320,8 @@ out:
 
 /*
  * The anchors' steps, each against the period: how steady the rhythm is, as
- * a fraction of the period. (The anchors' span is no better a period: the
- * anchor burst moves inside its iteration with the jitter.)
+ * a fraction of the period. (The anchors' span alone is no better a period:
+ * it misses the last iteration's length; span_period() adds it.)
  */
 static double anchor_cv(const struct ct_burst *b, const size_t *idx, const long *num, size_t len,
 			double period)
@@ -374,6 +377,19 @@ out:
 	return best;
 }
 
+/* The median of x[0..n) (reorders x; n > 0). */
+static double median_of(double *x, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && x[j - 1] > x[j]; j--) {
+			double t = x[j];
+
+			x[j] = x[j - 1];
+			x[j - 1] = t;
+		}
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
 /*
  * The last anchor may be the tail of the last iteration (its gradients'
  * all-reduce after the longest idle gap), not a new one: an anchor after
@@ -395,15 +411,7 @@ static size_t trim_tail(const struct ct_burst *b, size_t n, const size_t *idx, s
 			bytes[i] += (double)b[j].bytes;
 	for (size_t j = idx[k]; j < n; j++)
 		tail += (double)b[j].bytes;
-	/* the median of the whole iterations (an insertion sort: few of them) */
-	for (size_t i = 1; i < k; i++)
-		for (size_t j = i; j > 0 && bytes[j - 1] > bytes[j]; j--) {
-			double t = bytes[j];
-
-			bytes[j] = bytes[j - 1];
-			bytes[j - 1] = t;
-		}
-	median = k % 2 ? bytes[k / 2] : (bytes[k / 2 - 1] + bytes[k / 2]) / 2;
+	median = median_of(bytes, k); /* of the whole iterations */
 	free(bytes);
 	return tail < 0.25 * median ? len - 1 : len;
 }
@@ -566,6 +574,64 @@ out:
 	return best_len;
 }
 
+/*
+ * The mean period from the iteration boundaries, in ns, or 0 when they do
+ * not tell it well. The anchors span every iteration but the last, whose
+ * length only its own traffic shows: an iteration's byte-weighted burst
+ * start, measured from its anchor, moves with its length (a slower
+ * iteration is slower throughout), so the last one's offset times the
+ * whole iterations' median ratio of length to offset is its length. Used
+ * only when that ratio is steady (the bursts keep their places in the
+ * iteration, as in DDP and all-to-all; a pipeline's shift with the other
+ * stages), the last iteration is whole (its bytes near the median: an
+ * anchor that is not the iteration's first burst leaves the last window
+ * short), and no iteration was bridged.
+ */
+static double span_period(const struct ct_burst *b, size_t n, const size_t *idx, const long *num,
+			  size_t len)
+{
+	double *bytes = NULL, *offset = NULL, *ratio = NULL, median_bytes, median_ratio;
+	double last_bytes, deviation = 0, anchors_ns, period = 0;
+
+	if (len < SPAN_MIN_ITERATIONS || num[len - 1] != (long)len - 1)
+		return 0;
+	bytes = calloc(len, sizeof(*bytes));
+	offset = calloc(len, sizeof(*offset));
+	ratio = calloc(len, sizeof(*ratio));
+	if (!bytes || !offset || !ratio)
+		goto out;
+	for (size_t i = 0; i < len; i++) {
+		size_t end = i + 1 < len ? idx[i + 1] : n;
+
+		for (size_t j = idx[i]; j < end; j++) {
+			bytes[i] += (double)b[j].bytes;
+			offset[i] += (double)b[j].bytes * (double)(b[j].start - b[idx[i]].start);
+		}
+		if (bytes[i] <= 0 || offset[i] <= 0)
+			goto out; /* a lone burst: no offset to scale */
+		offset[i] /= bytes[i];
+	}
+	for (size_t i = 0; i + 1 < len; i++)
+		ratio[i] = (double)(b[idx[i + 1]].start - b[idx[i]].start) / offset[i];
+	last_bytes = bytes[len - 1];
+	median_bytes = median_of(bytes, len - 1);
+	median_ratio = median_of(ratio, len - 1); /* ratio[] is sorted now */
+	for (size_t i = 0; i + 1 < len; i++)
+		deviation += fabs(ratio[i] / median_ratio - 1);
+	deviation /= (double)(len - 1);
+	anchors_ns = (double)(b[idx[len - 1]].start - b[idx[0]].start);
+	if (getenv("COMMTAP_PERIOD_DEBUG"))
+		fprintf(stderr, "span: last iteration's bytes %+.3f of the median, ratio deviation %.4f\n",
+			last_bytes / median_bytes - 1, deviation);
+	if (deviation <= SPAN_STEADY && fabs(last_bytes - median_bytes) <= SPAN_WHOLE * median_bytes)
+		period = (anchors_ns + median_ratio * offset[len - 1]) / (double)len;
+out:
+	free(bytes);
+	free(offset);
+	free(ratio);
+	return period;
+}
+
 int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		       struct ct_period *out)
 {
@@ -637,7 +703,10 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	}
 	{
 		double cv = anchor_cv(bursts, idx, num, len, period);
+		double span = span_period(bursts, n, idx, num, len);
 
+		if (span > 0)
+			period = span;
 		out->period_s = period / 1e9;
 		/* a harmonic score of 0.5 is already a clear repetition */
 		out->confidence = fmin(1, score / 0.5) * fmax(0, 1 - 4 * cv);

@@ -8,10 +8,13 @@
  *    multiples (harmonic mean of the peaks): the iteration period repeats
  *    at every multiple, a nested micro-batch rhythm does not, so the
  *    smallest lag scoring close to the best is the iteration.
- * 3. The estimate is refined on the bursts themselves: in each period the
- *    first burst after the longest quiet phase is the iteration's anchor;
- *    the period is the least-squares slope of the anchors, their times the
- *    iteration boundaries.
+ * 3. The lag is refined to the mean period by the centroids of the
+ *    autocovariance at its multiples (many pairs of iterations averaged).
+ * 4. In each period the first burst after the longest quiet phase is the
+ *    iteration's anchor; the anchors are the iteration boundaries. Where
+ *    the bursts keep their places in the iteration and the last iteration
+ *    is whole, the anchors' span plus the last iteration's length (read
+ *    from where its bytes fall) over the iterations is the period instead.
  * A period is claimed only when at least CT_PERIOD_MIN_ITERATIONS anchors
  * are found and the confidence reaches CT_PERIOD_MIN_CONFIDENCE.
  */
