@@ -621,9 +621,11 @@ static double span_period(const struct ct_burst *b, size_t n, const size_t *idx,
 	deviation /= (double)(len - 1);
 	anchors_ns = (double)(b[idx[len - 1]].start - b[idx[0]].start);
 	if (getenv("COMMTAP_PERIOD_DEBUG"))
-		fprintf(stderr, "span: last iteration's bytes %+.3f of the median, ratio deviation %.4f\n",
+		fprintf(stderr, "span: last iteration's bytes %+.3f of the median, "
+				"ratio deviation %.4f\n",
 			last_bytes / median_bytes - 1, deviation);
-	if (deviation <= SPAN_STEADY && fabs(last_bytes - median_bytes) <= SPAN_WHOLE * median_bytes)
+	if (deviation <= SPAN_STEADY &&
+	    fabs(last_bytes - median_bytes) <= SPAN_WHOLE * median_bytes)
 		period = (anchors_ns + median_ratio * offset[len - 1]) / (double)len;
 out:
 	free(bytes);

@@ -625,7 +625,7 @@ static int write_truth(const struct synth *S, FILE *out, const uint64_t *starts,
 {
 	json_object *root = json_object_new_object(), *st = json_object_new_array();
 	json_object *flows = json_object_new_array(), *cls = json_object_new_object();
-	double mean = n > 1 ? (double)(starts[n] - starts[0]) / n / 1e9 : 0;
+	double mean = n ? (double)(starts[n] - starts[0]) / n / 1e9 : 0; /* starts[n]: the end */
 	int err = 0;
 
 	json_object_object_add(root, "schema", json_object_new_string("commtap.truth/v1"));
@@ -637,10 +637,7 @@ static int write_truth(const struct synth *S, FILE *out, const uint64_t *starts,
 	for (unsigned i = 0; i < n; i++)
 		json_object_array_add(st, json_object_new_uint64(starts[i]));
 	json_object_object_add(root, "iteration_starts_ns", st);
-	json_object_object_add(root, "mean_period_s",
-			       json_object_new_double(n ? (double)(starts[n] - starts[0]) / n / 1e9
-							: 0));
-	(void)mean;
+	json_object_object_add(root, "mean_period_s", json_object_new_double(mean));
 	json_object_object_add(root, "size_scale", json_object_new_double(S->cfg->size_scale));
 	json_object_object_add(root, "time_scale", json_object_new_double(S->cfg->time_scale));
 	for (int c = 0; c <= CT_CLASS_COUNT; c++) {
