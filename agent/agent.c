@@ -6,12 +6,14 @@
  * then detach (or, with --persist, leave the probe counting for the next
  * agent).
  */
-#include "analysis.h"
+#include "agent_cmd.h"
 #include "collect.h"
-#include "commands.h"
 #include "gpu_link.h"
 #include "metrics_publish.h"
 #include "probe.h"
+
+#include <commtap/analysis.h>
+#include <commtap/exit_status.h>
 
 #include <dirent.h>
 #include <errno.h>

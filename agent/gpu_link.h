@@ -8,7 +8,7 @@
 #include <commtap/periodicity.h>
 #include <commtap/report.h>
 
-#include "analysis.h"
+#include <commtap/analysis.h>
 
 /*
  * Read the rings in ring_dir and join them to report r's flows (their

@@ -4,11 +4,12 @@
  * the report. Where a packet goes: ct_capture_next -> ct_engine_feed; flows
  * leaving the engine -> ct_flow_set_add; at the end: sort, pair, write.
  */
-#include "analysis.h"
 #include "capture.h"
 #include "commands.h"
 
 #include "metrics_publish.h"
+
+#include <commtap/analysis.h>
 
 #include <errno.h>
 #include <getopt.h>

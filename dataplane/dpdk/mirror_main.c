@@ -6,8 +6,9 @@
  * cumulative reports, and a final report on SIGINT/SIGTERM or end of replay.
  */
 #include "mirror.h"
-#include "analysis.h"
 #include "metrics_publish.h"
+
+#include <commtap/analysis.h>
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,8 +7,9 @@
  * rte_telemetry command for live counters.
  */
 #include "mirror.h"
-#include "analysis.h"
 #include "metrics_publish.h"
+
+#include <commtap/analysis.h>
 
 #include <errno.h>
 #include <stdio.h>

@@ -13,24 +13,6 @@
 
 #include <commtap/period.h>
 
-/*
- * A large slow-path buffer; free() it. A fresh buffer is mapped a page at a
- * time as it is first written (20,000 faults for 80 MB, 0.2 s on a VM):
- * from a few MB on it asks for transparent huge pages, 512 times fewer.
- */
-void *ct_slow_alloc(size_t size);
-/* The same, zeroed; NULL also when n * size overflows. */
-void *ct_slow_calloc(size_t n, size_t size);
-
-/*
- * ct_bursts_sort_by_start() and ct_bursts_sort_stable_by_flow() (period.h)
- * with the caller's room for n bursts, for one that sorts the same bursts
- * more than once (a fresh 80 MB buffer is 20,000 page faults). Return 0 or
- * -ENOMEM (then b is unchanged).
- */
-int ct_bursts_sort_by_start_using(struct ct_burst *b, size_t n, struct ct_burst *tmp);
-int ct_bursts_sort_stable_by_flow_using(struct ct_burst *b, size_t n, struct ct_burst *tmp);
-
 /* median and the 10th/90th percentiles */
 struct ct_dist {
 	double p10, median, p90;

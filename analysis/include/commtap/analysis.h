@@ -13,7 +13,7 @@
 #include <commtap/periodicity.h>
 #include <commtap/report.h>
 
-#include "model.h"
+#include "model.h" /* profiles/ */
 
 /* What classification knows besides the traffic: labels and a profile's expectation. */
 struct ct_knowledge {

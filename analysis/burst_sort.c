@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Radix sorts for bursts: a report sorts millions of 40-byte bursts several
+ * Sorts of bursts. Radix sorts: a report sorts millions of 40-byte bursts several
  * ways, where a comparison sort spends most of its time moving records.
  *
  * LSD, stable. A first pass finds each key's range (and returns at once if
@@ -10,8 +10,8 @@
  * second pass counts every digit at once, then one pass per digit moves the
  * bursts.
  */
-#include <commtap/burst_stats.h>
-#include <commtap/period.h>
+#include <commtap/burst_sort.h>
+#include <commtap/slow_alloc.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -174,17 +174,6 @@ int ct_bursts_sort_by_start(struct ct_burst *b, size_t n)
 	return ct_bursts_sort_by_start_using(b, n, NULL);
 }
 
-int ct_bursts_sort_by_flow(struct ct_burst *b, size_t n)
-{
-	static const enum key keys[] = {KEY_START, KEY_FLOW};
-
-	if (n < RADIX_FROM) {
-		qsort(b, n, sizeof(*b), cmp_flow_start);
-		return 0;
-	}
-	return radix(b, n, keys, 2, NULL);
-}
-
 int ct_bursts_sort_stable_by_flow_using(struct ct_burst *b, size_t n, struct ct_burst *tmp)
 {
 	static const enum key keys[] = {KEY_FLOW};
@@ -204,7 +193,48 @@ int ct_bursts_sort_stable_by_flow_using(struct ct_burst *b, size_t n, struct ct_
 	return radix(b, n, keys, 1, tmp);
 }
 
-int ct_bursts_sort_stable_by_flow(struct ct_burst *b, size_t n)
+void ct_bursts_merge_runs_by_start(struct ct_burst *b, size_t n, struct ct_burst *tmp, size_t *runs)
 {
-	return ct_bursts_sort_stable_by_flow_using(b, n, NULL);
+	struct ct_burst *src = b, *dst = tmp;
+	size_t nr = 0;
+
+	if (n < 2)
+		return;
+	runs[nr++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (b[i].start < b[i - 1].start)
+			runs[nr++] = i;
+	runs[nr] = n; /* run r is [runs[r], runs[r + 1]) */
+	while (nr > 1) {
+		size_t k = 0;
+
+		for (size_t r = 0; r < nr; r += 2) {
+			size_t lo = runs[r], mid = runs[r + 1], hi = r + 1 < nr ? runs[r + 2] : mid;
+			size_t i = lo, j = mid, o = lo;
+
+			/* ties: the left run first, so the sort is stable */
+			while (i < mid && j < hi)
+				dst[o++] = src[j].start < src[i].start ? src[j++] : src[i++];
+			memcpy(dst + o, src + i, (mid - i) * sizeof(*dst));
+			o += mid - i;
+			memcpy(dst + o, src + j, (hi - j) * sizeof(*dst));
+			runs[k++] = lo;
+		}
+		runs[k] = n;
+		nr = k;
+		struct ct_burst *t = src;
+
+		src = dst;
+		dst = t;
+	}
+	if (src != b)
+		memcpy(b, src, n * sizeof(*b));
+}
+
+int ct_bursts_sort_by_flow_then_start(struct ct_burst *b, size_t n, struct ct_burst *tmp)
+{
+	if (tmp && !ct_bursts_sort_stable_by_flow_using(b, n, tmp))
+		return 0;
+	qsort(b, n, sizeof(*b), cmp_flow_start); /* no room for the radix sort */
+	return 0;
 }

@@ -11,6 +11,8 @@
  */
 #include "periodicity_internal.h"
 
+#include <commtap/log.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -188,12 +190,12 @@ static int hosts_join(const struct ct_flow_set *set, const struct ct_hosts *h,
 		double fit = series_fit(s.x + k * s.bins, s.bins);
 		double profile = profile_fit(s.x + k * s.bins, s.bins);
 
-		if (getenv("COMMTAP_PERIOD_DEBUG")) {
+		if (ct_log_enabled(CT_LOG_DEBUG)) {
 			char a[64];
 
-			fprintf(stderr, "job %d period %.6f host %s fit %.3f profile %.3f\n", j,
-				period->period_s, ct_addr_format(&h->addr[k], a, sizeof(a)), fit,
-				profile);
+			ct_log(CT_LOG_DEBUG, "job %d period %.6f host %s fit %.3f profile %.3f\n",
+			       j, period->period_s, ct_addr_format(&h->addr[k], a, sizeof(a)), fit,
+			       profile);
 		}
 		/* a host that sends next to nothing (a server's acknowledgements) joins none */
 		if (sent[k] >= JOB_HOST_MIN_SHARE * most &&
@@ -441,8 +443,7 @@ static int jobs_by_component(const struct ct_flow_set *set, const struct ct_host
 		for (size_t f = 0; f < set->count; f++) {
 			const struct ct_flow_periodicity *fp = &per->flows[f];
 
-			if (comp[h->src[f]] != root || comp[h->dst[f]] != root ||
-			    !fp->n_bursts)
+			if (comp[h->src[f]] != root || comp[h->dst[f]] != root || !fp->n_bursts)
 				continue;
 			memcpy(buf + n, fp->bursts, fp->n_bursts * sizeof(*buf));
 			n += fp->n_bursts;

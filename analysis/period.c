@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Period estimation from on-off bursts (see period.h for the method). */
+#include <commtap/burst_sort.h>
+#include <commtap/log.h>
 #include <commtap/period.h>
 
 #include <errno.h>
@@ -9,20 +11,20 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SERIES_BINS	 65536 /* bins of the byte series */
-#define HARMONICS	 5     /* multiples of a lag scored, at most */
-#define PEAK_MIN	 0.1   /* autocorrelation below this is not a candidate */
-#define NEAR_BEST	 0.7   /* candidates scoring this close to the best are strong */
-#define HARMONIC_MIN	 0.25  /* a lag repeating this clearly makes its multiples harmonics */
-#define JITTER_SHARE	 0.06  /* iteration-length jitter the smoothing covers */
-#define SIDE_PEAK_SHARE	 0.15  /* a weaker peak this close to a stronger one is its side peak */
-#define MAX_CANDIDATES	 512
-#define CHAIN_TOLERANCE	 0.15  /* an anchor may arrive this fraction of a period early/late */
-#define MAX_SKIPPED	 3     /* iterations without traffic bridged by the anchor chain */
-#define MAX_DIVISOR	 12    /* a lag too long may be this many periods, at most */
-#define SPAN_MIN_ITERATIONS 4     /* the span estimate needs this many anchors */
-#define SPAN_STEADY	 0.016 /* mean deviation of length-to-offset ratios it allows */
-#define SPAN_WHOLE	 0.05  /* the last iteration's bytes within this share of the median */
+#define SERIES_BINS	    65536 /* bins of the byte series */
+#define HARMONICS	    5	  /* multiples of a lag scored, at most */
+#define PEAK_MIN	    0.1	  /* autocorrelation below this is not a candidate */
+#define NEAR_BEST	    0.7	  /* candidates scoring this close to the best are strong */
+#define HARMONIC_MIN	    0.25  /* a lag repeating this clearly makes its multiples harmonics */
+#define JITTER_SHARE	    0.06  /* iteration-length jitter the smoothing covers */
+#define SIDE_PEAK_SHARE	    0.15  /* a weaker peak this close to a stronger one is its side peak */
+#define MAX_CANDIDATES	    512
+#define CHAIN_TOLERANCE	    0.15  /* an anchor may arrive this fraction of a period early/late */
+#define MAX_SKIPPED	    3	  /* iterations without traffic bridged by the anchor chain */
+#define MAX_DIVISOR	    12	  /* a lag too long may be this many periods, at most */
+#define SPAN_MIN_ITERATIONS 4	  /* the span estimate needs this many anchors */
+#define SPAN_STEADY	    0.016 /* mean deviation of length-to-offset ratios it allows */
+#define SPAN_WHOLE	    0.05  /* the last iteration's bytes within this share of the median */
 
 static int burst_cmp(const void *a, const void *b)
 {
@@ -34,8 +36,8 @@ static int burst_cmp(const void *a, const void *b)
 }
 
 /* Bytes per bin, each burst spread evenly over the bins it covers. */
-static void bin_bursts(const struct ct_burst *b, size_t n, uint64_t t0, double bin_ns,
-		       double *x, size_t bins)
+static void bin_bursts(const struct ct_burst *b, size_t n, uint64_t t0, double bin_ns, double *x,
+		       size_t bins)
 {
 	for (size_t i = 0; i < n; i++) {
 		size_t first = (size_t)((double)(b[i].start - t0) / bin_ns);
@@ -223,7 +225,8 @@ static int comb_holds(const struct covariance *c, double lag, unsigned k)
 	unsigned held = 0;
 
 	for (unsigned m = 1; m <= k; m++) {
-		int holds = smoothed(c, m * lag, jitter_width(lag) * sqrt((double)m)) >= HARMONIC_MIN;
+		int holds =
+			smoothed(c, m * lag, jitter_width(lag) * sqrt((double)m)) >= HARMONIC_MIN;
 
 		if (m == 1 && !holds)
 			return 0;
@@ -259,7 +262,8 @@ static double pick_lag(const double *acf, size_t n, size_t min_lag, double *scor
 	while (min_lag + 1 < max_lag && curve[min_lag + 1] <= curve[min_lag])
 		min_lag++;
 	for (size_t l = min_lag; l < max_lag && nc < MAX_CANDIDATES; l++) {
-		size_t w = (size_t)jitter_width((double)l), lo = l > w ? l - w : min_lag, hi = l + w;
+		size_t w = (size_t)jitter_width((double)l), lo = l > w ? l - w : min_lag,
+		       hi = l + w;
 		int peak = curve[l] >= PEAK_MIN && hi < max_lag; /* not at the edge */
 
 		/* a peak: the highest point within its own smoothing width */
@@ -293,7 +297,8 @@ static double pick_lag(const double *acf, size_t n, size_t min_lag, double *scor
 	for (size_t i = 0; i < nc; i++) {
 		for (size_t j = 0; j < nc && !cand[i].harmonic; j++)
 			if (j != i && !cand[j].harmonic && cand[j].score > cand[i].score &&
-			    fabs(cand[i].lag - cand[j].lag) < SIDE_PEAK_SHARE * fmax(cand[i].lag, cand[j].lag))
+			    fabs(cand[i].lag - cand[j].lag) <
+				    SIDE_PEAK_SHARE * fmax(cand[i].lag, cand[j].lag))
 				cand[i].harmonic = 2;
 		if (!cand[i].harmonic && cand[i].score > best)
 			best = cand[i].score;
@@ -303,9 +308,11 @@ static double pick_lag(const double *acf, size_t n, size_t min_lag, double *scor
 	 * (micro-batches, buckets) repeats inside it, at a shorter lag.
 	 */
 	for (size_t i = 0; i < nc; i++) {
-		if (getenv("COMMTAP_PERIOD_DEBUG"))
-			fprintf(stderr, "candidate lag %.1f score %.3f%s\n", cand[i].lag, cand[i].score,
-				cand[i].harmonic == 1 ? " (harmonic)" : cand[i].harmonic ? " (side peak)" : "");
+		ct_log(CT_LOG_DEBUG, "candidate lag %.1f score %.3f%s\n", cand[i].lag,
+		       cand[i].score,
+		       cand[i].harmonic == 1 ? " (harmonic)"
+		       : cand[i].harmonic    ? " (side peak)"
+					     : "");
 		if (!cand[i].harmonic && cand[i].score >= NEAR_BEST * best) {
 			best_lag = cand[i].lag;
 			*score = cand[i].score;
@@ -536,7 +543,10 @@ static size_t anchor_chain(const struct ct_burst *b, size_t n, const double *gap
 					break; /* a candidate in a nearer iteration was found */
 				want = (long)steps;
 				/* the longest gap, the nearer the expected time the better */
-				double fit = gap[i] * (1 - err * err / (CHAIN_TOLERANCE * CHAIN_TOLERANCE * steps));
+				double fit =
+					gap[i] *
+					(1 -
+					 err * err / (CHAIN_TOLERANCE * CHAIN_TOLERANCE * steps));
 
 				if (fit > best_gap) {
 					best_gap = fit;
@@ -620,10 +630,10 @@ static double span_period(const struct ct_burst *b, size_t n, const size_t *idx,
 		deviation += fabs(ratio[i] / median_ratio - 1);
 	deviation /= (double)(len - 1);
 	anchors_ns = (double)(b[idx[len - 1]].start - b[idx[0]].start);
-	if (getenv("COMMTAP_PERIOD_DEBUG"))
-		fprintf(stderr, "span: last iteration's bytes %+.3f of the median, "
-				"ratio deviation %.4f\n",
-			last_bytes / median_bytes - 1, deviation);
+	ct_log(CT_LOG_DEBUG,
+	       "span: last iteration's bytes %+.3f of the median, "
+	       "ratio deviation %.4f\n",
+	       last_bytes / median_bytes - 1, deviation);
 	if (deviation <= SPAN_STEADY &&
 	    fabs(last_bytes - median_bytes) <= SPAN_WHOLE * median_bytes)
 		period = (anchors_ns + median_ratio * offset[len - 1]) / (double)len;
@@ -712,13 +722,13 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		out->period_s = period / 1e9;
 		/* a harmonic score of 0.5 is already a clear repetition */
 		out->confidence = fmin(1, score / 0.5) * fmax(0, 1 - 4 * cv);
-		if (getenv("COMMTAP_PERIOD_DEBUG"))
-			fprintf(stderr, "period %.6f s score %.3f cv %.4f anchors %zu\n",
-				out->period_s, score, cv, len);
-		for (size_t i = 0; getenv("COMMTAP_PERIOD_DEBUG") && i < len; i++)
-			fprintf(stderr, "anchor %ld: at %.6f s after a gap of %.6f s, flow %u\n",
-				num[i], (double)(bursts[idx[i]].start - t0) / 1e9, gap[idx[i]] / 1e9,
-				bursts[idx[i]].flow);
+		ct_log(CT_LOG_DEBUG, "period %.6f s score %.3f cv %.4f anchors %zu\n",
+		       out->period_s, score, cv, len);
+		for (size_t i = 0; ct_log_enabled(CT_LOG_DEBUG) && i < len; i++)
+			ct_log(CT_LOG_DEBUG,
+			       "anchor %ld: at %.6f s after a gap of %.6f s, flow %u\n", num[i],
+			       (double)(bursts[idx[i]].start - t0) / 1e9, gap[idx[i]] / 1e9,
+			       bursts[idx[i]].flow);
 	}
 	out->iterations = len;
 	out->starts = malloc(len * sizeof(*out->starts));
@@ -776,7 +786,8 @@ double ct_period_phase(const struct ct_period *p, uint64_t t)
 		return -1;
 	for (size_t i = 0; i + 1 < p->iterations; i++)
 		if (t < p->starts[i + 1])
-			return (double)(t - p->starts[i]) / (double)(p->starts[i + 1] - p->starts[i]);
+			return (double)(t - p->starts[i]) /
+			       (double)(p->starts[i + 1] - p->starts[i]);
 	double into = (double)(t - p->starts[p->iterations - 1]) / (p->period_s * 1e9);
 
 	return into < 1 ? into : -1;

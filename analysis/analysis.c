@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "analysis.h"
+#include <commtap/analysis.h>
 
 #include <errno.h>
 #include <stdio.h>

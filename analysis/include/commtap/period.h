@@ -54,16 +54,6 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		       struct ct_period *out);
 void ct_period_free(struct ct_period *p);
 
-/*
- * Stable LSD radix sorts of bursts: by start, or by flow then start.
- * O(n) passes over 11-bit digits, skipping digits all bursts share.
- * Return 0 or -ENOMEM (then b is unchanged).
- */
-int ct_bursts_sort_by_start(struct ct_burst *b, size_t n);
-int ct_bursts_sort_by_flow(struct ct_burst *b, size_t n);
-/* By flow only, keeping the order inside a flow (by start, if it was). */
-int ct_bursts_sort_stable_by_flow(struct ct_burst *b, size_t n);
-
 /* The iteration (index into starts) a time falls in, or -1. */
 long ct_period_iteration(const struct ct_period *p, uint64_t t);
 
