@@ -11,6 +11,8 @@
 #ifndef COMMTAP_AGENT_COLLECT_H
 #define COMMTAP_AGENT_COLLECT_H
 
+#include <json-c/json.h>
+
 #include <commtap/flow_set.h>
 #include <commtap/periodicity.h>
 #include <commtap/report.h>
@@ -53,10 +55,9 @@ int ct_collect_poll(struct ct_collect *c, int timeout_ms);
 int ct_collect_read(struct ct_collect *c, int final);
 
 /*
- * Fill r (flows unsorted, counters, host JSON in host_json, which the
- * caller frees) from the last read; bursts for the periodicity in *bursts
- * (pointing into c).
+ * Fill r (flows unsorted, counters) from the last read, and *host with the
+ * report's "host" section (probe and RDMA counters; json_object_put() it).
  */
-int ct_collect_report(struct ct_collect *c, struct ct_report *r, char **host_json);
+int ct_collect_report(struct ct_collect *c, struct ct_report *r, struct json_object **host);
 
 #endif

@@ -1,42 +1,48 @@
 // SPDX-License-Identifier: MIT
+/*
+ * From flows and bursts to an analysed report, for every producer: sort,
+ * pair, periodicity, classification, the cc figures per class.
+ */
 #include <commtap/analysis.h>
+#include <commtap/log.h>
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-int ct_knowledge_load(const char *prog, const char *labels_path, const char *profile_path,
-		      struct ct_knowledge *k)
+int ct_knowledge_load(const char *labels_path, const char *profile_path, struct ct_knowledge *k,
+		      char *err, size_t errlen)
 {
-	char err[768];
+	char why[768];
 	int rc;
 
 	if (labels_path) {
-		rc = ct_labels_load(labels_path, &k->labels, err, sizeof(err));
+		rc = ct_labels_load(labels_path, &k->labels, why, sizeof(why));
 		if (rc) {
-			fprintf(stderr, "%s: --labels %s\n", prog, err);
+			snprintf(err, errlen, "--labels %s", why);
 			return rc;
 		}
 	}
 	if (!profile_path)
 		return 0;
-	rc = ct_profile_load(profile_path, &k->profile, err, sizeof(err));
+	rc = ct_profile_load(profile_path, &k->profile, why, sizeof(why));
 	if (rc) {
-		fprintf(stderr, "%s: --profile %s\n", prog, err);
+		snprintf(err, errlen, "--profile %s", why);
 		return rc;
 	}
 	k->have_profile = 1;
 	rc = ct_predict(&k->profile, &k->prediction);
 	if (rc) {
-		fprintf(stderr, "%s: --profile %s: cannot predict its traffic: %s\n", prog,
-			profile_path, strerror(-rc));
+		snprintf(err, errlen, "--profile %s: cannot predict its traffic: %s", profile_path,
+			 strerror(-rc));
 		return rc;
 	}
 	k->xfers = calloc(k->prediction.n_xfers + 1, sizeof(*k->xfers));
-	if (!k->xfers)
+	if (!k->xfers) {
+		snprintf(err, errlen, "--profile %s: out of memory", profile_path);
 		return -ENOMEM;
+	}
 	/* the transfers that cross a NIC, placed in the iteration */
 	for (size_t i = 0; i < k->prediction.n_xfers; i++) {
 		const struct ct_transfer *x = &k->prediction.xfers[i];
@@ -72,29 +78,29 @@ void ct_knowledge_free(struct ct_knowledge *k)
 	}
 }
 
-int ct_analysis_run(const char *prog, const struct ct_knowledge *k, struct ct_report *r,
-		    const struct ct_cm_event *cm, unsigned n_cm, const struct ct_burst_log *bursts,
-		    double min_period_s, struct ct_analysis *a)
+int ct_analysis_run(const struct ct_knowledge *k, struct ct_report *r, const struct ct_cm_event *cm,
+		    unsigned n_cm, const struct ct_burst_log *bursts, double min_period_s,
+		    struct ct_analysis *a)
 {
 	int err = 0;
 
 	ct_flow_set_sort(&r->flows);
 	ct_flow_set_pair(&r->flows, cm, n_cm);
 	if (ct_periodicity_compute(&r->flows, bursts, min_period_s, &a->periodicity)) {
-		fprintf(stderr, "%s: out of memory: the report has no periodicity\n", prog);
+		ct_log(CT_LOG_WARN, "out of memory: the report has no periodicity");
 		err = -ENOMEM;
 	} else {
 		r->periodicity = &a->periodicity;
 	}
 	if (ct_classify(&r->flows, r->periodicity, k->labels.n ? &k->labels : NULL,
 			k->have_profile ? &k->expect : NULL, &a->classes)) {
-		fprintf(stderr, "%s: out of memory: the report has no classes\n", prog);
+		ct_log(CT_LOG_WARN, "out of memory: the report has no classes");
 		err = -ENOMEM;
 	} else {
 		r->classes = &a->classes;
 		/* the receivers' cc figures again for each class alone */
 		if (r->periodicity && ct_classification_cc(&a->classes, &r->flows, &a->periodicity)) {
-			fprintf(stderr, "%s: out of memory: the cc section has no classes\n", prog);
+			ct_log(CT_LOG_WARN, "out of memory: the cc section has no classes");
 			err = -ENOMEM;
 		}
 	}
@@ -105,25 +111,4 @@ void ct_analysis_free(struct ct_analysis *a)
 {
 	ct_classification_free(&a->classes);
 	ct_periodicity_free(&a->periodicity);
-}
-
-int ct_report_write_json_file(const struct ct_report *r, const char *path)
-{
-	char tmp[4200];
-	FILE *f;
-	int err = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return -errno;
-	if (ct_report_write_json(r, f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
 }

@@ -334,7 +334,7 @@ static json_object *capture_json(const struct ct_report *r)
 			add_u64(reasons, ct_malformed_name(i), c->malformed_by_reason[i]);
 	json_object_object_add(mal, "by_reason", reasons);
 	json_object_object_add(o, "malformed", mal);
-	json_object_object_add(o, "complete", json_object_new_boolean(!r->error));
+	json_object_object_add(o, "complete", json_object_new_boolean(!r->error && !r->interval));
 	json_object_object_add(o, "error", r->error ? json_object_new_string(r->error) : NULL);
 	return o;
 }
@@ -396,13 +396,29 @@ static json_object *classification_json(const struct ct_classification *c)
 	return o;
 }
 
-int ct_report_write_json(const struct ct_report *r, FILE *out)
+int ct_report_add_section(struct ct_report *r, const char *name, struct json_object *value)
+{
+	if (r->n_sections == CT_REPORT_MAX_SECTIONS)
+		return -ENOSPC;
+	r->sections[r->n_sections++] = (struct ct_report_section){name, value};
+	return 0;
+}
+
+/* Where an interval report stands among its producer's reports. */
+static json_object *report_json(const struct ct_report *r)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "kind", json_object_new_string("interval"));
+	add_u64(o, "seq", r->seq);
+	return o;
+}
+
+json_object *ct_report_document(const struct ct_report *r)
 {
 	json_object *root = json_object_new_object();
 	json_object *clock = json_object_new_object();
 	json_object *flows = json_object_new_array_ext((int)r->flows.count);
-	const char *text;
-	int err = 0;
 
 	json_object_object_add(root, "schema", json_object_new_string(CT_REPORT_SCHEMA));
 	json_object_object_add(root, "generator",
@@ -412,6 +428,8 @@ int ct_report_write_json(const struct ct_report *r, FILE *out)
 	json_object_object_add(clock, "description", json_object_new_string(r->clock));
 	json_object_object_add(clock, "unit", json_object_new_string("ns since the Unix epoch"));
 	json_object_object_add(root, "clock", clock);
+	if (r->interval)
+		json_object_object_add(root, "report", report_json(r));
 	json_object_object_add(root, "capture", capture_json(r));
 	json_object_object_add(root, "engine", engine_json(r));
 	for (size_t i = 0; i < r->flows.count; i++)
@@ -426,23 +444,28 @@ int ct_report_write_json(const struct ct_report *r, FILE *out)
 	json_object_object_add(root, "pfc", pfc_json(&r->counters.pfc));
 	if (r->periodicity)
 		json_object_object_add(root, "cc", cc_json(r));
-	if (r->host_json) {
-		json_object *host = json_tokener_parse(r->host_json);
+	for (unsigned i = 0; i < r->n_sections; i++)
+		if (r->sections[i].value)
+			json_object_object_add(root, r->sections[i].name,
+					       json_object_get(r->sections[i].value));
+	return root;
+}
 
-		if (host)
-			json_object_object_add(root, "host", host);
-	}
-	if (r->gpu_json) {
-		json_object *gpu = json_tokener_parse(r->gpu_json);
+int ct_report_document_write(json_object *doc, FILE *out)
+{
+	const char *text = json_object_to_json_string_ext(
+		doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 
-		if (gpu)
-			json_object_object_add(root, "gpu", gpu);
-	}
+	if (!text || fputs(text, out) < 0 || fputc('\n', out) < 0)
+		return -EIO;
+	return 0;
+}
 
-	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-							    JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
-		err = -EIO;
-	json_object_put(root);
+int ct_report_write_json(const struct ct_report *r, FILE *out)
+{
+	json_object *doc = ct_report_document(r);
+	int err = doc ? ct_report_document_write(doc, out) : -ENOMEM;
+
+	json_object_put(doc);
 	return err;
 }

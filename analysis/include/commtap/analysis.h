@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * From flows and bursts to a report: what `commtap analyze` and `commtap
- * agent` share. The flows come from the engine (analyze) or from the
- * kernel probe's maps (agent); from here on both take the same path: sort,
- * pair, periodicity, classification, commtap.report/v1.
+ * From flows and bursts to an analysed report: what every producer shares.
+ * The flows come from the engine (commtap analyze, commtap-mirror) or from
+ * the kernel probe's maps (commtap agent); from here on all take the same
+ * path: sort, pair, periodicity, classification; export/report_sink.h
+ * then writes and publishes the report.
  */
 #ifndef COMMTAP_ANALYSIS_H
 #define COMMTAP_ANALYSIS_H
@@ -26,11 +27,11 @@ struct ct_knowledge {
 };
 
 /*
- * Load the labels and the profile (either may be NULL); errors are reported
- * on stderr prefixed with prog ("commtap analyze").
+ * Load the labels and the profile (either may be NULL). Returns 0, or a
+ * negative errno with a one-line reason naming the option in err.
  */
-int ct_knowledge_load(const char *prog, const char *labels_path, const char *profile_path,
-		      struct ct_knowledge *k);
+int ct_knowledge_load(const char *labels_path, const char *profile_path, struct ct_knowledge *k,
+		      char *err, size_t errlen);
 void ct_knowledge_free(struct ct_knowledge *k);
 
 /* The analysis results a report points into. */
@@ -43,14 +44,11 @@ struct ct_analysis {
  * Sort and pair r->flows, compute the periodicity over bursts and classify
  * (then the receivers' cc figures per class);
  * r->periodicity and r->classes point into a when they could be computed.
- * Returns 0, or -ENOMEM after reporting (prefixed with prog) what is missing.
+ * Returns 0, or -ENOMEM after saying what is missing (ct_log, CT_LOG_WARN).
  */
-int ct_analysis_run(const char *prog, const struct ct_knowledge *k, struct ct_report *r,
-		    const struct ct_cm_event *cm, unsigned n_cm, const struct ct_burst_log *bursts,
-		    double min_period_s, struct ct_analysis *a);
+int ct_analysis_run(const struct ct_knowledge *k, struct ct_report *r, const struct ct_cm_event *cm,
+		    unsigned n_cm, const struct ct_burst_log *bursts, double min_period_s,
+		    struct ct_analysis *a);
 void ct_analysis_free(struct ct_analysis *a);
-
-/* Write the JSON report to path.tmp and rename it over path: readers never see half. */
-int ct_report_write_json_file(const struct ct_report *r, const char *path);
 
 #endif

@@ -14,7 +14,10 @@
 #include <commtap/flow_set.h>
 #include <commtap/periodicity.h>
 
+struct json_object;
+
 #define CT_REPORT_SCHEMA "commtap.report/v1"
+#define CT_REPORT_MAX_SECTIONS	  4  /* producers' own sections */
 #define CT_REPORT_BURSTS_PER_FLOW 64 /* bursts listed per flow in the JSON */
 
 struct ct_report {
@@ -27,11 +30,37 @@ struct ct_report {
 	const struct ct_periodicity *periodicity; /* NULL when not computed */
 	const struct ct_classification *classes;  /* NULL when not computed */
 	double nic_gbps; /* receivers' NIC rate, for the cc section */
-	/* optional JSON object text written as "host" (the agent: probe and RDMA counters) */
-	const char *host_json;
-	/* optional JSON object text written as "gpu" (the agent: commtap.gpu/v1) */
-	const char *gpu_json;
+	/*
+	 * An interval report: the input goes on (the report is not complete,
+	 * and that is no error). seq numbers a producer's reports from 0.
+	 */
+	int interval;
+	unsigned seq;
+	/*
+	 * A producer's own top-level sections, in the report as they are: the
+	 * agent's "host" (probe and RDMA counters) and "gpu" (commtap.gpu/v1),
+	 * the mirror's "mirror" (port, queues, capture loss). The producer
+	 * keeps its reference; the document takes one of its own.
+	 */
+	struct ct_report_section {
+		const char *name;
+		struct json_object *value;
+	} sections[CT_REPORT_MAX_SECTIONS];
+	unsigned n_sections;
 };
+
+/* Add a section (see above); -ENOSPC past CT_REPORT_MAX_SECTIONS. */
+int ct_report_add_section(struct ct_report *r, const char *name, struct json_object *value);
+
+/*
+ * The report as a commtap.report/v1 document (json-c): what the JSON file
+ * holds and what every export (Prometheus, the page, merge) reads, whether
+ * built here or loaded from a file. json_object_put() it. NULL when out of
+ * memory.
+ */
+struct json_object *ct_report_document(const struct ct_report *r);
+/* Write a document as the report's JSON text. Returns 0 or -EIO. */
+int ct_report_document_write(struct json_object *doc, FILE *out);
 
 /* Write the JSON report. Returns 0 or a negative errno. */
 int ct_report_write_json(const struct ct_report *r, FILE *out);
