@@ -20,6 +20,8 @@ PACKAGES="$PACKAGES libmicrohttpd-dev prometheus curl chromium"
 PACKAGES="$PACKAGES libmnl-dev"
 # commtap-mirror (DPDK) and its live-mirror test
 PACKAGES="$PACKAGES libdpdk-dev dpdk"
+# the bad-number tests run the programs under valgrind (memcheck)
+PACKAGES="$PACKAGES valgrind"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then
