@@ -136,6 +136,10 @@ int ct_gpu_link(const char *ring_dir, const struct ct_knowledge *k, const struct
 	*gpu_json = NULL;
 	gc_job_init(&job);
 	rc = gc_job_read_dir(&job, ring_dir);
+	if (job.rings_skipped)
+		fprintf(stderr,
+			"commtap agent: warning: %s: %u GPU ring file(s) skipped, first %s\n",
+			ring_dir, job.rings_skipped, job.skip_note);
 	if (rc <= 0) { /* no ring, or no such directory: nothing to join */
 		if (rc < 0 && rc != -ENOENT)
 			snprintf(err, errlen, "%s: %s", ring_dir, strerror(-rc));
