@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: MIT
 #include "flow_builder.h"
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include <cmocka.h>
+
+void near_or_fail(double got, double want, double tol, const char *file, int line)
+{
+	if (fabs(got - want) <= tol)
+		return;
+	print_error("%.9g, expected %.9g +- %.3g\n", got, want, tol);
+	_fail(file, line);
+}
 
 struct ct_addr addr_of(const char *text)
 {

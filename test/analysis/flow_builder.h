@@ -16,6 +16,10 @@
 #define MS 1000000ull	 /* ns */
 #define T0 1000000000ull /* where the hand-made captures start: 1 s */
 
+/* got within tol of want, else the test fails at the caller's line. */
+#define assert_near(got, want, tol) near_or_fail((got), (want), (tol), __FILE__, __LINE__)
+void near_or_fail(double got, double want, double tol, const char *file, int line);
+
 struct ct_addr addr_of(const char *text);
 struct ct_flow_key roce_key(const char *src, const char *dst, uint32_t qpn);
 struct ct_flow_key tcp_key(const char *src, const char *dst, uint16_t sport, uint16_t dport);
