@@ -9,8 +9,9 @@
  *  2. READ: a response message on Y->X matched a READ request sent on
  *     X->Y/qpn (the engine remembers that QPN).
  *  3. PSNs: the ACK/response PSNs on Y->X fall inside the request PSN range
- *     of X->Y (both directions checked), and the two overlap in time. Only a
- *     unique best candidate is paired; ties stay unpaired.
+ *     of X->Y (both directions checked), and the two overlap in time. Only
+ *     flows that are each other's unique best candidate are paired; ties
+ *     stay unpaired, seen from either side.
  */
 #include <commtap/flow_set.h>
 
@@ -147,6 +148,37 @@ static size_t lower_bound(const struct ct_flow_set *s, const size_t *order, size
 	return lo;
 }
 
+/*
+ * The unpaired RoCE flow of the reverse address pair whose PSNs answer flow
+ * i's best, or -1 when none does or two do equally well.
+ */
+static int64_t best_reverse(const struct ct_flow_set *s, const size_t *order, size_t i)
+{
+	const struct ct_flow_summary *a = &s->flows[i];
+	int64_t best = -1;
+	int best_score = 0, tie = 0;
+
+	for (size_t j = lower_bound(s, order, s->count, &a->key.dst, &a->key.src); j < s->count;
+	     j++) {
+		const struct ct_flow_summary *b = &s->flows[order[j]];
+
+		if (memcmp(&b->key.src, &a->key.dst, 16) || memcmp(&b->key.dst, &a->key.src, 16))
+			break;
+		if (b->key.transport != CT_TRANSPORT_ROCE || b->reverse >= 0)
+			continue;
+		int score = psn_score(a, b);
+
+		if (score > best_score) {
+			best_score = score;
+			best = (int64_t)order[j];
+			tie = 0;
+		} else if (score && score == best_score) {
+			tie = 1;
+		}
+	}
+	return tie ? -1 : best;
+}
+
 static void pair_psn(struct ct_flow_set *s)
 {
 	size_t *order = malloc(s->count * sizeof(*order));
@@ -158,32 +190,17 @@ static void pair_psn(struct ct_flow_set *s)
 	qsort_r(order, s->count, sizeof(*order), by_addr, s);
 
 	for (size_t i = 0; i < s->count; i++) {
-		const struct ct_flow_summary *a = &s->flows[i];
-		int64_t best = -1;
-		int best_score = 0, tie = 0;
+		int64_t best;
 
-		if (a->key.transport != CT_TRANSPORT_ROCE || a->reverse >= 0)
+		if (s->flows[i].key.transport != CT_TRANSPORT_ROCE || s->flows[i].reverse >= 0)
 			continue;
-		for (size_t j = lower_bound(s, order, s->count, &a->key.dst, &a->key.src);
-		     j < s->count; j++) {
-			const struct ct_flow_summary *b = &s->flows[order[j]];
-
-			if (memcmp(&b->key.src, &a->key.dst, 16) ||
-			    memcmp(&b->key.dst, &a->key.src, 16))
-				break;
-			if (b->key.transport != CT_TRANSPORT_ROCE || b->reverse >= 0)
-				continue;
-			int score = psn_score(a, b);
-
-			if (score > best_score) {
-				best_score = score;
-				best = (int64_t)order[j];
-				tie = 0;
-			} else if (score && score == best_score) {
-				tie = 1;
-			}
-		}
-		if (best >= 0 && !tie)
+		best = best_reverse(s, order, i);
+		/*
+		 * Each must be the other's one best: two responders equally good
+		 * for one requester are a tie from either side, whichever comes
+		 * first in the set.
+		 */
+		if (best >= 0 && best_reverse(s, order, (size_t)best) == (int64_t)i)
 			link(s, (int64_t)i, best, CT_PAIR_PSN);
 	}
 	free(order);
