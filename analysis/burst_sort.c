@@ -11,6 +11,7 @@
  * bursts.
  */
 #include <commtap/burst_sort.h>
+#include <commtap/merge_runs.h>
 #include <commtap/slow_alloc.h>
 
 #include <errno.h>
@@ -193,42 +194,11 @@ int ct_bursts_sort_stable_by_flow_using(struct ct_burst *b, size_t n, struct ct_
 	return radix(b, n, keys, 1, tmp);
 }
 
+CT_DEFINE_MERGE_RUNS(merge_bursts_by_start, struct ct_burst, start)
+
 void ct_bursts_merge_runs_by_start(struct ct_burst *b, size_t n, struct ct_burst *tmp, size_t *runs)
 {
-	struct ct_burst *src = b, *dst = tmp;
-	size_t nr = 0;
-
-	if (n < 2)
-		return;
-	runs[nr++] = 0;
-	for (size_t i = 1; i < n; i++)
-		if (b[i].start < b[i - 1].start)
-			runs[nr++] = i;
-	runs[nr] = n; /* run r is [runs[r], runs[r + 1]) */
-	while (nr > 1) {
-		size_t k = 0;
-
-		for (size_t r = 0; r < nr; r += 2) {
-			size_t lo = runs[r], mid = runs[r + 1], hi = r + 1 < nr ? runs[r + 2] : mid;
-			size_t i = lo, j = mid, o = lo;
-
-			/* ties: the left run first, so the sort is stable */
-			while (i < mid && j < hi)
-				dst[o++] = src[j].start < src[i].start ? src[j++] : src[i++];
-			memcpy(dst + o, src + i, (mid - i) * sizeof(*dst));
-			o += mid - i;
-			memcpy(dst + o, src + j, (hi - j) * sizeof(*dst));
-			runs[k++] = lo;
-		}
-		runs[k] = n;
-		nr = k;
-		struct ct_burst *t = src;
-
-		src = dst;
-		dst = t;
-	}
-	if (src != b)
-		memcpy(b, src, n * sizeof(*b));
+	merge_bursts_by_start(b, n, tmp, runs);
 }
 
 int ct_bursts_sort_by_flow_then_start(struct ct_burst *b, size_t n, struct ct_burst *tmp)

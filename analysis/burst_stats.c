@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <commtap/burst_stats.h>
+#include <commtap/merge_runs.h>
 #include <commtap/slow_alloc.h>
 
 #include <errno.h>
@@ -365,45 +366,9 @@ struct edge {
 
 /*
  * Stable sort of edges by time, merging the runs they come in (starts of
- * bursts sorted by start are one run; their ends, a few). tmp holds n edges,
- * runs n + 1 offsets.
+ * bursts sorted by start are one run; their ends, a few).
  */
-static void edges_sort(struct edge *e, size_t n, struct edge *tmp, size_t *runs)
-{
-	struct edge *src = e, *dst = tmp;
-	size_t nr = 0;
-
-	if (n < 2)
-		return;
-	runs[nr++] = 0;
-	for (size_t i = 1; i < n; i++)
-		if (e[i].t < e[i - 1].t)
-			runs[nr++] = i;
-	runs[nr] = n; /* run r is [runs[r], runs[r + 1]) */
-	while (nr > 1) {
-		size_t k = 0;
-
-		for (size_t r = 0; r < nr; r += 2) {
-			size_t lo = runs[r], mid = runs[r + 1], hi = r + 1 < nr ? runs[r + 2] : mid;
-			size_t i = lo, j = mid, o = lo;
-
-			while (i < mid && j < hi)
-				dst[o++] = src[j].t < src[i].t ? src[j++] : src[i++];
-			memcpy(dst + o, src + i, (mid - i) * sizeof(*dst));
-			o += mid - i;
-			memcpy(dst + o, src + j, (hi - j) * sizeof(*dst));
-			runs[k++] = lo;
-		}
-		runs[k] = n;
-		nr = k;
-		struct edge *t = src;
-
-		src = dst;
-		dst = t;
-	}
-	if (src != e)
-		memcpy(e, src, n * sizeof(*e));
-}
+CT_DEFINE_MERGE_RUNS(edges_sort, struct edge, t)
 
 /*
  * A sweep over the bursts' edges in time order, ends before starts at the
