@@ -553,6 +553,30 @@ static int setup_workers(struct mirror *m, int socket)
 	return 0;
 }
 
+/* Cycles each interval report took (--bench prints their median). */
+#define REPORT_TIMES 1024
+static uint64_t report_cycles[REPORT_TIMES];
+static unsigned n_report_times;
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void print_report_times(const struct mirror *m)
+{
+	if (!n_report_times)
+		return;
+	qsort(report_cycles, n_report_times, sizeof(report_cycles[0]), cmp_u64);
+	printf("reports: %u interval reports, %.3f ms each (median; min %.3f, max %.3f)\n",
+	       n_report_times,
+	       (double)report_cycles[n_report_times / 2] * 1e3 / (double)m->tsc_hz,
+	       (double)report_cycles[0] * 1e3 / (double)m->tsc_hz,
+	       (double)report_cycles[n_report_times - 1] * 1e3 / (double)m->tsc_hz);
+}
+
 static void print_bench(const struct mirror *m)
 {
 	uint64_t end = rte_rdtsc();
@@ -584,6 +608,7 @@ static void print_bench(const struct mirror *m)
 	       (size_t)m->pool->size *
 		       (m->pool->elt_size + m->pool->header_size + m->pool->trailer_size),
 	       m->o.bare ? (size_t)0 : m->o.common.memory_budget);
+	print_report_times(m);
 	(void)end;
 	fflush(stdout);
 }
@@ -692,7 +717,13 @@ int main(int argc, char **argv)
 			nic_clock_update(m);
 		if (next_report && now >= next_report && !m->o.bare) {
 			snapshot_all(m, 0, inline_worker);
-			mirror_put_report(m, 0);
+			{
+				uint64_t t0 = rte_rdtsc();
+
+				mirror_put_report(m, 0);
+				if (n_report_times < REPORT_TIMES)
+					report_cycles[n_report_times++] = rte_rdtsc() - t0;
+			}
 			/* a report that took longer than the interval skips, not stacks, the next
 			 */
 			while (next_report <= now)
