@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * From the probes' maps and rings to flow summaries, bursts and counters:
- * the input of the same analysis `commtap analyze` runs (cli/analysis.h).
+ * the input of the same analysis `commtap analyze` runs (commtap/analysis.h).
  *
  * The kernel evicts LRU entries silently, so each read keeps the last copy
  * of every live flow; a flow gone from the map (or re-created, told by its

@@ -9,8 +9,8 @@
  * client address; a connection is closed after 2 s without its request
  * headers, 10 s of silence once a request is in.
  *
- * Used by commtap analyze --listen; commtap agent and commtap-mirror are
- * meant to publish through the same calls.
+ * The report sink (report_sink.h) starts it for every producer's --listen
+ * and publishes each report's exposition.
  */
 #ifndef COMMTAP_EXPORT_METRICS_SERVER_H
 #define COMMTAP_EXPORT_METRICS_SERVER_H
