@@ -430,6 +430,9 @@ json_object *ct_report_document(const struct ct_report *r)
 	json_object_object_add(root, "clock", clock);
 	if (r->interval)
 		json_object_object_add(root, "report", report_json(r));
+	if (r->cut_short)
+		json_object_object_add(root, "analysis_cut_short",
+				       json_object_new_string(r->cut_short));
 	json_object_object_add(root, "capture", capture_json(r));
 	json_object_object_add(root, "engine", engine_json(r));
 	for (size_t i = 0; i < r->flows.count; i++)
