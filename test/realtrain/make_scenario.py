@@ -62,7 +62,7 @@ def skip_reason():
             return "%s is not installed" % tool
     if not os.path.exists(TORCH_PYTHON):
         return "%s is missing" % TORCH_PYTHON
-    r = subprocess.run([TORCH_PYTHON, "-c", "import torch.distributed as d, psutil; "
+    r = subprocess.run([TORCH_PYTHON, "-c", "import torch.distributed as d; "
                         "assert d.is_available()"], capture_output=True)
     if r.returncode:
         return "torch with torch.distributed is not importable by %s (python3-torch)" % TORCH_PYTHON
