@@ -14,7 +14,10 @@ gates on the truth and the harness, never on classification accuracy:
   - the period truth agrees with the capture: in every measured iteration
     the first job data frame after the iteration's start comes before the
     next start, and the mean interval between those first frames is within
-    5% of the truth's mean period over the same iterations.
+    10% of the truth's mean period over the same iterations (with 16
+    iterations whose first frames fall inside them the two can differ by at
+    most about 1/15; the first frame of a DDP iteration waits for the
+    backward pass, up to a few hundred ms on a loaded machine).
 
 Then prints corpus_accuracy.py's figures for the case.
 """
@@ -29,7 +32,7 @@ import make_scenario  # noqa: E402
 import pcapio  # noqa: E402
 
 LABELLED_MIN = 0.99
-PERIOD_TOLERANCE = 0.05
+PERIOD_TOLERANCE = 0.10
 MIN_ITERATIONS = 12
 
 

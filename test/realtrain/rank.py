@@ -65,11 +65,11 @@ def ddp(groups, rank, world):
 
     dp = groups.group("dp", "DP", list(range(world)))
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
-                                torch.nn.Linear(512, 512), torch.nn.ReLU(),
-                                torch.nn.Linear(512, 10))
-    # 0.5 MB buckets: the ~1.6 MB of gradients go out as several all-reduces
-    model = DistributedDataParallel(model, process_group=dp, bucket_cap_mb=0.5)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 384), torch.nn.ReLU(),
+                                torch.nn.Linear(384, 384), torch.nn.ReLU(),
+                                torch.nn.Linear(384, 10))
+    # 0.25 MB buckets: the ~1 MB of gradients go out as several all-reduces
+    model = DistributedDataParallel(model, process_group=dp, bucket_cap_mb=0.25)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     gen = torch.Generator().manual_seed(100 + rank)
     layout = {"p": 1, "t": 1, "d": world, "ep": 1, "groups": {"DP": [list(range(world))]}}
