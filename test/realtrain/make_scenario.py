@@ -116,7 +116,9 @@ def start_capture(run, tor, pcap):
 
 
 def stop_capture(p, log):
-    time.sleep(0.3)  # the last frames through the mirror
+    # libpcap hands frames over in blocks retired after tcpdump's 1 s timeout:
+    # frames of a block not yet retired at SIGINT are received but not written
+    time.sleep(1.5)
     p.send_signal(signal.SIGINT)
     p.wait(10)
     text = open(log).read()
@@ -138,6 +140,7 @@ def record(scenario, out):
     fab = fabric.Fabric()
     run = Run(work)
     pcap = os.path.join(work, "capture.pcap")
+    cap = None
     try:
         fab.up()
         ranks = [fab.host("r%d" % r, 1 + r) for r in range(world)]
@@ -177,6 +180,9 @@ def record(scenario, out):
         stats = stop_capture(cap, caplog)
     finally:
         run.stop()
+        if cap and cap.poll() is None:  # a recording that failed or was interrupted
+            cap.kill()
+            cap.wait()
         fab.close()
     dropped = stats.get("dropped by kernel", 0)
     unwritten = stats.get("received by filter", 0) - stats["captured"]
