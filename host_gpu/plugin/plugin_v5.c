@@ -14,6 +14,14 @@ static nccl_result_t v5_init(void **ctx, uint64_t comm_id, int *mask, const char
 	return NCCL_OK;
 }
 
+/* Record type of each event bit v5 knows (0: none). */
+static const uint16_t rec_type_of_bit[16] = {
+	[0] = CT_GPU_REC_GROUP,	    [1] = CT_GPU_REC_COLL,	     [2] = CT_GPU_REC_P2P,
+	[3] = CT_GPU_REC_PROXY_OP,  [4] = CT_GPU_REC_PROXY_STEP,     [6] = CT_GPU_REC_KERNEL_CH,
+	[7] = CT_GPU_REC_NET_OTHER, [8] = CT_GPU_REC_GROUP_API,	     [9] = CT_GPU_REC_COLL_API,
+	[10] = CT_GPU_REC_P2P_API,  [11] = CT_GPU_REC_KERNEL_LAUNCH,
+};
+
 static nccl_result_t v5_start(void *context, void **handle, struct np_descr_v5 *d)
 {
 	const struct np_ctx *ctx = context;
@@ -25,43 +33,9 @@ static nccl_result_t v5_start(void *context, void **handle, struct np_descr_v5 *
 	*handle = NULL;
 	if (!ctx || !d || !(d->type & (uint64_t)ctx->mask))
 		return NCCL_OK;
-	switch (d->type) {
-	case NP_GROUP_API:
-		type = CT_GPU_REC_GROUP_API;
-		break;
-	case NP_COLL_API:
-		type = CT_GPU_REC_COLL_API;
-		break;
-	case NP_P2P_API:
-		type = CT_GPU_REC_P2P_API;
-		break;
-	case NP_KERNEL_LAUNCH:
-		type = CT_GPU_REC_KERNEL_LAUNCH;
-		break;
-	case NP_GROUP:
-		type = CT_GPU_REC_GROUP;
-		break;
-	case NP_COLL:
-		type = CT_GPU_REC_COLL;
-		break;
-	case NP_P2P:
-		type = CT_GPU_REC_P2P;
-		break;
-	case NP_PROXY_OP:
-		type = CT_GPU_REC_PROXY_OP;
-		break;
-	case NP_PROXY_STEP:
-		type = CT_GPU_REC_PROXY_STEP;
-		break;
-	case NP_KERNEL_CH:
-		type = CT_GPU_REC_KERNEL_CH;
-		break;
-	case NP_NET_PLUGIN:
-		type = CT_GPU_REC_NET_OTHER;
-		break;
-	default:
+	/* One bit per descriptor: its position picks the record type. */
+	if (d->type & (d->type - 1) || !(type = rec_type_of_bit[__builtin_ctzll(d->type) & 15]))
 		return NCCL_OK;
-	}
 	ev = np_event_start(ctx, type, d->rank, d->parent);
 	if (!ev)
 		return NCCL_OK;

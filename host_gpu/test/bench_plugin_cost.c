@@ -17,7 +17,9 @@
  *   started (the same count for every plugin);
  * - inside the plugin: the TSC ticks spent in start / stop / state calls,
  *   less the timer's own cost, per event type, per collective, per p2p.
- * A reader thread drains commtap's ring (as the agent does) when there is one.
+ * A reader thread drains commtap's ring every millisecond (as the agent
+ * does) when there is one; the ring gets 2^21 slots (256 MiB) unless
+ * COMMTAP_GPU_RING_SLOTS says otherwise, so that a pass drops nothing.
  *
  * The AllReduce uses --channels channels (default 1) of 8 steps each; with
  * --p2p a Send of one channel of 8 steps follows each (NVIDIA's example
@@ -283,8 +285,7 @@ static void *drain_thread(void *arg)
 		while (ct_gpu_ring_pop(&ring, &rec) == 1)
 			n++;
 		drained += n;
-		if (!n)
-			usleep(50);
+		usleep(1000); /* as the agent: empty the ring, wait a millisecond */
 	}
 	return NULL;
 }
@@ -354,7 +355,9 @@ int main(int argc, char **argv)
 	n_colls -= n_colls % BATCH;
 	snprintf(mask_s, sizeof(mask_s), "%lu", mask);
 	if (!mkdtemp(dir) || setenv("COMMTAP_GPU_RING_DIR", dir, 1) ||
-	    setenv("COMMTAP_NCCL_MASK", mask_s, 1) || setenv("NCCL_PROFILE_EVENT_MASK", mask_s, 1))
+	    setenv("COMMTAP_NCCL_MASK", mask_s, 1) ||
+	    setenv("NCCL_PROFILE_EVENT_MASK", mask_s, 1) ||
+	    setenv("COMMTAP_GPU_RING_SLOTS", "2097152", 0))
 		return 1;
 	if (drv_open(&lib, argv[1])) {
 		fprintf(stderr, "gpu-plugin-cost: %s: no ncclProfiler_v4/v5/v6 table\n", argv[1]);

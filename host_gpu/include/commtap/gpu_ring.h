@@ -4,9 +4,10 @@
  * and the CUPTI injection library write and the agent reads.
  *
  * Layout (version 1, see docs/gpu.md): a 4 KiB header, then `lanes` lanes of
- * `lane_slots` fixed-size 128-byte slots each. A writing thread is given one
- * lane (round-robin at its first record), so threads rarely share one; a
- * lane is still a bounded multi-producer queue: a producer claims position p
+ * `lane_slots` fixed-size 128-byte slots each. A writing thread takes a lane
+ * of its own at its first record while there are free ones (it then
+ * advances `tail` with plain stores), later threads share lanes
+ * round-robin; a shared lane is a bounded multi-producer queue: a producer claims position p
  * with a CAS on the lane's `tail` when slot p % lane_slots has seq == p,
  * writes the record and publishes seq = p + 1; the reader consumes position
  * h when seq == h + 1 and frees the slot with seq = h + lane_slots. A
@@ -236,6 +237,8 @@ struct ct_gpu_ring {
 	uint32_t mask; /* lane_slots - 1 */
 	uint32_t lanes;
 	uint32_t next_lane; /* reader: lane to look at first */
+	uint32_t owned;	    /* producer: lanes a thread has for itself (bit per lane) */
+	uint32_t epoch;	    /* producer: which ring of the process this is (from 1) */
 	size_t map_len;
 	int fd;
 };
