@@ -126,6 +126,47 @@ struct np_net_plugin {
 	void *data;
 };
 
+/* The v5 API members, named so that v5 and v6 share them. */
+struct np_group_api {
+	bool graph_captured;
+	int group_depth;
+};
+
+struct np_coll_api {
+	const char *func;
+	size_t count;
+	const char *datatype;
+	int root;
+	void *stream;
+	bool graph_captured;
+};
+
+struct np_p2p_api {
+	const char *func;
+	size_t count;
+	const char *datatype;
+	void *stream;
+	bool graph_captured;
+};
+
+struct np_kernel_launch {
+	void *stream;
+};
+
+struct np_proxy_step {
+	int step;
+};
+
+struct np_coll_v5 {
+	struct np_coll c;
+	void *parent_group; /* the v4-style group parent */
+};
+
+struct np_p2p_v5 {
+	struct np_p2p p;
+	void *parent_group;
+};
+
 struct np_descr_v4 {
 	uint8_t type;
 	void *parent;
@@ -134,9 +175,7 @@ struct np_descr_v4 {
 		struct np_coll coll;
 		struct np_p2p p2p;
 		struct np_proxy_op proxy_op;
-		struct {
-			int step;
-		} proxy_step;
+		struct np_proxy_step proxy_step;
 		struct np_kernel_ch kernel_ch;
 		struct np_net_plugin net_plugin;
 	};
@@ -147,40 +186,14 @@ struct np_descr_v5 {
 	void *parent;
 	int rank;
 	union {
-		struct {
-			bool graph_captured;
-			int group_depth;
-		} group_api;
-		struct {
-			const char *func;
-			size_t count;
-			const char *datatype;
-			int root;
-			void *stream;
-			bool graph_captured;
-		} coll_api;
-		struct {
-			const char *func;
-			size_t count;
-			const char *datatype;
-			void *stream;
-			bool graph_captured;
-		} p2p_api;
-		struct {
-			void *stream;
-		} kernel_launch;
-		struct {
-			struct np_coll c;
-			void *parent_group; /* the v4-style group parent */
-		} coll;
-		struct {
-			struct np_p2p p;
-			void *parent_group;
-		} p2p;
+		struct np_group_api group_api;
+		struct np_coll_api coll_api;
+		struct np_p2p_api p2p_api;
+		struct np_kernel_launch kernel_launch;
+		struct np_coll_v5 coll;
+		struct np_p2p_v5 p2p;
 		struct np_proxy_op proxy_op;
-		struct {
-			int step;
-		} proxy_step;
+		struct np_proxy_step proxy_step;
 		struct np_kernel_ch kernel_ch;
 		struct np_net_plugin net_plugin;
 	};
@@ -193,40 +206,14 @@ struct np_descr_v6 {
 	void *parent;
 	int rank;
 	union {
-		struct {
-			bool graph_captured;
-			int group_depth;
-		} group_api;
-		struct {
-			const char *func;
-			size_t count;
-			const char *datatype;
-			int root;
-			void *stream;
-			bool graph_captured;
-		} coll_api;
-		struct {
-			const char *func;
-			size_t count;
-			const char *datatype;
-			void *stream;
-			bool graph_captured;
-		} p2p_api;
-		struct {
-			void *stream;
-		} kernel_launch;
-		struct {
-			struct np_coll c;
-			void *parent_group;
-		} coll;
-		struct {
-			struct np_p2p p;
-			void *parent_group;
-		} p2p;
+		struct np_group_api group_api;
+		struct np_coll_api coll_api;
+		struct np_p2p_api p2p_api;
+		struct np_kernel_launch kernel_launch;
+		struct np_coll_v5 coll;
+		struct np_p2p_v5 p2p;
 		struct np_proxy_op proxy_op;
-		struct {
-			int step;
-		} proxy_step;
+		struct np_proxy_step proxy_step;
 		struct np_kernel_ch kernel_ch;
 		struct np_net_plugin net_plugin;
 		struct {
@@ -327,6 +314,8 @@ _Static_assert(offsetof(struct np_net_ib_descr_v1, qp.length) == 32,
 	       "np_net_ib_descr_v1.qp.length");
 _Static_assert(offsetof(struct np_profiler_v5, finalize) == 40, "np_profiler_v5.finalize");
 _Static_assert(sizeof(struct np_descr_v6) == 112, "np_descr_v6");
+_Static_assert(offsetof(struct np_descr_v6, group_api) == offsetof(struct np_descr_v5, group_api),
+	       "v5 and v6 unions start at the same offset");
 _Static_assert(offsetof(struct np_descr_v6, coll.parent_group) == 104,
 	       "np_descr_v6.coll.parent_group");
 _Static_assert(offsetof(struct np_descr_v6, ce_coll.sync_strategy) == 80,

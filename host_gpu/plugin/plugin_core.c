@@ -185,12 +185,16 @@ struct np_ctx *np_ctx_init(int version, uint64_t comm_hash, const char *name, in
 			   int nranks, int rank, int *mask, nccl_logger_t logfn)
 {
 	/* Events NCCL can emit under each version; ProxyCtrl is never asked for. */
-	const int supported = version >= 5 ? 0xfff & ~NP_PROXY_CTRL : 0xff & ~NP_PROXY_CTRL;
-	const int def = version >= 5 ? NP_GROUP_API | NP_COLL_API | NP_P2P_API | NP_KERNEL_LAUNCH |
-					       NP_COLL | NP_P2P | NP_PROXY_OP | NP_PROXY_STEP |
-					       NP_KERNEL_CH | NP_NET_PLUGIN
-				     : NP_GROUP | NP_COLL | NP_P2P | NP_PROXY_OP | NP_PROXY_STEP |
-					       NP_KERNEL_CH | NP_NET_PLUGIN;
+	const int supported = (version >= 6   ? 0x7fff
+			       : version >= 5 ? 0xfff
+					      : 0xff) &
+			      ~NP_PROXY_CTRL;
+	const int v5_def = NP_GROUP_API | NP_COLL_API | NP_P2P_API | NP_KERNEL_LAUNCH | NP_COLL |
+			   NP_P2P | NP_PROXY_OP | NP_PROXY_STEP | NP_KERNEL_CH | NP_NET_PLUGIN;
+	const int def = version >= 6   ? v5_def | NP_CE_COLL | NP_CE_SYNC | NP_CE_BATCH
+			: version >= 5 ? v5_def
+				       : NP_GROUP | NP_COLL | NP_P2P | NP_PROXY_OP | NP_PROXY_STEP |
+						 NP_KERNEL_CH | NP_NET_PLUGIN;
 	struct ct_gpu_rec rec;
 	struct np_ctx *ctx;
 

@@ -86,4 +86,11 @@ void np_fill_proxy_step(struct np_event *ev, int step);
 void np_fill_kernel_ch(struct np_event *ev, const struct np_kernel_ch *k);
 void np_fill_net(struct np_event *ev, const struct np_net_plugin *n);
 
+/* The v5 event set (plugin_v5.c); v6 adds the copy-engine events to it. */
+nccl_result_t np_start_v5(const struct np_ctx *ctx, void **handle, uint64_t type_bit, void *parent,
+			  int rank, const void *u);
+nccl_result_t np_stop(void *handle);
+nccl_result_t np_state(void *handle, int state, union np_state_args *a);
+nccl_result_t np_finalize(void *ctx);
+
 #endif
