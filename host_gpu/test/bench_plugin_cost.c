@@ -18,8 +18,10 @@
  * - inside the plugin: the TSC ticks spent in start / stop / state calls,
  *   less the timer's own cost, per event type, per collective, per p2p.
  * A reader thread drains commtap's ring every millisecond (as the agent
- * does) when there is one; the ring gets 2^21 slots (256 MiB) unless
- * COMMTAP_GPU_RING_SLOTS says otherwise, so that a pass drops nothing.
+ * does) when there is one; the ring gets 4 lanes (one per thread) of 2^19
+ * slots (256 MiB) unless COMMTAP_GPU_RING_SLOTS / _LANES say otherwise, so
+ * that a pass of up to 25000 collectives drops nothing even when the
+ * reader gets no CPU meanwhile.
  *
  * The AllReduce uses --channels channels (default 1) of 8 steps each; with
  * --p2p a Send of one channel of 8 steps follows each (NVIDIA's example
@@ -64,7 +66,7 @@ static struct drv_coll allreduce = {.func = "AllReduce",
 				    .qpn_base = 0x200};
 
 static struct drv_lib lib;
-static long n_colls = 200000;
+static long n_colls = 20000;
 static int with_p2p; /* a Send after each AllReduce */
 static int version;
 
@@ -357,7 +359,8 @@ int main(int argc, char **argv)
 	if (!mkdtemp(dir) || setenv("COMMTAP_GPU_RING_DIR", dir, 1) ||
 	    setenv("COMMTAP_NCCL_MASK", mask_s, 1) ||
 	    setenv("NCCL_PROFILE_EVENT_MASK", mask_s, 1) ||
-	    setenv("COMMTAP_GPU_RING_SLOTS", "2097152", 0))
+	    setenv("COMMTAP_GPU_RING_SLOTS", "2097152", 0) ||
+	    setenv("COMMTAP_GPU_RING_LANES", "4", 0))
 		return 1;
 	if (drv_open(&lib, argv[1])) {
 		fprintf(stderr, "gpu-plugin-cost: %s: no ncclProfiler_v4/v5/v6 table\n", argv[1]);
