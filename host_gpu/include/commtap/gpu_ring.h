@@ -118,7 +118,7 @@ struct ct_gpu_comm_info {
 	int32_t n_nodes;
 	int32_t n_ranks;
 	int32_t rank;
-	uint32_t version; /* profiler ABI version NCCL picked (4 or 5) */
+	uint32_t version; /* profiler ABI version NCCL picked (4, 5 or 6) */
 };
 
 struct ct_gpu_op_info {
