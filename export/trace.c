@@ -512,10 +512,14 @@ static void write_other_data(struct tr_out *o, json_object *doc, const struct tr
 		if (clk->estimated) {
 			json_object_object_add(x, "offset_ns",
 					       json_object_new_int64(clk->offset_ns));
-			json_object_object_add(x, "uncertainty_ns",
-					       json_object_new_int64(clk->uncertainty_ns));
-			json_object_object_add(x, "iterations_paired", u64_obj(clk->pairs));
+			/* null: one clock, its slew not measured (see method) */
+			json_object_object_add(
+				x, "uncertainty_ns",
+				clk->same_clock ? NULL
+						: json_object_new_int64(clk->uncertainty_ns));
 		}
+		if (clk->pairs)
+			json_object_object_add(x, "iterations_paired", u64_obj(clk->pairs));
 		if (clk->boundary_class)
 			json_object_object_add(x, "boundary_class",
 					       json_object_new_string(clk->boundary_class));

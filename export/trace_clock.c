@@ -49,9 +49,20 @@ static int boundary_class(json_object *iters)
 	return best;
 }
 
+/*
+ * Flows the GPU host's correlation labelled (its own, joined to its
+ * communicators) stand for its traffic; without labels, every flow of the class.
+ */
+static int use_flow(const struct tr_flow *t, int cls, int labelled_only)
+{
+	const char *src = ct_doc_str(t->flow, "class_source");
+
+	return t->cls == cls && (!labelled_only || (src && !strcmp(src, "label")));
+}
+
 /* Per wire iteration, the last end of the class's bursts that start in it. */
 static size_t wire_ends(json_object *starts_json, const struct tr_flow *flows, size_t n, int cls,
-			uint64_t *ends)
+			int labelled_only, uint64_t *ends)
 {
 	size_t ns = ct_doc_len(starts_json), m = 0;
 	uint64_t *starts = calloc(ns + 1, sizeof(*starts));
@@ -65,7 +76,7 @@ static size_t wire_ends(json_object *starts_json, const struct tr_flow *flows, s
 		uint64_t lo = starts[j], hi = j + 1 < ns ? starts[j + 1] : UINT64_MAX, end = 0;
 
 		for (size_t f = 0; f < n; f++) {
-			if (flows[f].cls != cls)
+			if (!use_flow(&flows[f], cls, labelled_only))
 				continue;
 			for (size_t k = 0; k < flows[f].nb; k++) {
 				const struct tr_burst *b = &flows[f].b[k];
@@ -89,7 +100,8 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 	uint64_t *wire = NULL;
 	int64_t *d = NULL, spread = 0;
 	double period = ct_doc_num(ct_doc_get(doc, "job"), "iteration_period_s");
-	int cls;
+	json_object *joined;
+	int cls, labelled = 0;
 
 	memset(c, 0, sizeof(*c));
 	if (ni < 2) {
@@ -106,13 +118,34 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 		return;
 	}
 	c->boundary_class = tr_class_names[cls];
+	if (!strcmp(ct_doc_str(ct_doc_get(doc, "clock"), "source") ?: "", "ebpf")) {
+		c->estimated = c->same_clock = 1;
+		snprintf(c->why, sizeof(c->why),
+			 "one clock: the report's flows were timed on the GPU host itself (the "
+			 "agent's probe, CLOCK_MONOTONIC moved to CLOCK_REALTIME at its start), so "
+			 "the offset is 0; its uncertainty, the realtime clock's slew since the "
+			 "agent "
+			 "started, is not measured (gpu_host_sync bounds the clock's error)");
+		return;
+	}
+	joined = ct_doc_get(ct_doc_get(gpu, "operations_joined"), tr_class_names[cls]);
+	if (ct_doc_get(gpu, "operations_joined") && !ct_doc_u64(joined, "wire_bytes")) {
+		snprintf(c->why, sizeof(c->why),
+			 "not estimated: the %s collectives that end the gpu section's iterations "
+			 "put no bytes on the wire (operations_joined), so the wire cannot show "
+			 "where they end",
+			 tr_class_names[cls]);
+		return;
+	}
+	for (size_t f = 0; f < n && !labelled; f++)
+		labelled = use_flow(&flows[f], cls, 1);
 	wire = calloc(ct_doc_len(starts) + 1, sizeof(*wire));
 	d = calloc(ni, sizeof(*d));
 	if (!wire || !d) {
 		snprintf(c->why, sizeof(c->why), "not estimated: out of memory");
 		goto out;
 	}
-	nw = wire_ends(starts, flows, n, cls, wire);
+	nw = wire_ends(starts, flows, n, cls, labelled, wire);
 	if (nw < 2 || !(period > 0)) {
 		snprintf(c->why, sizeof(c->why),
 			 "not estimated: the wire shows %s bursts in %zu iterations%s; two or more "
@@ -154,16 +187,19 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 	}
 	c->estimated = 1;
 	c->uncertainty_ns = spread;
-	snprintf(
-		c->why, sizeof(c->why),
-		"median over %u GPU iterations of (iteration end on the GPU host, where its last "
-		"%s "
-		"collective ends) minus (end of the %s bursts of the nearest wire iteration); "
-		"uncertainty: the largest deviation from the median. Assumes the clocks differ by "
-		"less than half an iteration (%.3f ms): more is ambiguous by whole iterations. The "
-		"lag from a collective's last wire byte to its completion on the GPU is inside the "
-		"estimate",
-		c->pairs, tr_class_names[cls], tr_class_names[cls], period * 1e3 / 2);
+	snprintf(c->why, sizeof(c->why),
+		 "median over %u GPU iterations of (iteration end on the GPU host, where its last "
+		 "%s collective ends) minus (end of the %s bursts of %s in the nearest wire "
+		 "iteration); uncertainty: the largest deviation from the median. Assumes the "
+		 "clocks "
+		 "differ by less than half an iteration (%.3f ms): more is ambiguous by whole "
+		 "iterations. The lag from a collective's last wire byte to its completion on the "
+		 "GPU "
+		 "is inside the estimate",
+		 c->pairs, tr_class_names[cls], tr_class_names[cls],
+		 labelled ? "the flows labelled from the GPU host's communicators"
+			  : "every flow of the class (the report has no labels)",
+		 period * 1e3 / 2);
 out:
 	free(wire);
 	free(d);

@@ -30,7 +30,7 @@ struct tr_flow {
  * why then says what is missing, else how it was estimated.
  */
 struct tr_clock {
-	int estimated;
+	int estimated, same_clock;
 	int64_t offset_ns, uncertainty_ns;
 	unsigned pairs;
 	const char *boundary_class;
