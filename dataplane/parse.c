@@ -118,20 +118,21 @@ static __attribute__((noinline)) enum ct_pkt_kind ext_cut(const struct frame *f,
 							  struct ct_pkt *pkt)
 {
 	struct ct_roce *r = &pkt->roce;
-	uint8_t ext[64] = {0};
-	uint32_t have_len = f->cap > off ? f->cap - off : 0, at = 0;
+	uint8_t ext[64] = {0}; /* the headers captured whole, then zeros */
+	uint32_t got = f->cap > off ? f->cap - off : 0, whole = 0;
 
-	memcpy(ext, f->d + off, have_len);
-	r->reth_len = 0;
-	read_ext(ext, info->ext, r);
 	r->ext = 0;
 	for (unsigned i = 0; i < sizeof(ext_sizes) / sizeof(ext_sizes[0]); i++) {
 		if (!(info->ext & ext_sizes[i].bit))
 			continue;
-		at += ext_sizes[i].len;
-		if (at <= have_len)
-			r->ext |= ext_sizes[i].bit;
+		if (whole + ext_sizes[i].len > got)
+			break;
+		whole += ext_sizes[i].len;
+		r->ext |= ext_sizes[i].bit;
 	}
+	memcpy(ext, f->d + off, whole);
+	r->reth_len = 0;
+	read_ext(ext, info->ext, r);
 	r->payload = NULL;
 	r->payload_cap = 0;
 	pkt->hdr_cut = CT_CUT_ROCE_EXT;
