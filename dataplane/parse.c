@@ -570,7 +570,6 @@ enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_l
 	if (__builtin_expect(!plain_v4_roce(data, cap_len, &udp_len), 0))
 		return ct_parse_layered(data, cap_len, orig_len, pkt);
 	pkt->malformed = CT_MAL_NONE;
-	pkt->hdr_cut = CT_CUT_NONE;
 	pkt->encap = 0;
 	pkt->vlan_count = 0;
 	pkt->pcp = 0xff;
@@ -582,6 +581,7 @@ enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_l
 	addr_from_v4(&pkt->src, data + ETH_HLEN + 12);
 	addr_from_v4(&pkt->dst, data + ETH_HLEN + 16);
 	pkt->ip_proto = IPPROTO_UDP;
+	pkt->hdr_cut = CT_CUT_NONE;
 	pkt->udp_sport = ct_get16(data + ETH_HLEN + IPV4_MIN_HLEN);
 	return parse_bth(&f, PLAIN_V4_ROCE_HLEN, udp_len - UDP_HLEN, pkt);
 }
