@@ -38,6 +38,7 @@ struct frame {
 	const uint8_t *d;
 	uint32_t cap;	   /* captured bytes */
 	uint32_t orig_len; /* frame length as captured by the pcap header */
+	uint32_t *ip_off;  /* where the last IP header read starts (the inner one for GRE) */
 };
 
 /*
@@ -352,6 +353,7 @@ static enum ct_pkt_kind parse_ipv4(const struct frame *f, uint32_t off, uint32_t
 
 	if (!have(f, off, IPV4_MIN_HLEN))
 		return malformed(pkt, CT_MAL_IPV4_TRUNCATED);
+	*f->ip_off = off;
 	ip = f->d + off;
 	ihl = (uint32_t)(ip[0] & 0x0f) * 4;
 	if ((ip[0] >> 4) != 4 || ihl < IPV4_MIN_HLEN)
@@ -385,6 +387,7 @@ static enum ct_pkt_kind parse_ipv6(const struct frame *f, uint32_t off, uint32_t
 
 	if (!have(f, off, IPV6_HLEN))
 		return malformed(pkt, CT_MAL_IPV6_TRUNCATED);
+	*f->ip_off = off;
 	ip = f->d + off;
 	if ((ip[0] >> 4) != 6)
 		return malformed(pkt, CT_MAL_IPV6_BAD_HEADER);
@@ -512,11 +515,12 @@ static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth
 	}
 }
 
-enum ct_pkt_kind ct_parse_layered(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
-				  struct ct_pkt *pkt)
+static enum ct_pkt_kind parse_layered_at(const uint8_t *data, uint32_t cap_len,
+					 uint32_t orig_len, struct ct_pkt *pkt, uint32_t *ip_off)
 {
-	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len};
+	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len, .ip_off = ip_off};
 
+	*ip_off = 0;
 	pkt->malformed = CT_MAL_NONE;
 	pkt->wire_len = orig_len;
 	pkt->encap = 0;
@@ -527,6 +531,14 @@ enum ct_pkt_kind ct_parse_layered(const uint8_t *data, uint32_t cap_len, uint32_
 	pkt->udp_sport = 0;
 	pkt->hdr_cut = CT_CUT_NONE;
 	return parse_eth(&f, 0, 0, pkt);
+}
+
+enum ct_pkt_kind ct_parse_layered(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
+				  struct ct_pkt *pkt)
+{
+	uint32_t ip_off;
+
+	return parse_layered_at(data, cap_len, orig_len, pkt, &ip_off);
 }
 
 #define PLAIN_V4_ROCE_HLEN (ETH_HLEN + IPV4_MIN_HLEN + UDP_HLEN)
@@ -564,7 +576,7 @@ static inline int plain_v4_roce(const uint8_t *d, uint32_t cap, uint32_t *udp_le
 enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
 			  struct ct_pkt *pkt)
 {
-	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len};
+	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len, .ip_off = NULL};
 	uint32_t udp_len;
 
 	if (__builtin_expect(!plain_v4_roce(data, cap_len, &udp_len), 0))
@@ -584,6 +596,18 @@ enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_l
 	pkt->hdr_cut = CT_CUT_NONE;
 	pkt->udp_sport = ct_get16(data + ETH_HLEN + IPV4_MIN_HLEN);
 	return parse_bth(&f, PLAIN_V4_ROCE_HLEN, udp_len - UDP_HLEN, pkt);
+}
+
+enum ct_pkt_kind ct_parse_ip(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
+			     struct ct_pkt *pkt, uint32_t *ip_off)
+{
+	uint32_t udp_len;
+
+	if (plain_v4_roce(data, cap_len, &udp_len)) {
+		*ip_off = ETH_HLEN;
+		return ct_parse(data, cap_len, orig_len, pkt);
+	}
+	return parse_layered_at(data, cap_len, orig_len, pkt, ip_off);
 }
 
 static const char *const malformed_names[CT_MAL_COUNT] = {

@@ -1304,6 +1304,50 @@ static void check_all_cuts(const uint8_t *frame, size_t len)
 	}
 }
 
+/*
+ * ct_parse_ip: the parse ct_parse gives, and the offset of the IP header it
+ * analysed: the inner one of every mirror encapsulation, the plain frame's
+ * after its tags, none for a frame without IP.
+ */
+static void test_ip_offset_of_the_analysed_frame(void **state)
+{
+	static uint8_t frame[ROCE_FRAME_MAX];
+	struct roce_frame inner = write_first();
+	struct ct_pkt a, b;
+	uint32_t off;
+	size_t len;
+
+	(void)state;
+	inner.n_vlan = 1;
+	inner.vlan[0] = (struct roce_vlan_tag){CT_ETHERTYPE_VLAN, 4, 42};
+	for (int kind = MIRROR_ERSPAN_I; kind <= MIRROR_TEB; kind++) {
+		size_t inner_off;
+
+		len = mirror_frame(frame, sizeof(frame), (enum mirror_kind)kind, &inner, &inner_off);
+		memset(&a, 0xa5, sizeof(a));
+		memset(&b, 0xa5, sizeof(b));
+		assert_int_equal(ct_parse_ip(frame, (uint32_t)len, (uint32_t)len, &a, &off),
+				 CT_PKT_ROCE);
+		assert_int_equal(off, inner_off + ETH_LEN + VLAN_LEN);
+		ct_parse(frame, (uint32_t)len, (uint32_t)len, &b);
+		assert_memory_equal(&a, &b, sizeof(a));
+		/* the inner frame cut before its IP header: the outer one is the last read */
+		ct_parse_ip(frame, (uint32_t)(inner_off + ETH_LEN), (uint32_t)len, &a, &off);
+		assert_int_equal(off, ETH_LEN + VLAN_LEN);
+	}
+	inner.n_vlan = 0;
+	len = roce_frame_build(frame, sizeof(frame), &inner);
+	assert_int_equal(ct_parse_ip(frame, (uint32_t)len, (uint32_t)len, &a, &off), CT_PKT_ROCE);
+	assert_int_equal(off, ETH_LEN);
+	inner.n_vlan = 2;
+	inner.vlan[1] = (struct roce_vlan_tag){CT_ETHERTYPE_VLAN, 4, 43};
+	len = roce_frame_build(frame, sizeof(frame), &inner);
+	ct_parse_ip(frame, (uint32_t)len, (uint32_t)len, &a, &off);
+	assert_int_equal(off, ETH_LEN + 2 * VLAN_LEN);
+	ct_parse_ip(frame, ETH_LEN, (uint32_t)len, &a, &off);
+	assert_int_equal(off, 0);
+}
+
 static void test_truncation_of_other_frames(void **state)
 {
 	static uint8_t frame[ROCE_FRAME_MAX];
@@ -1436,6 +1480,7 @@ int main(void)
 		cmocka_unit_test(test_extension_headers_cut_one_by_one),
 		cmocka_unit_test(test_ipv6_copies_cut_before_the_qpn),
 		cmocka_unit_test(test_truncation_of_other_frames),
+		cmocka_unit_test(test_ip_offset_of_the_analysed_frame),
 		cmocka_unit_test(test_shortcut_matches_layered_parser),
 	};
 

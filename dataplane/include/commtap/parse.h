@@ -186,6 +186,15 @@ enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_l
 enum ct_pkt_kind ct_parse_layered(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
 				  struct ct_pkt *pkt);
 
+/*
+ * ct_parse, and where the last IP header it read starts in data: after a
+ * GRE or ERSPAN mirror encapsulation, the inner frame's (what a mirror
+ * hashes and de-duplicates on; the outer one only when the inner frame was
+ * cut before its IP header); 0 when the frame has no IP header captured.
+ */
+enum ct_pkt_kind ct_parse_ip(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
+			     struct ct_pkt *pkt, uint32_t *ip_off);
+
 /* Stable name of a malformed reason, for reports ("ipv4_truncated"). */
 const char *ct_malformed_name(enum ct_malformed reason);
 
