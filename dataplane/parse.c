@@ -102,9 +102,9 @@ static const struct {
 	uint16_t bit;
 	uint8_t len;
 } ext_sizes[] = {
-	{CT_EXT_DETH, 8},	  {CT_EXT_XRCETH, 4}, {CT_EXT_RETH, 16}, {CT_EXT_ATOMICETH, 28},
-	{CT_EXT_AETH, 4},	  {CT_EXT_ATOMICACKETH, 8}, {CT_EXT_IMMDT, 4}, {CT_EXT_IETH, 4},
-	{CT_EXT_CNP, 16},
+	{CT_EXT_DETH, 8},	{CT_EXT_XRCETH, 4}, {CT_EXT_RETH, 16},
+	{CT_EXT_ATOMICETH, 28}, {CT_EXT_AETH, 4},   {CT_EXT_ATOMICACKETH, 8},
+	{CT_EXT_IMMDT, 4},	{CT_EXT_IETH, 4},   {CT_EXT_CNP, 16},
 };
 
 /*
@@ -114,9 +114,8 @@ static const struct {
  * so a WRITE's size comes from its payload lengths. The payload length,
  * from the UDP length, is exact either way.
  */
-static __attribute__((noinline)) enum ct_pkt_kind ext_cut(const struct frame *f, uint32_t off,
-							  const struct ct_opcode_info *info,
-							  struct ct_pkt *pkt)
+static __attribute__((noinline)) enum ct_pkt_kind
+ext_cut(const struct frame *f, uint32_t off, const struct ct_opcode_info *info, struct ct_pkt *pkt)
 {
 	struct ct_roce *r = &pkt->roce;
 	uint8_t ext[64] = {0}; /* the headers captured whole, then zeros */
@@ -148,8 +147,8 @@ static __attribute__((noinline)) enum ct_pkt_kind ext_cut(const struct frame *f,
  * captured, must still be a valid one.
  */
 static __attribute__((noinline)) enum ct_pkt_kind bth_cut(const struct frame *f, uint32_t off,
-							  uint32_t udp_payload, enum ct_malformed why,
-							  struct ct_pkt *pkt)
+							  uint32_t udp_payload,
+							  enum ct_malformed why, struct ct_pkt *pkt)
 {
 	struct ct_roce *r = &pkt->roce;
 	uint32_t got = f->cap > off ? f->cap - off : 0;
@@ -515,8 +514,8 @@ static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth
 	}
 }
 
-static enum ct_pkt_kind parse_layered_at(const uint8_t *data, uint32_t cap_len,
-					 uint32_t orig_len, struct ct_pkt *pkt, uint32_t *ip_off)
+static enum ct_pkt_kind parse_layered_at(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
+					 struct ct_pkt *pkt, uint32_t *ip_off)
 {
 	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len, .ip_off = ip_off};
 

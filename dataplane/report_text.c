@@ -264,7 +264,8 @@ void ct_report_write_lines(const struct ct_report *r, FILE *out)
 				f->naks_seq, f->naks_rnr, f->naks_other, f->partial_messages,
 				f->read_requests, f->read_bytes_requested, f->reads_matched,
 				f->pmtu);
-			if (f->size_inferred) /* only with cut copies: other lines stay as they were */
+			/* only with cut copies: other lines stay as they were */
+			if (f->size_inferred)
 				fprintf(out, " size_inferred=%" PRIu64, f->size_inferred);
 		}
 		fprintf(out, " retx=%" PRIu64 " cnp=%" PRIu64 " ce=%" PRIu64 " dscp=%u pcp=", f->retransmits,

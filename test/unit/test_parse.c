@@ -1323,7 +1323,8 @@ static void test_ip_offset_of_the_analysed_frame(void **state)
 	for (int kind = MIRROR_ERSPAN_I; kind <= MIRROR_TEB; kind++) {
 		size_t inner_off;
 
-		len = mirror_frame(frame, sizeof(frame), (enum mirror_kind)kind, &inner, &inner_off);
+		len = mirror_frame(frame, sizeof(frame), (enum mirror_kind)kind, &inner,
+				   &inner_off);
 		memset(&a, 0xa5, sizeof(a));
 		memset(&b, 0xa5, sizeof(b));
 		assert_int_equal(ct_parse_ip(frame, (uint32_t)len, (uint32_t)len, &a, &off),

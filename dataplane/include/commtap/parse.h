@@ -61,9 +61,9 @@ enum ct_malformed {
 	CT_MAL_IPV6_EXT_TOO_MANY,
 	CT_MAL_UDP_TRUNCATED, /* RoCE: the destination port was cut too */
 	CT_MAL_UDP_BAD_LENGTH,
-	CT_MAL_BTH_TRUNCATED, /* only as a CT_QPN_CUT reason: such copies count */
-	CT_MAL_BTH_BAD_OPCODE, /* reserved opcode or transport version != 0 */
-	CT_MAL_ROCE_BAD_LENGTH,	   /* UDP length too short for the headers it must carry */
+	CT_MAL_BTH_TRUNCATED,	/* only as a CT_QPN_CUT reason: such copies count */
+	CT_MAL_BTH_BAD_OPCODE,	/* reserved opcode or transport version != 0 */
+	CT_MAL_ROCE_BAD_LENGTH, /* UDP length too short for the headers it must carry */
 	CT_MAL_TCP_TRUNCATED,
 	CT_MAL_TCP_BAD_HEADER, /* data offset < 5 or beyond the IP payload */
 	CT_MAL_MACCTRL_TRUNCATED,
@@ -92,8 +92,8 @@ enum ct_hdr_cut {
  */
 #define CT_QPN_CUT_MARK	      0xff000000u
 #define CT_QPN_CUT(reason)    (CT_QPN_CUT_MARK | (uint32_t)(reason))
-#define CT_QPN_IS_CUT(id)     (((id) & CT_QPN_CUT_MARK) == CT_QPN_CUT_MARK)
-#define CT_QPN_CUT_REASON(id) ((enum ct_malformed)((id) & 0xff))
+#define CT_QPN_IS_CUT(id)     (((id)&CT_QPN_CUT_MARK) == CT_QPN_CUT_MARK)
+#define CT_QPN_CUT_REASON(id) ((enum ct_malformed)((id)&0xff))
 
 /* RoCE extension headers present on a packet (ct_pkt.roce.ext). */
 enum ct_roce_ext {
