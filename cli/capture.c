@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <pcap/pcap.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,11 +95,24 @@ int ct_capture_next(struct ct_capture *c, struct ct_packet *pkt)
 			 c->packets, off, pcap_geterr(c->pcap));
 		return -EIO;
 	}
+	/*
+	 * With nanosecond precision libpcap puts nanoseconds in tv_usec. A time
+	 * before 1970, a fraction outside [0, 1 s) or one past 2^63 ns (year
+	 * 2262) is no time a capture can have: reading stops there, the report
+	 * says where, and no later time wraps past 2^63.
+	 */
+	if (hdr->ts.tv_sec < 0 || hdr->ts.tv_usec < 0 || hdr->ts.tv_usec >= 1000000000 ||
+	    (uint64_t)hdr->ts.tv_sec > (INT64_MAX - 999999999) / 1000000000) {
+		snprintf(c->error, sizeof(c->error),
+			 "%s: packet %llu has an impossible timestamp (%lld s %ld ns): reading "
+			 "stopped there",
+			 c->name, c->packets + 1, (long long)hdr->ts.tv_sec, (long)hdr->ts.tv_usec);
+		return -ERANGE;
+	}
 	c->packets++;
 	pkt->data = data;
 	pkt->cap_len = hdr->caplen;
 	pkt->wire_len = hdr->len;
-	/* With nanosecond precision libpcap puts nanoseconds in tv_usec. */
 	pkt->ts_ns = (uint64_t)hdr->ts.tv_sec * 1000000000ull + (uint64_t)hdr->ts.tv_usec;
 	return 1;
 }

@@ -24,8 +24,9 @@ int ct_capture_open_stream(FILE *fp, const char *name, struct ct_capture **out, 
 
 /*
  * Next packet: returns 1 with *pkt filled (its data valid until the next
- * call), 0 at the end, or -EIO when the file breaks off or is corrupt; then
- * ct_capture_error() says where.
+ * call), 0 at the end, -EIO when the file breaks off or is corrupt, or
+ * -ERANGE at a packet whose timestamp is before 1970, past 2^63 ns or has a
+ * fraction outside [0, 1 s); then ct_capture_error() says where.
  */
 int ct_capture_next(struct ct_capture *c, struct ct_packet *pkt);
 const char *ct_capture_error(const struct ct_capture *c);

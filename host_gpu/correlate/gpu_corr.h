@@ -79,6 +79,8 @@ struct gc_job {
 	size_t n_socks, cap_socks;
 	uint64_t dropped, errors; /* summed over the rings read */
 	unsigned rings;
+	unsigned rings_skipped; /* files in the ring directory that failed validation */
+	char skip_note[320];	/* the first one: "NAME: why" */
 };
 
 void gc_job_init(struct gc_job *j);
@@ -86,7 +88,14 @@ void gc_job_free(struct gc_job *j);
 
 /* Read every record of one ring file (plugin or CUPTI). 0 or -errno. */
 int gc_job_read_ring(struct gc_job *j, const char *path);
-/* Read every commtap-nccl.* and commtap-cupti.* ring in dir. Count or -errno. */
+/*
+ * Read every commtap-nccl.* and commtap-cupti.* ring in dir. A file that is
+ * no valid ring (not a regular file, too short, wrong magic, version or
+ * sizes) or that is owned by someone else than root, the directory's owner
+ * or the user of the process its header names is skipped: counted in
+ * rings_skipped, the first in skip_note. Rings read, or -errno (-ENOMEM, or
+ * the directory cannot be read).
+ */
 int gc_job_read_dir(struct gc_job *j, const char *dir);
 /* Add a QP of the RDMA QP map (or of a plugin network event). */
 int gc_job_add_qp(struct gc_job *j, int32_t pid, uint32_t lqpn, uint32_t rqpn);

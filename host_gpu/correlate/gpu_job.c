@@ -2,8 +2,11 @@
 /* Reading the plugin's and CUPTI's rings into communicators, operations and kernels. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commtap/gpu_names.h"
 #include "gpu_corr.h"
@@ -154,7 +157,28 @@ static int add_rec(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 	}
 }
 
-int gc_job_read_ring(struct gc_job *j, const char *path)
+/*
+ * A ring speaks for the process its header names: any local user can write
+ * a shared ring directory such as /dev/shm, so a file is read only when it
+ * belongs to root, to this reader, to the directory's owner, or to the user
+ * that process runs as.
+ */
+static int ring_owner_ok(const struct ct_gpu_ring *ring, uid_t dir_uid)
+{
+	struct stat file, proc;
+	char path[32];
+
+	if (fstat(ring->fd, &file))
+		return -errno;
+	if (file.st_uid == 0 || file.st_uid == geteuid() || file.st_uid == dir_uid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d", (int)ring->hdr->pid);
+	if (ring->hdr->pid > 0 && !stat(path, &proc) && proc.st_uid == file.st_uid)
+		return 0;
+	return -EPERM;
+}
+
+static int read_ring(struct gc_job *j, const char *path, uid_t dir_uid)
 {
 	struct ct_gpu_ring ring;
 	struct ct_gpu_rec r;
@@ -162,6 +186,11 @@ int gc_job_read_ring(struct gc_job *j, const char *path)
 
 	if (err)
 		return err;
+	err = ring_owner_ok(&ring, dir_uid);
+	if (err) {
+		ct_gpu_ring_close(&ring);
+		return err;
+	}
 	while (ct_gpu_ring_pop(&ring, &r) == 1) {
 		err = add_rec(j, &r, ring.hdr->pid);
 		if (err)
@@ -174,23 +203,58 @@ int gc_job_read_ring(struct gc_job *j, const char *path)
 	return err;
 }
 
+int gc_job_read_ring(struct gc_job *j, const char *path)
+{
+	return read_ring(j, path, (uid_t)-1);
+}
+
+static const char *skip_reason(int err, char *buf, size_t len)
+{
+	switch (err) {
+	case -ELOOP:
+		return "a symbolic link";
+	case -EINVAL:
+		return "not a regular file, or shorter than a ring header";
+	case -EPROTO:
+		return "not a commtap ring (magic, version or sizes)";
+	case -EPERM:
+		return "owned by another user than root, the directory's owner or its writer";
+	default:
+		snprintf(buf, len, "%s", strerror(-err));
+		return buf;
+	}
+}
+
 int gc_job_read_dir(struct gc_job *j, const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	char path[1024];
+	struct stat st;
+	char path[1024], why[64];
 	int n = 0, err = 0;
 
 	if (!d)
 		return -errno;
+	if (fstat(dirfd(d), &st)) {
+		err = -errno;
+		closedir(d);
+		return err;
+	}
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "commtap-nccl.", 13) &&
 		    strncmp(e->d_name, "commtap-cupti.", 14))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		err = gc_job_read_ring(j, path);
-		if (err)
+		err = read_ring(j, path, st.st_uid);
+		if (err == -ENOMEM)
 			break;
+		if (err) {
+			if (!j->rings_skipped++)
+				snprintf(j->skip_note, sizeof(j->skip_note), "%.240s: %s",
+					 e->d_name, skip_reason(err, why, sizeof(why)));
+			err = 0;
+			continue;
+		}
 		n++;
 	}
 	closedir(d);

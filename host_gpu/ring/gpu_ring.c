@@ -122,10 +122,11 @@ int ct_gpu_ring_open(struct ct_gpu_ring *r, const char *path)
 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || (size_t)st.st_size < CT_GPU_RING_HDR_SIZE) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size < CT_GPU_RING_HDR_SIZE) {
 		close(fd);
 		return -EINVAL;
 	}
