@@ -263,9 +263,8 @@ static void join_gpu(struct ct_report *r, void *ctx)
 		ct_report_add_section(r, "gpu", g->gpu);
 }
 
-static int put_report(const struct agent_opts *o, const struct ct_knowledge *k,
-		      struct ct_collect *col, const char *source, int final,
-		      struct ct_report_sink *sink)
+static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct ct_collect *col,
+		      const char *source, int final, struct ct_report_sink *sink)
 {
 	struct ct_report r = {0};
 	struct gpu_join_ctx g = {o, k, col, NULL};

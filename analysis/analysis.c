@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 int ct_knowledge_load(const char *labels_path, const char *profile_path, struct ct_knowledge *k,
@@ -19,7 +20,15 @@ int ct_knowledge_load(const char *labels_path, const char *profile_path, struct 
 	int rc;
 
 	if (labels_path) {
-		rc = ct_labels_load(labels_path, &k->labels, why, sizeof(why));
+		struct stat st;
+
+		if (!stat(labels_path, &st) && S_ISDIR(st.st_mode)) {
+			k->labels_dir = labels_path;
+			k->labels_mtime = st.st_mtim;
+			rc = ct_labels_load_dir(labels_path, &k->labels, why, sizeof(why));
+		} else {
+			rc = ct_labels_load(labels_path, &k->labels, why, sizeof(why));
+		}
 		if (rc) {
 			snprintf(err, errlen, "--labels %s", why);
 			return rc;
@@ -66,6 +75,29 @@ int ct_knowledge_load(const char *labels_path, const char *profile_path, struct 
 	k->expect.hosts = k->profile.hosts;
 	k->expect.host_addr = k->profile.host_addr;
 	k->expect.xfers = k->xfers;
+	return 0;
+}
+
+int ct_knowledge_refresh(struct ct_knowledge *k, char *err, size_t errlen)
+{
+	struct ct_labels fresh;
+	struct stat st;
+	char why[768];
+	int rc;
+
+	if (!k->labels_dir || stat(k->labels_dir, &st))
+		return 0;
+	if (st.st_mtim.tv_sec == k->labels_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == k->labels_mtime.tv_nsec)
+		return 0;
+	rc = ct_labels_load_dir(k->labels_dir, &fresh, why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "--labels %s", why);
+		return rc;
+	}
+	ct_labels_free(&k->labels);
+	k->labels = fresh;
+	k->labels_mtime = st.st_mtim;
 	return 0;
 }
 

@@ -8,6 +8,7 @@
  */
 #include <commtap/classify.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdarg.h>
@@ -217,4 +218,62 @@ const struct ct_label *ct_labels_find(const struct ct_labels *l, const struct ct
 		return NULL;
 	probe.key = *key;
 	return bsearch(&probe, l->l, l->n, sizeof(*l->l), key_cmp);
+}
+
+static int json_file(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return e->d_name[0] != '.' && n > 5 && !strcmp(e->d_name + n - 5, ".json");
+}
+
+int ct_labels_load_dir(const char *dir, struct ct_labels *out, char *err, size_t errlen)
+{
+	struct dirent **names = NULL;
+	struct ct_labels one;
+	char path[4096];
+	int n, rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	n = scandir(dir, &names, json_file, alphasort);
+	if (n < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
+		return rc;
+	}
+	for (int i = 0; i < n && !rc; i++) {
+		struct ct_label *grown;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+		rc = ct_labels_load(path, &one, err, errlen);
+		if (rc)
+			break;
+		grown = realloc(out->l, (out->n + one.n + 1) * sizeof(*grown));
+		if (!grown) {
+			snprintf(err, errlen, "%s: out of memory", dir);
+			rc = -ENOMEM;
+		} else {
+			out->l = grown;
+			memcpy(out->l + out->n, one.l, one.n * sizeof(*one.l));
+			out->n += one.n;
+		}
+		ct_labels_free(&one);
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (!rc) {
+		ct_labels_sort(out);
+		for (size_t i = 1; i < out->n && !rc; i++)
+			if (!key_cmp(&out->l[i - 1], &out->l[i]) &&
+			    out->l[i - 1].cls != out->l[i].cls) {
+				snprintf(err, errlen, "%s: two files label one flow %s and %s", dir,
+					 ct_class_name(out->l[i - 1].cls),
+					 ct_class_name(out->l[i].cls));
+				rc = -EINVAL;
+			}
+	}
+	if (rc)
+		ct_labels_free(out);
+	return rc;
 }

@@ -163,7 +163,7 @@ static void describe_source(struct ct_report *r, const struct analyze_opts *o)
  * the engine and those still in it, left untouched), periodicity over the
  * bursts that ended in the last window.
  */
-static int put_interval_report(const struct analyze_opts *o, const struct ct_knowledge *k,
+static int put_interval_report(const struct analyze_opts *o, struct ct_knowledge *k,
 			       struct ct_engine *engine, struct collected *got, uint64_t now,
 			       struct ct_report_sink *sink)
 {

@@ -189,9 +189,12 @@ int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_inpu
 			   struct ct_report *r, int final, int stopping)
 {
 	double deadline_s = s->cfg.shutdown_deadline_s;
+	char err[1024];
 	uint64_t start;
 	int rc;
 
+	if (ct_knowledge_refresh(in->know, err, sizeof(err)))
+		ct_log(CT_LOG_WARN, "%s; the labels read before stay", err);
 	if (!final || !stopping)
 		return analyse_and_put(s, in, r, final, 0);
 	/* a deadline already passed: flows and counters only, written at once */

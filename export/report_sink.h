@@ -37,7 +37,7 @@ struct ct_report_sink_config {
 
 /* What a report is analysed from, besides its flows and counters (in the report). */
 struct ct_report_input {
-	const struct ct_knowledge *know;
+	struct ct_knowledge *know; /* its labels directory is re-read when it changed */
 	const struct ct_cm_event *cm;
 	unsigned n_cm;
 	const struct ct_burst_log *bursts;

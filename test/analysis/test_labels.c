@@ -20,6 +20,8 @@
 
 #include "flow_builder.h"
 
+#include <commtap/analysis.h>
+
 #define A "198.18.0.1"
 #define B "198.18.0.2"
 
@@ -265,6 +267,82 @@ static void test_labels_override_profile(void **state)
 	ct_flow_set_free(&set);
 }
 
+static void write_named(const char *name, const char *text)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void remove_named(const char *name)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+}
+
+#define ONE_LABEL(src, dst, qpn, cls)                                                              \
+	"{\"schema\": \"commtap.labels/v1\", \"flows\": [{\"transport\": \"roce\", \"src\": "      \
+	"\"" src "\", \"dst\": \"" dst "\", \"qpn\": " #qpn ", \"class\": \"" cls "\"}]}\n"
+
+/*
+ * A directory of two hosts' label files (host A's says A -> B QP 17 is PP,
+ * host B's says B -> A QP 18 is DP; a note that is no .json is not read)
+ * loads as one set of 2 labels. When a third host's file comes in (renamed
+ * into the directory, as an agent writes it), ct_knowledge_refresh reads
+ * it: 3 labels. A fourth file labelling A -> B QP 17 EP contradicts host
+ * A's: the refresh fails, names the directory, and the 3 labels stay.
+ */
+static void test_directory_of_hosts(void **state)
+{
+	struct ct_knowledge k = {0};
+	struct ct_flow_key ab = roce_key(A, B, 17);
+	char err[512] = "", from[160], to[160];
+	const struct ct_label *l;
+
+	(void)state;
+	write_named("host-a.json", ONE_LABEL(A, B, 17, "PP"));
+	write_named("host-b.json", ONE_LABEL(B, A, 18, "DP"));
+	write_named("README", "not labels");
+	assert_int_equal(ct_knowledge_load(dir, NULL, &k, err, sizeof(err)), 0);
+	assert_int_equal(k.labels.n, 2);
+	l = ct_labels_find(&k.labels, &ab);
+	assert_non_null(l);
+	assert_int_equal(l->cls, CT_CLASS_PP);
+
+	/* no change: nothing read again */
+	assert_int_equal(ct_knowledge_refresh(&k, err, sizeof(err)), 0);
+	assert_int_equal(k.labels.n, 2);
+	/* a third host's file renamed in; the directory's time moves on */
+	usleep(20000);
+	write_named("host-c.tmp", ONE_LABEL("198.18.0.3", A, 19, "EP"));
+	snprintf(from, sizeof(from), "%s/host-c.tmp", dir);
+	snprintf(to, sizeof(to), "%s/host-c.json", dir);
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(ct_knowledge_refresh(&k, err, sizeof(err)), 0);
+	assert_int_equal(k.labels.n, 3);
+
+	usleep(20000);
+	write_named("host-d.json", ONE_LABEL(A, B, 17, "EP"));
+	assert_int_equal(ct_knowledge_refresh(&k, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "two files label one flow"));
+	assert_non_null(strstr(err, dir));
+	assert_int_equal(k.labels.n, 3);
+
+	ct_knowledge_free(&k);
+	remove_named("host-a.json");
+	remove_named("host-b.json");
+	remove_named("host-c.json");
+	remove_named("host-d.json");
+	remove_named("README");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_unreadable),
 		cmocka_unit_test(test_in_memory_sorted),
 		cmocka_unit_test(test_labels_override_profile),
+		cmocka_unit_test(test_directory_of_hosts),
 	};
 
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);

@@ -9,6 +9,8 @@
 #ifndef COMMTAP_ANALYSIS_H
 #define COMMTAP_ANALYSIS_H
 
+#include <time.h>
+
 #include <commtap/classify.h>
 #include <commtap/flow_set.h>
 #include <commtap/periodicity.h>
@@ -19,6 +21,8 @@
 /* What classification knows besides the traffic: labels and a profile's expectation. */
 struct ct_knowledge {
 	struct ct_labels labels;
+	const char *labels_dir; /* --labels named a directory: re-read when it changes */
+	struct timespec labels_mtime;
 	struct ct_profile profile;
 	struct ct_prediction prediction;
 	struct ct_expect_xfer *xfers;
@@ -33,6 +37,13 @@ struct ct_knowledge {
 int ct_knowledge_load(const char *labels_path, const char *profile_path, struct ct_knowledge *k,
 		      char *err, size_t errlen);
 void ct_knowledge_free(struct ct_knowledge *k);
+/*
+ * Before a report: when --labels named a directory and it changed since it
+ * was read (an agent renamed a new labels file into it), read it again.
+ * Returns 0 (also when nothing changed), or a negative errno with the
+ * reason in err; the labels read before then stay.
+ */
+int ct_knowledge_refresh(struct ct_knowledge *k, char *err, size_t errlen);
 
 /* The analysis results a report points into. */
 struct ct_analysis {

@@ -55,6 +55,12 @@ struct ct_labels {
  * wrong" into err.
  */
 int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t errlen);
+/*
+ * Every *.json file of a directory (the labels of many hosts' agents, one
+ * file each), in name order, as one set; the same flow labelled with two
+ * classes by two files is an error.
+ */
+int ct_labels_load_dir(const char *dir, struct ct_labels *out, char *err, size_t errlen);
 void ct_labels_free(struct ct_labels *l);
 /* Labels built in memory (by an agent) are sorted once before lookups. */
 void ct_labels_sort(struct ct_labels *l);
