@@ -144,6 +144,12 @@ int ct_privileges_drop(const struct ct_run_as *u, char *err, size_t errlen)
 		return fail(err, errlen, -errno, "capset: %s", strerror(errno));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return fail(err, errlen, -errno, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+	/*
+	 * not dumpable, whatever fs.suid_dumpable says: other processes of the
+	 * user cannot ptrace the reader and take its map descriptors
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+		return fail(err, errlen, -errno, "PR_SET_DUMPABLE: %s", strerror(errno));
 
 	/* the drop holds: no way back to another uid, no capability left */
 	if (getresuid(&ruid, &euid, &suid) || ruid != u->uid || euid != u->uid || suid != u->uid)

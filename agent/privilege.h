@@ -39,7 +39,8 @@ int ct_run_as_owner_of(const char *path, struct ct_run_as *u, char *err, size_t 
 /*
  * Become u for good: supplementary groups, gid, uid (real, effective and
  * saved), no capability left in any set (effective, permitted, inheritable,
- * ambient, bounding) and no_new_privs. Call it single-threaded, before any
+ * ambient, bounding), no_new_privs, not dumpable (no ptrace by the user's
+ * other processes). Call it single-threaded, before any
  * thread starts (capabilities are per thread). Checks that root cannot be
  * regained. Returns 0, or a negative errno with err naming the step.
  */
