@@ -418,6 +418,8 @@ user) # least privilege: the reader drops to an ordinary user with no capability
 	done
 	grep -Eq '^NoNewPrivs:\s+1$' $st || fail "the reader lacks no_new_privs"
 	grep -Eq "^PPid:\s+$agent_pid$" $st || fail "the reader is not the agent's child"
+	# not dumpable (no ptrace by nobody's other processes): its /proc files stay root's
+	[ "$(stat -c %u /proc/$reader/mem)" = 0 ] || fail "the reader is dumpable"
 	grep -Eq '^Uid:\s+0\s' /proc/$agent_pid/status || fail "the detaching process is not root"
 	# the /metrics server runs in the reader: no thread of the root process listens
 	ls /proc/$agent_pid/task | wc -l | grep -qx 1 || fail "the root process runs threads"
