@@ -198,7 +198,9 @@ static void usage(FILE *out, const struct ct_param_set *sets, unsigned n)
 		     "  commtap-report-NNNNNN.json every --interval in --report-dir, and\n"
 		     "  commtap-report-final.json on SIGINT/SIGTERM.\n");
 	ct_params_help(out, sets, n);
-	fprintf(out, "Needs CAP_BPF and CAP_NET_ADMIN (root) and a kernel with BTF.\n");
+	fprintf(out,
+		"Needs CAP_BPF and CAP_NET_ADMIN (root) and a kernel with BTF; once attached,\n"
+		"it reads and reports as --user without capabilities (docs/deploy-host.md).\n");
 }
 
 static int parse_args(int argc, char **argv, struct agent_opts *o)
