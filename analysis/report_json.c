@@ -187,7 +187,10 @@ static json_object *flow_json(struct jb *b, const struct ct_report *r, size_t i)
 	add(b, o, "transport", STR(b, roce ? "roce" : "tcp"));
 	add(b, o, "src", addr_json(b, &f->key.src));
 	add(b, o, "dst", addr_json(b, &f->key.dst));
-	if (roce) {
+	if (roce && CT_QPN_IS_CUT(f->key.id)) { /* copies cut before their QPN */
+		add(b, o, "qpn", NULL);
+		add(b, o, "qpn_cut", STR(b, ct_malformed_name(CT_QPN_CUT_REASON(f->key.id))));
+	} else if (roce) {
 		add_u64(b, o, "qpn", f->key.id);
 	} else {
 		add_u64(b, o, "sport", f->key.id >> 16);
@@ -229,6 +232,7 @@ static json_object *flow_json(struct jb *b, const struct ct_report *r, size_t i)
 		add_u64(b, reads, "length_mismatch", f->read_len_mismatch);
 		add(b, o, "reads", reads);
 		add_u64(b, o, "partial_messages", f->partial_messages);
+		add_u64(b, o, "messages_size_inferred", f->size_inferred);
 		add(b, o, "pmtu", f->pmtu ? INT(b, f->pmtu) : NULL);
 	}
 	add_u64(b, o, "cnp", f->cnp);
@@ -345,6 +349,7 @@ static json_object *capture_json(struct jb *b, const struct ct_report *r)
 	json_object *o = OBJ(b);
 	json_object *mal = OBJ(b);
 	json_object *reasons = OBJ(b);
+	json_object *cut = OBJ(b);
 
 	add(b, o, "file", STR(b, r->source ? r->source : ""));
 	add(b, o, "format", STR(b, r->source_kind ? r->source_kind : "pcap"));
@@ -359,6 +364,11 @@ static json_object *capture_json(struct jb *b, const struct ct_report *r)
 	add_u64(b, o, "other_l2_packets", c->other_l2);
 	add_u64(b, o, "encapsulated", c->encapsulated);
 	add_u64(b, o, "truncated_frames", c->truncated);
+	add_u64(b, cut, "extension_headers", c->roce_cut[CT_CUT_ROCE_EXT]);
+	add_u64(b, cut, "after_qpn", c->roce_cut[CT_CUT_AFTER_QPN]);
+	add_u64(b, cut, "before_qpn", c->roce_cut[CT_CUT_BEFORE_QPN]);
+	add(b, o, "roce_headers_cut", cut);
+	add_u64(b, o, "messages_size_inferred", c->messages_size_inferred);
 	add_u64(b, mal, "total", c->malformed);
 	for (unsigned i = 1; i < CT_MAL_COUNT; i++)
 		if (c->malformed_by_reason[i])

@@ -8,6 +8,7 @@
  */
 #include "capture.h"
 #include "commands.h"
+#include "progress.h"
 
 #include "producer_options.h"
 #include "report_sink.h"
@@ -199,6 +200,19 @@ static int put_interval_report(const struct analyze_opts *o, const struct ct_kno
 	return err;
 }
 
+static void show_progress(struct progress *p, struct ct_engine *engine, struct ct_capture *cap)
+{
+	struct ct_engine_counters c;
+	uint64_t done = 0, total = 0;
+
+	if (!p->tty)
+		return;
+	ct_engine_get_counters(engine, &c);
+	if (ct_capture_progress(cap, &done, &total))
+		done = total = 0;
+	progress_update(p, c.packets, c.bytes, done, total);
+}
+
 /*
  * The end of the interval that time t falls in, intervals counted from
  * origin: a gap in the capture gives one report (covering it), not one per
@@ -226,6 +240,7 @@ int cmd_analyze(int argc, char **argv)
 	struct ct_report_sink *sink = NULL;
 	struct ct_report_sink_config sink_cfg = {0};
 	struct sigaction sa = {0};
+	struct progress progress;
 	const struct timespec tick = {0, 100 * 1000 * 1000};
 	struct ct_packet pkt;
 	char err[768];
@@ -284,10 +299,13 @@ int cmd_analyze(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
+	progress_start(&progress);
 	while (!interrupted && (rc = ct_capture_next(cap, &pkt)) == 1) {
 		ct_engine_feed(engine, &pkt, 1);
-		if (ct_capture_packets_read(cap) % DRAIN_EVERY == 0)
+		if (ct_capture_packets_read(cap) % DRAIN_EVERY == 0) {
 			drain(engine, &got);
+			show_progress(&progress, engine, cap);
+		}
 		if (!interval_ns)
 			continue;
 		if (!next_report) {
@@ -300,6 +318,7 @@ int cmd_analyze(int argc, char **argv)
 			next_report = interval_end(origin, interval_ns, pkt.ts_ns);
 		}
 	}
+	progress_end(&progress);
 	if (backwards)
 		ct_log(CT_LOG_WARN,
 		       "%llu packets were timestamped before the first one; they end no interval",

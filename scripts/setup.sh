@@ -125,9 +125,11 @@ demo)
 	./build/cli/commtap report build/demo/gpt-3b.report.json --profile "$profile" \
 		--scale 1e-3 --time-scale 1e-3 --title "GPT-3B, DeepSpeed defaults (synthesized)" \
 		-o build/demo/gpt-3b.report.html
+	./build/cli/commtap trace build/demo/gpt-3b.report.json -o build/demo/gpt-3b.trace.json
 	echo
 	echo "JSON report: $top/build/demo/gpt-3b.report.json"
 	echo "HTML report: $top/build/demo/gpt-3b.report.html"
+	echo "trace (ui.perfetto.dev, chrome://tracing): $top/build/demo/gpt-3b.trace.json"
 	echo "ground truth: $top/build/demo/gpt-3b.truth.json"
 	;;
 test)
