@@ -5,10 +5,18 @@
  * a cumulative commtap.report/v1 report. SIGINT/SIGTERM: a final report,
  * then detach (or, with --persist, leave the probe counting for the next
  * agent).
+ *
+ * Least privilege: once the probe is attached and its maps and ring are
+ * open, the agent forks its reader, which drops to --user (by default the
+ * owner of --report-dir when that is not root) with no capability and does
+ * everything else: reads the maps, parses the GPU rings, analyses, writes
+ * the reports, serves /metrics. The root process only waits for it, passes
+ * on SIGINT/SIGTERM, and detaches and unpins when it has exited.
  */
 #include "agent_cmd.h"
 #include "collect.h"
 #include "gpu_link.h"
+#include "privilege.h"
 #include "probe.h"
 
 #include "producer_options.h"
@@ -19,11 +27,14 @@
 #include <commtap/log.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,17 +50,26 @@ struct agent_opts {
 	double duration_s; /* 0: until a signal */
 	int persist;
 	const char *gpu_dir; /* the GPU rings (NCCL plugin, CUPTI) */
+	const char *user;    /* the reader's user, or NULL: the report dir's owner */
 	uint32_t ring_kib;
 	struct ct_probe_config probe;
 	struct ct_producer_options common;
 };
 
 static volatile sig_atomic_t stop;
+static volatile pid_t reader_pid; /* in the root process, once the reader runs */
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+/* The root process passes a stop on to the reader, which writes the final report. */
+static void pass_signal(int sig)
+{
+	if (reader_pid > 0)
+		kill(reader_pid, sig);
 }
 
 static int parse_iface(const char *text, void *value, char *err, size_t errlen)
@@ -159,6 +179,14 @@ static const struct ct_param agent_params[] = {
 		 "their rings (default $COMMTAP_GPU_RING_DIR, else /dev/shm);\n"
 		 "when rings are there, the final report joins them (\"gpu\")\n"
 		 "and commtap-labels.json is written beside it"},
+	{.name = "user",
+	 .type = CT_PARAM_STRING,
+	 .arg = "NAME",
+	 .offset = AGENT(user),
+	 .help = "once the probe is attached, read, analyse, write reports and\n"
+		 "serve /metrics as this user, with no capability; a root\n"
+		 "process stays only to detach on exit (default: the owner of\n"
+		 "--report-dir when it is not root; --user root: no drop)"},
 	CT_PARAM_TABLE_END,
 };
 
@@ -170,7 +198,9 @@ static void usage(FILE *out, const struct ct_param_set *sets, unsigned n)
 		     "  commtap-report-NNNNNN.json every --interval in --report-dir, and\n"
 		     "  commtap-report-final.json on SIGINT/SIGTERM.\n");
 	ct_params_help(out, sets, n);
-	fprintf(out, "Needs CAP_BPF and CAP_NET_ADMIN (root) and a kernel with BTF.\n");
+	fprintf(out,
+		"Needs CAP_BPF and CAP_NET_ADMIN (root) and a kernel with BTF; once attached,\n"
+		"it reads and reports as --user without capabilities (docs/deploy-host.md).\n");
 }
 
 static int parse_args(int argc, char **argv, struct agent_opts *o)
@@ -313,6 +343,87 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Who the reader runs as: --user, else the report directory's owner when
+ * the agent runs as root and root does not own it. Returns 1 (drop to u), 0
+ * (stay as started) or a negative errno with err.
+ */
+static int reader_user(const struct agent_opts *o, struct ct_run_as *u, char *err, size_t errlen)
+{
+	int rc;
+
+	if (o->user) {
+		rc = ct_run_as_lookup(o->user, u, err, errlen);
+		return rc ?: u->uid != 0;
+	}
+	if (geteuid())
+		return 0;
+	rc = ct_run_as_owner_of(o->common.report_dir, u, err, errlen);
+	if (rc < 0)
+		snprintf(err + strlen(err), errlen - strlen(err), " (--report-dir)");
+	return rc;
+}
+
+/*
+ * In the root process: wait for the reader, passing SIGINT/SIGTERM on.
+ * started: whether the reader got as far as watching (it writes one byte
+ * into the pipe then). Returns the agent's exit status.
+ */
+static int wait_reader(pid_t pid, int started_fd, const struct ct_run_as *u, int *started)
+{
+	struct sigaction sa = {.sa_handler = pass_signal};
+	sigset_t stops;
+	char byte;
+	int ws;
+
+	reader_pid = pid;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &stops, NULL);
+	while (waitpid(pid, &ws, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "commtap agent: waiting for the reader (pid %d): %s\n",
+				(int)pid, strerror(errno));
+			return CT_EXIT_ERROR;
+		}
+	reader_pid = 0;
+	*started = read(started_fd, &byte, 1) == 1;
+	if (WIFEXITED(ws))
+		return WEXITSTATUS(ws);
+	fprintf(stderr, "commtap agent: the reader (pid %d, user %s) ended by signal %d (%s)\n",
+		(int)pid, u->name, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+	return CT_EXIT_ERROR;
+}
+
+/*
+ * In the reader, just forked: become u, and die with the root process (a
+ * reader left alone could not detach; the kernel would keep counting).
+ */
+static int become_reader(struct ct_probe **probes, unsigned n, const struct ct_run_as *u,
+			 pid_t root_pid, char *err, size_t errlen)
+{
+	int rc;
+
+	for (unsigned i = 0; i < n; i++)
+		ct_probe_forked_copy(probes[i]);
+	rc = ct_privileges_drop(u, err, errlen);
+	if (rc)
+		return rc;
+	/* after the drop: changing credentials clears the parent-death signal */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != root_pid) {
+		snprintf(err, errlen, "the root process (pid %d) is gone", (int)root_pid);
+		return -ESRCH;
+	}
+	fprintf(stderr,
+		"commtap agent: reading as user %s (uid %u, pid %d) without capabilities; "
+		"pid %d (root) detaches on exit\n",
+		u->name, (unsigned)u->uid, (int)getpid(), (int)root_pid);
+	return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_opts o = {0};
@@ -321,33 +432,32 @@ int cmd_agent(int argc, char **argv)
 	struct ct_collect col = {0};
 	struct ct_report_sink *sink = NULL;
 	struct ct_report_sink_config sink_cfg = {0};
+	struct ct_run_as user;
 	struct sigaction sa = {0};
+	sigset_t stops;
 	char err[768], source[256] = "";
 	unsigned n = 0;
-	int status = CT_EXIT_ERROR, rc, started = 0;
+	int status = CT_EXIT_ERROR, rc, started = 0, drop, pipe_fd[2] = {-1, -1};
+	pid_t pid = 1; /* the root process keeps the probes; 0: the reader */
 	double start, next;
 
 	if (parse_args(argc, argv, &o))
 		return CT_EXIT_ERROR;
+	drop = reader_user(&o, &user, err, sizeof(err));
+	if (drop < 0) {
+		fprintf(stderr, "commtap agent: %s\n", err);
+		return CT_EXIT_ERROR;
+	}
+	if (!drop && !geteuid())
+		fprintf(stderr,
+			"commtap agent: notice: running as root throughout (%s); give "
+			"--user NAME to read and report without privileges\n",
+			o.user ? "--user root" : "the report directory belongs to root");
 	if (ct_knowledge_load(o.common.labels_path, o.common.profile_path, &know, err,
 			      sizeof(err))) {
 		fprintf(stderr, "commtap agent: %s\n", err);
 		goto out;
 	}
-	sink_cfg = (struct ct_report_sink_config){
-		.report_dir = o.common.report_dir,
-		.final_in_dir = 1,
-		.resume_numbering = 1,
-		.listen = o.common.listen,
-		.shutdown_deadline_s = o.common.shutdown_deadline_s,
-	};
-	if (ct_report_sink_open(&sink_cfg, &sink, err, sizeof(err))) {
-		fprintf(stderr, "commtap agent: %s\n", err);
-		goto out;
-	}
-	if (o.common.listen)
-		fprintf(stderr, "commtap agent: serving /metrics on port %u\n",
-			ct_report_sink_port(sink));
 	for (; n < o.ifaces.n; n++) {
 		rc = ct_probe_open(o.ifaces.names[n], &o.probe, &probes[n], err, sizeof(err));
 		if (rc) {
@@ -365,11 +475,62 @@ int cmd_agent(int argc, char **argv)
 		fprintf(stderr, "commtap agent: %s\n", err);
 		goto out;
 	}
+	/* a stop before the handlers are where they belong waits for them */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stops, NULL);
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (drop) {
+		pid_t root_pid = getpid();
+
+		if (pipe2(pipe_fd, O_CLOEXEC)) {
+			fprintf(stderr, "commtap agent: pipe: %s\n", strerror(errno));
+			goto out;
+		}
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "commtap agent: cannot fork the reader: %s\n",
+				strerror(errno));
+			goto out;
+		}
+		if (pid > 0) {
+			close(pipe_fd[1]);
+			status = wait_reader(pid, pipe_fd[0], &user, &started);
+			close(pipe_fd[0]);
+			goto out;
+		}
+		close(pipe_fd[0]);
+		if (become_reader(probes, n, &user, root_pid, err, sizeof(err))) {
+			fprintf(stderr, "commtap agent: dropping privileges: %s\n", err);
+			goto out;
+		}
+	}
+	sigprocmask(SIG_UNBLOCK, &stops, NULL);
+	/* the /metrics server's thread starts here, after the drop */
+	sink_cfg = (struct ct_report_sink_config){
+		.report_dir = o.common.report_dir,
+		.final_in_dir = 1,
+		.resume_numbering = 1,
+		.listen = o.common.listen,
+		.shutdown_deadline_s = o.common.shutdown_deadline_s,
+	};
+	if (ct_report_sink_open(&sink_cfg, &sink, err, sizeof(err))) {
+		fprintf(stderr, "commtap agent: %s%s%s\n", err, drop ? " as user " : "",
+			drop ? user.name : "");
+		goto out;
+	}
+	if (o.common.listen)
+		fprintf(stderr, "commtap agent: serving /metrics on port %u\n",
+			ct_report_sink_port(sink));
 	fprintf(stderr, "commtap agent: watching %s (XDP %s), reports every %g s in %s\n", source,
 		ct_probe_xdp_mode(probes[0]), o.common.interval_s, o.common.report_dir);
+	if (drop && write(pipe_fd[1], "s", 1) != 1)
+		fprintf(stderr, "commtap agent: telling the root process it started: %s\n",
+			strerror(errno));
 	start = now_s();
 	next = start + o.common.interval_s;
 	status = CT_EXIT_OK;
@@ -401,8 +562,13 @@ int cmd_agent(int argc, char **argv)
 	if (put_report(&o, &know, &col, source, 1, sink))
 		status = CT_EXIT_ERROR;
 out:
+	if (!pid && pipe_fd[1] >= 0)
+		close(pipe_fd[1]);
 	ct_collect_free(&col);
-	/* an agent that never started leaves nothing behind but what it took over */
+	/*
+	 * an agent that never started leaves nothing behind but what it took
+	 * over; a reader's copies only close their descriptors
+	 */
 	for (unsigned i = 0; i < n; i++)
 		ct_probe_close(probes[i], o.persist && (started || ct_probe_resumed(probes[i])));
 	ct_report_sink_close(sink);

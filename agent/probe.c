@@ -57,6 +57,7 @@ struct ct_probe {
 	enum xdp_attach_mode xdp_mode;
 	int tc_hook_created;
 	int resumed;		   /* programs or maps taken over from an earlier agent */
+	int forked_copy;	   /* a reader's copy: never detaches or unpins */
 	int dispatcher;		   /* XDP runs in libxdp's dispatcher (else alone) */
 	char dispatcher_note[200]; /* libxdp's reason when it could not use it */
 	uint32_t flow_entries;
@@ -605,10 +606,24 @@ err:
 	return rc;
 }
 
+void ct_probe_forked_copy(struct ct_probe *p)
+{
+	/*
+	 * close, never flock(LOCK_UN): the lock belongs to the open file the
+	 * opener shares, and must die with the opener (kill -9 included)
+	 */
+	if (p->lock_fd >= 0)
+		close(p->lock_fd);
+	p->lock_fd = -1;
+	p->forked_copy = 1;
+}
+
 void ct_probe_close(struct ct_probe *p, int persist)
 {
 	if (!p)
 		return;
+	if (p->forked_copy)
+		persist = 1; /* the opener detaches and unpins */
 	if (!persist) {
 		if (p->xdp)
 			xdp_program__detach(p->xdp, p->ifindex, p->xdp_mode, 0);

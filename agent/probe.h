@@ -41,6 +41,14 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 /* Detach and unpin, or with persist leave programs attached and maps pinned. */
 void ct_probe_close(struct ct_probe *p, int persist);
 
+/*
+ * In a process forked after ct_probe_open (the agent's unprivileged
+ * reader): its copy reads the maps and the ring but leaves the lock on the
+ * pins, the programs and the pins to the process that opened them, which
+ * detaches them; ct_probe_close on this copy only closes its descriptors.
+ */
+void ct_probe_forked_copy(struct ct_probe *p);
+
 const char *ct_probe_ifname(const struct ct_probe *p);
 /* The flow maps: IPv4 flows (struct ctp_flow_key4 keys) and IPv6 flows (ctp_flow_key). */
 int ct_probe_flows_fd(const struct ct_probe *p);

@@ -206,8 +206,11 @@ static int siblings_agree(const struct ct_flow_set *set, const struct ct_periodi
 			  const uint8_t *todo, struct ct_classification *out)
 {
 	struct sibling_ctx ctx = {set, per};
-	size_t *idx = malloc((set->count + 1) * sizeof(*idx)), n = 0;
+	size_t *idx, n = 0;
 
+	if (!per)
+		return 0; /* no periodicity (out of memory for it): no bursts to group by */
+	idx = malloc((set->count + 1) * sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
 	for (size_t i = 0; i < set->count; i++)

@@ -1,5 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* commtap.report/v1 as JSON (json-c). The schema is in docs/report-schema.md. */
+/*
+ * commtap.report/v1 as JSON (json-c). The schema is in docs/report-schema.md.
+ *
+ * Every json-c allocation is checked: a value that could not be made, or
+ * not be added, marks the builder (struct jb), and ct_report_document
+ * returns NULL instead of a document with holes (json-c asserts when given
+ * a NULL object to add to).
+ */
 #include <commtap/report.h>
 #include <commtap/roce_opcode.h>
 
@@ -13,35 +20,77 @@
 #define COMMTAP_VERSION "0.0.0"
 #endif
 
-static void add_u64(json_object *o, const char *name, uint64_t v)
+/* The document being built: set once any allocation failed. */
+struct jb {
+	int oom;
+};
+
+/* A new value (NULL: out of memory, marked). */
+static json_object *made(struct jb *b, json_object *v)
 {
-	json_object_object_add(o, name, json_object_new_uint64(v));
+	if (!v)
+		b->oom = 1;
+	return v;
 }
 
-static json_object *addr_json(const struct ct_addr *a)
+#define OBJ(b)	   made(b, json_object_new_object())
+#define ARR(b)	   made(b, json_object_new_array())
+#define STR(b, s)  made(b, json_object_new_string(s))
+#define U64(b, v)  made(b, json_object_new_uint64(v))
+#define I64(b, v)  made(b, json_object_new_int64(v))
+#define INT(b, v)  made(b, json_object_new_int(v))
+#define DBL(b, v)  made(b, json_object_new_double(v))
+#define BOOL(b, v) made(b, json_object_new_boolean(v))
+
+/*
+ * o.name = v (v NULL: JSON null). When o could not be made or v cannot be
+ * added, v is released and the builder marked.
+ */
+static void add(struct jb *b, json_object *o, const char *name, json_object *v)
+{
+	if (o && !json_object_object_add(o, name, v))
+		return;
+	json_object_put(v);
+	b->oom = 1;
+}
+
+static void push(struct jb *b, json_object *a, json_object *v)
+{
+	if (a && v && !json_object_array_add(a, v))
+		return;
+	json_object_put(v);
+	b->oom = 1;
+}
+
+static void add_u64(struct jb *b, json_object *o, const char *name, uint64_t v)
+{
+	add(b, o, name, U64(b, v));
+}
+
+static json_object *addr_json(struct jb *b, const struct ct_addr *a)
 {
 	char buf[64];
 
-	return json_object_new_string(ct_addr_format(a, buf, sizeof(buf)));
+	return STR(b, ct_addr_format(a, buf, sizeof(buf)));
 }
 
-static json_object *hist_json(const uint64_t *hist)
+static json_object *hist_json(struct jb *b, const uint64_t *hist)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = OBJ(b);
 	char name[32];
 
-	for (unsigned b = 0; b < CT_HIST_BUCKETS; b++) {
-		if (!hist[b])
+	for (unsigned k = 0; k < CT_HIST_BUCKETS; k++) {
+		if (!hist[k])
 			continue;
-		snprintf(name, sizeof(name), "%llu", (unsigned long long)ct_hist_bucket_floor(b));
-		add_u64(o, name, hist[b]);
+		snprintf(name, sizeof(name), "%llu", (unsigned long long)ct_hist_bucket_floor(k));
+		add_u64(b, o, name, hist[k]);
 	}
 	return o;
 }
 
-static json_object *opcodes_json(const struct ct_flow_summary *f)
+static json_object *opcodes_json(struct jb *b, const struct ct_flow_summary *f)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = OBJ(b);
 	uint8_t order[CT_SUMMARY_OPS];
 	unsigned n = f->n_ops;
 
@@ -58,352 +107,332 @@ static json_object *opcodes_json(const struct ct_flow_summary *f)
 	for (unsigned i = 0; i < n; i++) {
 		const char *name = ct_opcode_name(f->op_id[order[i]]);
 
-		add_u64(o, name ? name : "unknown", f->op_count[order[i]]);
+		add_u64(b, o, name ? name : "unknown", f->op_count[order[i]]);
 	}
 	if (f->op_other)
-		add_u64(o, "other", f->op_other);
+		add_u64(b, o, "other", f->op_other);
 	return o;
 }
 
-static json_object *dist_json(const struct ct_dist *d)
+static json_object *dist_json(struct jb *b, const struct ct_dist *d)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = OBJ(b);
 
-	json_object_object_add(o, "p10", json_object_new_double(d->p10));
-	json_object_object_add(o, "median", json_object_new_double(d->median));
-	json_object_object_add(o, "p90", json_object_new_double(d->p90));
+	add(b, o, "p10", DBL(b, d->p10));
+	add(b, o, "median", DBL(b, d->median));
+	add(b, o, "p90", DBL(b, d->p90));
 	return o;
 }
 
-static json_object *onoff_json(json_object *o, const struct ct_onoff *oo)
+static json_object *onoff_json(struct jb *b, json_object *o, const struct ct_onoff *oo)
 {
-	add_u64(o, "bursts", oo->bursts);
-	json_object_object_add(o, "duty_cycle", json_object_new_double(oo->duty_cycle));
-	json_object_object_add(o, "on_s", dist_json(&oo->on_s));
-	json_object_object_add(o, "off_s", dist_json(&oo->off_s));
-	json_object_object_add(o, "burst_bytes", dist_json(&oo->burst_bytes));
-	json_object_object_add(o, "peak_gbps", json_object_new_double(oo->peak_gbps));
+	add_u64(b, o, "bursts", oo->bursts);
+	add(b, o, "duty_cycle", DBL(b, oo->duty_cycle));
+	add(b, o, "on_s", dist_json(b, &oo->on_s));
+	add(b, o, "off_s", dist_json(b, &oo->off_s));
+	add(b, o, "burst_bytes", dist_json(b, &oo->burst_bytes));
+	add(b, o, "peak_gbps", DBL(b, oo->peak_gbps));
 	return o;
 }
 
-static json_object *flow_periodicity_json(const struct ct_flow_periodicity *fp)
+static json_object *flow_periodicity_json(struct jb *b, const struct ct_flow_periodicity *fp)
 {
-	json_object *o = onoff_json(json_object_new_object(), &fp->onoff);
-	json_object *phase = json_object_new_object();
+	json_object *o = onoff_json(b, OBJ(b), &fp->onoff);
+	json_object *phase = OBJ(b);
 
-	json_object_object_add(o, "period_s",
-			       fp->periodic ? json_object_new_double(fp->period_s) : NULL);
-	json_object_object_add(phase, "first",
-			       fp->phase_first >= 0 ? json_object_new_double(fp->phase_first) : NULL);
-	json_object_object_add(phase, "last",
-			       fp->phase_last >= 0 ? json_object_new_double(fp->phase_last) : NULL);
-	json_object_object_add(o, "phase", phase);
-	json_object_object_add(o, "job", fp->job >= 0 ? json_object_new_int(fp->job) : NULL);
+	add(b, o, "period_s", fp->periodic ? DBL(b, fp->period_s) : NULL);
+	add(b, phase, "first", fp->phase_first >= 0 ? DBL(b, fp->phase_first) : NULL);
+	add(b, phase, "last", fp->phase_last >= 0 ? DBL(b, fp->phase_last) : NULL);
+	add(b, o, "phase", phase);
+	add(b, o, "job", fp->job >= 0 ? INT(b, fp->job) : NULL);
 	if (fp->n_bursts) {
 		/* the first bursts, for timelines: [start_ns, end_ns, bytes, messages] */
-		json_object *list = json_object_new_array();
+		json_object *list = ARR(b);
 
 		for (size_t k = 0; k < fp->n_bursts && k < CT_REPORT_BURSTS_PER_FLOW; k++) {
-			json_object *e = json_object_new_array();
+			json_object *e = ARR(b);
 
-			json_object_array_add(e, json_object_new_uint64(fp->bursts[k].start));
-			json_object_array_add(e, json_object_new_uint64(fp->bursts[k].end));
-			json_object_array_add(e, json_object_new_uint64(fp->bursts[k].bytes));
-			json_object_array_add(e, json_object_new_uint64(fp->bursts[k].messages));
-			json_object_array_add(list, e);
+			push(b, e, U64(b, fp->bursts[k].start));
+			push(b, e, U64(b, fp->bursts[k].end));
+			push(b, e, U64(b, fp->bursts[k].bytes));
+			push(b, e, U64(b, fp->bursts[k].messages));
+			push(b, list, e);
 		}
-		json_object_object_add(o, "first_bursts", list);
+		add(b, o, "first_bursts", list);
 	}
 	if (fp->volumes.iterations) {
-		json_object *it = json_object_new_object();
-		json_object *bytes = json_object_new_array(), *msgs = json_object_new_array();
+		json_object *it = OBJ(b);
+		json_object *bytes = ARR(b), *msgs = ARR(b);
 
 		for (size_t k = 0; k < fp->volumes.iterations; k++) {
-			json_object_array_add(bytes, json_object_new_uint64((uint64_t)fp->volumes.bytes[k]));
-			json_object_array_add(msgs,
-					      json_object_new_uint64((uint64_t)fp->volumes.messages[k]));
+			push(b, bytes, U64(b, (uint64_t)fp->volumes.bytes[k]));
+			push(b, msgs, U64(b, (uint64_t)fp->volumes.messages[k]));
 		}
-		json_object_object_add(it, "bytes", bytes);
-		json_object_object_add(it, "messages", msgs);
-		json_object_object_add(it, "bytes_cv", json_object_new_double(fp->volumes.bytes_cv));
-		json_object_object_add(o, "per_iteration", it);
+		add(b, it, "bytes", bytes);
+		add(b, it, "messages", msgs);
+		add(b, it, "bytes_cv", DBL(b, fp->volumes.bytes_cv));
+		add(b, o, "per_iteration", it);
 	}
 	return o;
 }
 
-static json_object *flow_json(const struct ct_report *r, size_t i)
+static json_object *flow_json(struct jb *b, const struct ct_report *r, size_t i)
 {
 	const struct ct_flow_set *s = &r->flows;
 	const struct ct_flow_summary *f = &s->flows[i];
-	json_object *o = json_object_new_object();
+	json_object *o = OBJ(b);
 	int roce = f->key.transport == CT_TRANSPORT_ROCE;
 
-	add_u64(o, "id", i);
-	json_object_object_add(o, "transport", json_object_new_string(roce ? "roce" : "tcp"));
-	json_object_object_add(o, "src", addr_json(&f->key.src));
-	json_object_object_add(o, "dst", addr_json(&f->key.dst));
+	add_u64(b, o, "id", i);
+	add(b, o, "transport", STR(b, roce ? "roce" : "tcp"));
+	add(b, o, "src", addr_json(b, &f->key.src));
+	add(b, o, "dst", addr_json(b, &f->key.dst));
 	if (roce && CT_QPN_IS_CUT(f->key.id)) { /* copies cut before their QPN */
-		json_object_object_add(o, "qpn", NULL);
-		json_object_object_add(
-			o, "qpn_cut",
-			json_object_new_string(ct_malformed_name(CT_QPN_CUT_REASON(f->key.id))));
+		add(b, o, "qpn", NULL);
+		add(b, o, "qpn_cut", STR(b, ct_malformed_name(CT_QPN_CUT_REASON(f->key.id))));
 	} else if (roce) {
-		add_u64(o, "qpn", f->key.id);
+		add_u64(b, o, "qpn", f->key.id);
 	} else {
-		add_u64(o, "sport", f->key.id >> 16);
-		add_u64(o, "dport", f->key.id & 0xffff);
+		add_u64(b, o, "sport", f->key.id >> 16);
+		add_u64(b, o, "dport", f->key.id & 0xffff);
 	}
-	add_u64(o, "packets", f->packets);
-	add_u64(o, "bytes", f->bytes);
-	add_u64(o, "messages", f->messages);
-	add_u64(o, "message_bytes", f->message_bytes);
-	json_object_object_add(o, "msg_size_hist", hist_json(f->msg_hist));
+	add_u64(b, o, "packets", f->packets);
+	add_u64(b, o, "bytes", f->bytes);
+	add_u64(b, o, "messages", f->messages);
+	add_u64(b, o, "message_bytes", f->message_bytes);
+	add(b, o, "msg_size_hist", hist_json(b, f->msg_hist));
 	if (roce)
-		json_object_object_add(o, "opcodes", opcodes_json(f));
-	add_u64(o, "retransmits", f->retransmits);
+		add(b, o, "opcodes", opcodes_json(b, f));
+	add_u64(b, o, "retransmits", f->retransmits);
 	if (roce) {
-		json_object *psn = json_object_new_object();
-		json_object *naks = json_object_new_object();
-		json_object *reads = json_object_new_object();
+		json_object *psn = OBJ(b);
+		json_object *naks = OBJ(b);
+		json_object *reads = OBJ(b);
 
-		add_u64(psn, "gaps", f->psn_gaps);
-		add_u64(psn, "missing", f->psn_missing);
-		add_u64(psn, "duplicates", f->duplicates);
-		add_u64(psn, "go_back_n", f->go_back_n);
+		add_u64(b, psn, "gaps", f->psn_gaps);
+		add_u64(b, psn, "missing", f->psn_missing);
+		add_u64(b, psn, "duplicates", f->duplicates);
+		add_u64(b, psn, "go_back_n", f->go_back_n);
 		if (f->seen & CT_SEEN_REQ_PSN) {
-			add_u64(psn, "request_first", f->req_first_psn);
-			add_u64(psn, "request_last", f->req_last_psn);
+			add_u64(b, psn, "request_first", f->req_first_psn);
+			add_u64(b, psn, "request_last", f->req_last_psn);
 		}
 		if (f->seen & CT_SEEN_RESP_PSN) {
-			add_u64(psn, "response_first", f->resp_first_psn);
-			add_u64(psn, "response_last", f->resp_last_psn);
+			add_u64(b, psn, "response_first", f->resp_first_psn);
+			add_u64(b, psn, "response_last", f->resp_last_psn);
 		}
-		json_object_object_add(o, "psn", psn);
-		add_u64(naks, "sequence", f->naks_seq);
-		add_u64(naks, "rnr", f->naks_rnr);
-		add_u64(naks, "other", f->naks_other);
-		json_object_object_add(o, "naks", naks);
-		add_u64(reads, "requests", f->read_requests);
-		add_u64(reads, "bytes_requested", f->read_bytes_requested);
-		add_u64(reads, "responses_matched", f->reads_matched);
-		add_u64(reads, "length_mismatch", f->read_len_mismatch);
-		json_object_object_add(o, "reads", reads);
-		add_u64(o, "partial_messages", f->partial_messages);
-		add_u64(o, "messages_size_inferred", f->size_inferred);
-		json_object_object_add(o, "pmtu", f->pmtu ? json_object_new_int(f->pmtu) : NULL);
+		add(b, o, "psn", psn);
+		add_u64(b, naks, "sequence", f->naks_seq);
+		add_u64(b, naks, "rnr", f->naks_rnr);
+		add_u64(b, naks, "other", f->naks_other);
+		add(b, o, "naks", naks);
+		add_u64(b, reads, "requests", f->read_requests);
+		add_u64(b, reads, "bytes_requested", f->read_bytes_requested);
+		add_u64(b, reads, "responses_matched", f->reads_matched);
+		add_u64(b, reads, "length_mismatch", f->read_len_mismatch);
+		add(b, o, "reads", reads);
+		add_u64(b, o, "partial_messages", f->partial_messages);
+		add_u64(b, o, "messages_size_inferred", f->size_inferred);
+		add(b, o, "pmtu", f->pmtu ? INT(b, f->pmtu) : NULL);
 	}
-	add_u64(o, "cnp", f->cnp);
-	add_u64(o, "ecn_ce", f->ecn_ce);
-	json_object_object_add(o, "dscp", json_object_new_int(f->dscp));
-	json_object_object_add(o, "pcp", f->pcp == 0xff ? NULL : json_object_new_int(f->pcp));
-	json_object_object_add(o, "reverse",
-			       f->reverse >= 0 ? json_object_new_int64(f->reverse) : NULL);
-	json_object_object_add(
-		o, "reverse_evidence",
-		f->reverse >= 0 ? json_object_new_string(ct_pair_evidence_name(f->reverse_evidence))
-				: NULL);
-	add_u64(o, "first_ts", f->first_ts);
-	add_u64(o, "last_ts", f->last_ts);
+	add_u64(b, o, "cnp", f->cnp);
+	add_u64(b, o, "ecn_ce", f->ecn_ce);
+	add(b, o, "dscp", INT(b, f->dscp));
+	add(b, o, "pcp", f->pcp == 0xff ? NULL : INT(b, f->pcp));
+	add(b, o, "reverse", f->reverse >= 0 ? I64(b, f->reverse) : NULL);
+	add(b, o, "reverse_evidence",
+	    f->reverse >= 0 ? STR(b, ct_pair_evidence_name(f->reverse_evidence)) : NULL);
+	add_u64(b, o, "first_ts", f->first_ts);
+	add_u64(b, o, "last_ts", f->last_ts);
 	if (r->classes && i < r->classes->n) {
 		const struct ct_flow_class *fc = &r->classes->flows[i];
 		static const char *const sources[] = {"signature", "profile", "label", "connection"};
 
-		json_object_object_add(o, "class", json_object_new_string(ct_class_name(fc->cls)));
-		json_object_object_add(o, "class_confidence",
-				       json_object_new_double(round(fc->confidence * 100) / 100));
-		json_object_object_add(o, "class_source",
-				       json_object_new_string(sources[fc->source]));
-		json_object_object_add(o, "class_evidence", json_object_new_string(fc->evidence));
+		add(b, o, "class", STR(b, ct_class_name(fc->cls)));
+		add(b, o, "class_confidence", DBL(b, round(fc->confidence * 100) / 100));
+		add(b, o, "class_source", STR(b, sources[fc->source]));
+		add(b, o, "class_evidence", STR(b, fc->evidence));
 	}
 	if (r->periodicity && i < r->periodicity->n_flows)
-		json_object_object_add(o, "periodicity",
-				       flow_periodicity_json(&r->periodicity->flows[i]));
+		add(b, o, "periodicity", flow_periodicity_json(b, &r->periodicity->flows[i]));
 	return o;
 }
 
-static json_object *job_json(const struct ct_periodicity *p)
+static json_object *job_json(struct jb *b, const struct ct_periodicity *p)
 {
-	json_object *o = json_object_new_object(), *starts = json_object_new_array();
+	json_object *o = OBJ(b), *starts = ARR(b);
 	const struct ct_period *j = &p->job;
 
-	json_object_object_add(o, "periodic", json_object_new_boolean(j->periodic));
-	json_object_object_add(o, "iteration_period_s",
-			       j->periodic ? json_object_new_double(j->period_s) : NULL);
-	json_object_object_add(o, "period_confidence", json_object_new_double(j->confidence));
-	add_u64(o, "iterations", j->periodic ? j->iterations : 0);
+	add(b, o, "periodic", BOOL(b, j->periodic));
+	add(b, o, "iteration_period_s", j->periodic ? DBL(b, j->period_s) : NULL);
+	add(b, o, "period_confidence", DBL(b, j->confidence));
+	add_u64(b, o, "iterations", j->periodic ? j->iterations : 0);
 	for (size_t k = 0; j->periodic && k < j->iterations; k++)
-		json_object_array_add(starts, json_object_new_uint64(j->starts[k]));
-	json_object_object_add(o, "iteration_starts", starts);
-	json_object_object_add(o, "reason", j->reason ? json_object_new_string(j->reason) : NULL);
-	add_u64(o, "bursts", p->bursts);
-	onoff_json(o, &p->job_onoff);
+		push(b, starts, U64(b, j->starts[k]));
+	add(b, o, "iteration_starts", starts);
+	add(b, o, "reason", j->reason ? STR(b, j->reason) : NULL);
+	add_u64(b, o, "bursts", p->bursts);
+	onoff_json(b, o, &p->job_onoff);
 	return o;
 }
 
 /* The jobs on the fabric: hosts, period and bytes per class of each. */
-static json_object *jobs_json(const struct ct_report *r)
+static json_object *jobs_json(struct jb *b, const struct ct_report *r)
 {
 	const struct ct_periodicity *p = r->periodicity;
-	json_object *list = json_object_new_array();
+	json_object *list = ARR(b);
 
 	for (size_t j = 0; j < p->n_jobs; j++) {
 		const struct ct_job *job = &p->jobs[j];
 		const struct ct_period *period = ct_periodicity_job_period(p, j);
-		json_object *o = json_object_new_object(), *hosts = json_object_new_array();
+		json_object *o = OBJ(b), *hosts = ARR(b);
 		uint64_t by_class[CT_CLASS_COUNT + 1] = {0}; /* Other last */
 
 		for (size_t h = 0; h < job->n_hosts; h++)
-			json_object_array_add(hosts, addr_json(&job->hosts[h]));
-		json_object_object_add(o, "hosts", hosts);
-		json_object_object_add(o, "iteration_period_s",
-				       json_object_new_double(period->period_s));
-		json_object_object_add(o, "period_confidence",
-				       json_object_new_double(period->confidence));
-		add_u64(o, "iterations", period->iterations);
-		add_u64(o, "flows", job->flows);
-		add_u64(o, "bytes", job->bytes);
+			push(b, hosts, addr_json(b, &job->hosts[h]));
+		add(b, o, "hosts", hosts);
+		add(b, o, "iteration_period_s", DBL(b, period->period_s));
+		add(b, o, "period_confidence", DBL(b, period->confidence));
+		add_u64(b, o, "iterations", period->iterations);
+		add_u64(b, o, "flows", job->flows);
+		add_u64(b, o, "bytes", job->bytes);
 		if (r->classes) {
-			json_object *classes = json_object_new_object();
+			json_object *classes = OBJ(b);
 
 			for (size_t f = 0; f < r->flows.count && f < p->n_flows; f++)
 				if (p->flows[f].job == (int)j && f < r->classes->n)
 					by_class[r->classes->flows[f].cls] += r->flows.flows[f].bytes;
 			for (int c = 0; c <= CT_CLASS_COUNT; c++)
 				if (by_class[c])
-					add_u64(classes, ct_class_name(c), by_class[c]);
-			json_object_object_add(o, "class_bytes", classes);
+					add_u64(b, classes, ct_class_name(c), by_class[c]);
+			add(b, o, "class_bytes", classes);
 		}
-		json_object_array_add(list, o);
+		push(b, list, o);
 	}
 	return list;
 }
 
-static json_object *cc_json(const struct ct_report *r)
+static json_object *cc_json(struct jb *b, const struct ct_report *r)
 {
 	const struct ct_periodicity *p = r->periodicity;
-	json_object *o = json_object_new_object(), *list = json_object_new_array();
+	json_object *o = OBJ(b), *list = ARR(b);
 
 	for (size_t i = 0; i < p->n_receivers + p->n_class_receivers; i++) {
 		const struct ct_receiver_cc *c = i < p->n_receivers
 							 ? &p->receivers[i]
 							 : &p->class_receivers[i - p->n_receivers];
-		json_object *e = json_object_new_object();
+		json_object *e = OBJ(b);
 
-		json_object_object_add(e, "receiver", addr_json(&c->host));
-		json_object_object_add(e, "class",
-				       json_object_new_string(c->cls < 0 ? "all" : ct_class_name(c->cls)));
-		add_u64(e, "senders", c->senders);
-		add_u64(e, "incast_degree", c->incast_degree);
-		json_object_object_add(e, "peak_gbps", json_object_new_double(c->peak_gbps));
-		json_object_object_add(e, "nic_gbps", json_object_new_double(r->nic_gbps));
-		json_object_object_add(e, "peak_over_nic",
-				       json_object_new_double(r->nic_gbps > 0 ? c->peak_gbps / r->nic_gbps
-									      : 0));
-		onoff_json(e, &c->onoff);
-		json_object_object_add(e, "start_spread_s",
-				       c->start_spread_s >= 0 ? json_object_new_double(c->start_spread_s)
-							      : NULL);
-		json_object_object_add(e, "cnp_per_s_on", json_object_new_double(c->cnp_per_s_on));
-		json_object_object_add(e, "ecn_ce_fraction",
-				       json_object_new_double(c->ecn_ce_fraction));
-		add_u64(e, "retransmits", c->retransmits);
-		json_object_array_add(list, e);
+		add(b, e, "receiver", addr_json(b, &c->host));
+		add(b, e, "class", STR(b, c->cls < 0 ? "all" : ct_class_name(c->cls)));
+		add_u64(b, e, "senders", c->senders);
+		add_u64(b, e, "incast_degree", c->incast_degree);
+		add(b, e, "peak_gbps", DBL(b, c->peak_gbps));
+		add(b, e, "nic_gbps", DBL(b, r->nic_gbps));
+		add(b, e, "peak_over_nic",
+		    DBL(b, r->nic_gbps > 0 ? c->peak_gbps / r->nic_gbps : 0));
+		onoff_json(b, e, &c->onoff);
+		add(b, e, "start_spread_s",
+		    c->start_spread_s >= 0 ? DBL(b, c->start_spread_s) : NULL);
+		add(b, e, "cnp_per_s_on", DBL(b, c->cnp_per_s_on));
+		add(b, e, "ecn_ce_fraction", DBL(b, c->ecn_ce_fraction));
+		add_u64(b, e, "retransmits", c->retransmits);
+		push(b, list, e);
 	}
-	json_object_object_add(o, "receivers", list);
+	add(b, o, "receivers", list);
 	return o;
 }
 
-static json_object *capture_json(const struct ct_report *r)
+static json_object *capture_json(struct jb *b, const struct ct_report *r)
 {
 	const struct ct_engine_counters *c = &r->counters;
-	json_object *o = json_object_new_object();
-	json_object *mal = json_object_new_object();
-	json_object *reasons = json_object_new_object();
-	json_object *cut = json_object_new_object();
+	json_object *o = OBJ(b);
+	json_object *mal = OBJ(b);
+	json_object *reasons = OBJ(b);
+	json_object *cut = OBJ(b);
 
-	json_object_object_add(o, "file", json_object_new_string(r->source ? r->source : ""));
-	json_object_object_add(o, "format",
-			       json_object_new_string(r->source_kind ? r->source_kind : "pcap"));
-	add_u64(o, "packets", c->packets);
-	add_u64(o, "bytes", c->bytes);
-	add_u64(o, "first_ts", c->first_ts);
-	add_u64(o, "last_ts", c->last_ts);
-	add_u64(o, "duration_ns", c->packets ? c->last_ts - c->first_ts : 0);
-	add_u64(o, "roce_packets", c->roce_packets);
-	add_u64(o, "tcp_packets", c->tcp_packets);
-	add_u64(o, "other_ip_packets", c->other_ip);
-	add_u64(o, "other_l2_packets", c->other_l2);
-	add_u64(o, "encapsulated", c->encapsulated);
-	add_u64(o, "truncated_frames", c->truncated);
-	add_u64(cut, "extension_headers", c->roce_cut[CT_CUT_ROCE_EXT]);
-	add_u64(cut, "after_qpn", c->roce_cut[CT_CUT_AFTER_QPN]);
-	add_u64(cut, "before_qpn", c->roce_cut[CT_CUT_BEFORE_QPN]);
-	json_object_object_add(o, "roce_headers_cut", cut);
-	add_u64(o, "messages_size_inferred", c->messages_size_inferred);
-	add_u64(mal, "total", c->malformed);
+	add(b, o, "file", STR(b, r->source ? r->source : ""));
+	add(b, o, "format", STR(b, r->source_kind ? r->source_kind : "pcap"));
+	add_u64(b, o, "packets", c->packets);
+	add_u64(b, o, "bytes", c->bytes);
+	add_u64(b, o, "first_ts", c->first_ts);
+	add_u64(b, o, "last_ts", c->last_ts);
+	add_u64(b, o, "duration_ns", c->packets ? c->last_ts - c->first_ts : 0);
+	add_u64(b, o, "roce_packets", c->roce_packets);
+	add_u64(b, o, "tcp_packets", c->tcp_packets);
+	add_u64(b, o, "other_ip_packets", c->other_ip);
+	add_u64(b, o, "other_l2_packets", c->other_l2);
+	add_u64(b, o, "encapsulated", c->encapsulated);
+	add_u64(b, o, "truncated_frames", c->truncated);
+	add_u64(b, cut, "extension_headers", c->roce_cut[CT_CUT_ROCE_EXT]);
+	add_u64(b, cut, "after_qpn", c->roce_cut[CT_CUT_AFTER_QPN]);
+	add_u64(b, cut, "before_qpn", c->roce_cut[CT_CUT_BEFORE_QPN]);
+	add(b, o, "roce_headers_cut", cut);
+	add_u64(b, o, "messages_size_inferred", c->messages_size_inferred);
+	add_u64(b, mal, "total", c->malformed);
 	for (unsigned i = 1; i < CT_MAL_COUNT; i++)
 		if (c->malformed_by_reason[i])
-			add_u64(reasons, ct_malformed_name(i), c->malformed_by_reason[i]);
-	json_object_object_add(mal, "by_reason", reasons);
-	json_object_object_add(o, "malformed", mal);
-	json_object_object_add(o, "complete", json_object_new_boolean(!r->error && !r->interval));
-	json_object_object_add(o, "error", r->error ? json_object_new_string(r->error) : NULL);
+			add_u64(b, reasons, ct_malformed_name(i), c->malformed_by_reason[i]);
+	add(b, mal, "by_reason", reasons);
+	add(b, o, "malformed", mal);
+	add(b, o, "complete", BOOL(b, !r->error && !r->interval));
+	add(b, o, "error", r->error ? STR(b, r->error) : NULL);
 	return o;
 }
 
-static json_object *engine_json(const struct ct_report *r)
+static json_object *engine_json(struct jb *b, const struct ct_report *r)
 {
 	const struct ct_engine_counters *c = &r->counters;
-	json_object *o = json_object_new_object();
+	json_object *o = OBJ(b);
 
-	add_u64(o, "flow_capacity", c->table.capacity);
-	add_u64(o, "flow_memory_bytes", c->table.memory_bytes);
-	add_u64(o, "flows_inserted", c->table.inserts);
-	add_u64(o, "evicted_idle", c->table.evicted_idle);
-	add_u64(o, "evicted_full", c->table.evicted_full);
-	add_u64(o, "evicted_unreported", c->evicted_unreported);
-	add_u64(o, "cm_messages", c->cm_messages);
-	add_u64(o, "read_overwrites", c->read_overwrites);
-	add_u64(o, "bursts", c->bursts);
-	add_u64(o, "bursts_dropped", c->bursts_dropped);
+	add_u64(b, o, "flow_capacity", c->table.capacity);
+	add_u64(b, o, "flow_memory_bytes", c->table.memory_bytes);
+	add_u64(b, o, "flows_inserted", c->table.inserts);
+	add_u64(b, o, "evicted_idle", c->table.evicted_idle);
+	add_u64(b, o, "evicted_full", c->table.evicted_full);
+	add_u64(b, o, "evicted_unreported", c->evicted_unreported);
+	add_u64(b, o, "cm_messages", c->cm_messages);
+	add_u64(b, o, "read_overwrites", c->read_overwrites);
+	add_u64(b, o, "bursts", c->bursts);
+	add_u64(b, o, "bursts_dropped", c->bursts_dropped);
 	return o;
 }
 
-static json_object *pfc_json(const struct ct_pfc_counters *p)
+static json_object *pfc_json(struct jb *b, const struct ct_pfc_counters *p)
 {
-	json_object *o = json_object_new_object();
-	json_object *prios = json_object_new_array();
+	json_object *o = OBJ(b);
+	json_object *prios = ARR(b);
 
-	add_u64(o, "pause_frames", p->pause_frames);
-	add_u64(o, "pause_quanta", p->pause_quanta);
-	add_u64(o, "pfc_frames", p->pfc_frames);
+	add_u64(b, o, "pause_frames", p->pause_frames);
+	add_u64(b, o, "pause_quanta", p->pause_quanta);
+	add_u64(b, o, "pfc_frames", p->pfc_frames);
 	for (int i = 0; i < 8; i++) {
-		json_object *e = json_object_new_object();
+		json_object *e = OBJ(b);
 
-		json_object_object_add(e, "priority", json_object_new_int(i));
-		add_u64(e, "frames", p->frames[i]);
-		add_u64(e, "quanta", p->quanta[i]);
-		add_u64(e, "xoff", p->xoff[i]);
-		json_object_array_add(prios, e);
+		add(b, e, "priority", INT(b, i));
+		add_u64(b, e, "frames", p->frames[i]);
+		add_u64(b, e, "quanta", p->quanta[i]);
+		add_u64(b, e, "xoff", p->xoff[i]);
+		push(b, prios, e);
 	}
-	json_object_object_add(o, "priorities", prios);
+	add(b, o, "priorities", prios);
 	return o;
 }
 
 /* How the flows were classified, and the layout the signatures suggest. */
-static json_object *classification_json(const struct ct_classification *c)
+static json_object *classification_json(struct jb *b, const struct ct_classification *c)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = OBJ(b);
 
-	json_object_object_add(o, "method", json_object_new_string(c->method));
+	add(b, o, "method", STR(b, c->method));
 	if (!strcmp(c->method, "signatures")) {
-		json_object *l = json_object_new_object();
+		json_object *l = OBJ(b);
 
-		json_object_object_add(l, "hosts", json_object_new_int((int)c->layout.hosts));
-		json_object_object_add(l, "pp_stages", json_object_new_int((int)c->layout.pp_stages));
-		json_object_object_add(l, "dp_ring", json_object_new_int((int)c->layout.dp_ring));
-		json_object_object_add(l, "ep_group", json_object_new_int((int)c->layout.ep_group));
-		json_object_object_add(o, "inferred_layout", l);
+		add(b, l, "hosts", INT(b, (int)c->layout.hosts));
+		add(b, l, "pp_stages", INT(b, (int)c->layout.pp_stages));
+		add(b, l, "dp_ring", INT(b, (int)c->layout.dp_ring));
+		add(b, l, "ep_group", INT(b, (int)c->layout.ep_group));
+		add(b, o, "inferred_layout", l);
 	}
 	return o;
 }
@@ -417,52 +446,54 @@ int ct_report_add_section(struct ct_report *r, const char *name, struct json_obj
 }
 
 /* Where an interval report stands among its producer's reports. */
-static json_object *report_json(const struct ct_report *r)
+static json_object *report_json(struct jb *b, const struct ct_report *r)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = OBJ(b);
 
-	json_object_object_add(o, "kind", json_object_new_string("interval"));
-	add_u64(o, "seq", r->seq);
+	add(b, o, "kind", STR(b, "interval"));
+	add_u64(b, o, "seq", r->seq);
 	return o;
 }
 
 json_object *ct_report_document(const struct ct_report *r)
 {
-	json_object *root = json_object_new_object();
-	json_object *clock = json_object_new_object();
-	json_object *flows = json_object_new_array_ext((int)r->flows.count);
+	struct jb jb = {0}, *b = &jb;
+	json_object *root = OBJ(b);
+	json_object *clock = OBJ(b);
+	json_object *flows = made(b, json_object_new_array_ext((int)r->flows.count));
 
-	json_object_object_add(root, "schema", json_object_new_string(CT_REPORT_SCHEMA));
-	json_object_object_add(root, "generator",
-			       json_object_new_string("commtap " COMMTAP_VERSION));
-	json_object_object_add(clock, "source",
-			       json_object_new_string(r->source_kind ? r->source_kind : "pcap"));
-	json_object_object_add(clock, "description", json_object_new_string(r->clock));
-	json_object_object_add(clock, "unit", json_object_new_string("ns since the Unix epoch"));
-	json_object_object_add(root, "clock", clock);
+	add(b, root, "schema", STR(b, CT_REPORT_SCHEMA));
+	add(b, root, "generator", STR(b, "commtap " COMMTAP_VERSION));
+	add(b, clock, "source", STR(b, r->source_kind ? r->source_kind : "pcap"));
+	add(b, clock, "description", STR(b, r->clock));
+	add(b, clock, "unit", STR(b, "ns since the Unix epoch"));
+	add(b, root, "clock", clock);
 	if (r->interval)
-		json_object_object_add(root, "report", report_json(r));
+		add(b, root, "report", report_json(b, r));
 	if (r->cut_short)
-		json_object_object_add(root, "analysis_cut_short",
-				       json_object_new_string(r->cut_short));
-	json_object_object_add(root, "capture", capture_json(r));
-	json_object_object_add(root, "engine", engine_json(r));
+		add(b, root, "analysis_cut_short", STR(b, r->cut_short));
+	add(b, root, "capture", capture_json(b, r));
+	add(b, root, "engine", engine_json(b, r));
 	for (size_t i = 0; i < r->flows.count; i++)
-		json_object_array_add(flows, flow_json(r, i));
+		push(b, flows, flow_json(b, r, i));
 	if (r->periodicity) {
-		json_object_object_add(root, "job", job_json(r->periodicity));
-		json_object_object_add(root, "jobs", jobs_json(r));
+		add(b, root, "job", job_json(b, r->periodicity));
+		add(b, root, "jobs", jobs_json(b, r));
 	}
 	if (r->classes)
-		json_object_object_add(root, "classification", classification_json(r->classes));
-	json_object_object_add(root, "flows", flows);
-	json_object_object_add(root, "pfc", pfc_json(&r->counters.pfc));
+		add(b, root, "classification", classification_json(b, r->classes));
+	add(b, root, "flows", flows);
+	add(b, root, "pfc", pfc_json(b, &r->counters.pfc));
 	if (r->periodicity)
-		json_object_object_add(root, "cc", cc_json(r));
+		add(b, root, "cc", cc_json(b, r));
 	for (unsigned i = 0; i < r->n_sections; i++)
 		if (r->sections[i].value)
-			json_object_object_add(root, r->sections[i].name,
-					       json_object_get(r->sections[i].value));
+			add(b, root, r->sections[i].name, json_object_get(r->sections[i].value));
+	if (jb.oom) {
+		/* never a document with holes: the caller keeps the previous report */
+		json_object_put(root);
+		return NULL;
+	}
 	return root;
 }
 
@@ -471,7 +502,9 @@ int ct_report_document_write(json_object *doc, FILE *out)
 	const char *text = json_object_to_json_string_ext(
 		doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 
-	if (!text || fputs(text, out) < 0 || fputc('\n', out) < 0)
+	if (!text)
+		return -ENOMEM; /* json-c's print buffer */
+	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
 		return -EIO;
 	return 0;
 }

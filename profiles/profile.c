@@ -537,6 +537,255 @@ static int load_hardware(struct loader *L, json_object *root, struct ct_profile 
 	return 0;
 }
 
+/*
+ * Duplicate keys. json-c keeps the last value of a repeated key without a
+ * word, so the text (already parsed, hence valid JSON) is scanned again:
+ * the keys of each open object, decoded (so "a" and "\u0061" are one key),
+ * are sorted when it closes and neighbours compared. The repeat found
+ * earliest in the text is reported.
+ */
+struct seen_key {
+	size_t at;   /* the offset of its opening quote */
+	size_t name; /* its decoded bytes, in dup_scan.names */
+	size_t len;
+};
+
+struct dup_scan {
+	struct seen_key *keys;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+	size_t dup_at, first_at; /* the earliest repeat, and where its key came first */
+	size_t dup;		 /* its index in keys while its object is checked */
+	char dup_name[64];
+};
+
+static int names_put(struct dup_scan *d, const char *bytes, size_t len)
+{
+	if (d->names_len + len > d->names_cap) {
+		size_t cap = d->names_cap ? d->names_cap * 2 : 256;
+		char *p;
+
+		while (cap < d->names_len + len)
+			cap *= 2;
+		p = realloc(d->names, cap);
+		if (!p)
+			return -ENOMEM;
+		d->names = p;
+		d->names_cap = cap;
+	}
+	memcpy(d->names + d->names_len, bytes, len);
+	d->names_len += len;
+	return 0;
+}
+
+static unsigned hex4(const char *s)
+{
+	unsigned v = 0;
+
+	for (int i = 0; i < 4; i++)
+		v = v << 4 | (unsigned)(s[i] <= '9' ? s[i] - '0' : (s[i] | 0x20) - 'a' + 10);
+	return v;
+}
+
+/*
+ * The string whose opening quote is at text[i]: decoded into d->names when
+ * keep (a key), else only skipped. Returns the offset after its closing
+ * quote, or 0 when out of memory.
+ */
+static size_t scan_string(struct dup_scan *d, const char *text, size_t size, size_t i, int keep)
+{
+	for (i++; i < size && text[i] != '"'; i++) {
+		char out[4];
+		size_t len = 1;
+		unsigned cp;
+
+		out[0] = text[i];
+		if (text[i] == '\\' && i + 1 < size) {
+			switch (text[++i]) {
+			case 'b':
+				out[0] = '\b';
+				break;
+			case 'f':
+				out[0] = '\f';
+				break;
+			case 'n':
+				out[0] = '\n';
+				break;
+			case 'r':
+				out[0] = '\r';
+				break;
+			case 't':
+				out[0] = '\t';
+				break;
+			case 'u':
+				if (i + 4 >= size)
+					return size;
+				cp = hex4(text + i + 1);
+				i += 4;
+				if (cp >= 0xd800 && cp < 0xdc00 && i + 6 < size &&
+				    text[i + 1] == '\\' && text[i + 2] == 'u') {
+					unsigned lo = hex4(text + i + 3);
+
+					if (lo >= 0xdc00 && lo < 0xe000) {
+						cp = 0x10000 + ((cp - 0xd800) << 10) +
+						     (lo - 0xdc00);
+						i += 6;
+					}
+				}
+				if (cp < 0x80) {
+					out[0] = (char)cp;
+				} else if (cp < 0x800) {
+					out[0] = (char)(0xc0 | cp >> 6);
+					out[1] = (char)(0x80 | (cp & 0x3f));
+					len = 2;
+				} else if (cp < 0x10000) {
+					out[0] = (char)(0xe0 | cp >> 12);
+					out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+					out[2] = (char)(0x80 | (cp & 0x3f));
+					len = 3;
+				} else {
+					out[0] = (char)(0xf0 | cp >> 18);
+					out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+					out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+					out[3] = (char)(0x80 | (cp & 0x3f));
+					len = 4;
+				}
+				break;
+			default:
+				out[0] = text[i]; /* \" \\ \/ */
+			}
+		}
+		if (keep && names_put(d, out, len))
+			return 0;
+	}
+	return i + 1;
+}
+
+static int key_order(const void *a, const void *b, void *ctx)
+{
+	const struct seen_key *x = a, *y = b;
+	const char *names = ctx;
+	size_t len = x->len < y->len ? x->len : y->len;
+	int c = memcmp(names + x->name, names + y->name, len);
+
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static int same_key(const struct dup_scan *d, const struct seen_key *x, const struct seen_key *y)
+{
+	return x->len == y->len && !memcmp(d->names + x->name, d->names + y->name, x->len);
+}
+
+/* An object closes: its keys are keys[from..n). */
+static void check_object(struct dup_scan *d, size_t from)
+{
+	struct seen_key *k = d->keys + from;
+	size_t n = d->n - from;
+	size_t names_from = n ? k[0].name : d->names_len; /* before the sort moves it */
+
+	qsort_r(k, n, sizeof(*k), key_order, d->names);
+	for (size_t i = 1; i < n; i++) {
+		if (!same_key(d, &k[i], &k[i - 1]) || (i > 1 && same_key(d, &k[i - 1], &k[i - 2])))
+			continue; /* not the first repeat of its key */
+		if (!d->dup_at || k[i].at < d->dup_at) {
+			size_t len = k[i].len < sizeof(d->dup_name) - 1 ? k[i].len
+									: sizeof(d->dup_name) - 1;
+
+			d->dup_at = k[i].at;
+			d->first_at = k[i - 1].at;
+			for (size_t j = 0; j < len; j++) {
+				char c = d->names[k[i].name + j];
+
+				d->dup_name[j] = c >= 0x20 && c < 0x7f ? c : '?';
+			}
+			d->dup_name[len] = 0;
+		}
+	}
+	d->n = from;
+	d->names_len = names_from;
+}
+
+/*
+ * Scan text (valid JSON) for a key repeated within one object: 1 with
+ * d->dup_at, first_at and dup_name set, 0 none, -ENOMEM.
+ */
+static int find_duplicate_key(struct dup_scan *d, const char *text, size_t size)
+{
+	struct {
+		size_t from; /* its first key in d->keys; SIZE_MAX: an array */
+		int want_key;
+	} open[JSON_TOKENER_DEFAULT_DEPTH + 1];
+	int depth = 0;
+
+	for (size_t i = 0; i < size;) {
+		int in_object = depth && open[depth - 1].from != SIZE_MAX;
+
+		switch (text[i]) {
+		case '{':
+		case '[':
+			if (depth == (int)(sizeof(open) / sizeof(open[0])))
+				return 0; /* deeper than json-c parses: not reached */
+			open[depth].from = text[i] == '{' ? d->n : SIZE_MAX;
+			open[depth++].want_key = 1;
+			i++;
+			break;
+		case '}':
+			if (in_object)
+				check_object(d, open[depth - 1].from);
+			/* fall through */
+		case ']':
+			depth -= depth > 0;
+			i++;
+			break;
+		case ',':
+			if (in_object)
+				open[depth - 1].want_key = 1;
+			i++;
+			break;
+		case '"':
+			if (in_object && open[depth - 1].want_key) {
+				struct seen_key k = {.at = i, .name = d->names_len};
+
+				if (d->n == d->cap) {
+					size_t cap = d->cap ? d->cap * 2 : 32;
+					struct seen_key *p = realloc(d->keys, cap * sizeof(*p));
+
+					if (!p)
+						return -ENOMEM;
+					d->keys = p;
+					d->cap = cap;
+				}
+				i = scan_string(d, text, size, i, 1);
+				if (!i)
+					return -ENOMEM;
+				k.len = d->names_len - k.name;
+				d->keys[d->n++] = k;
+				open[depth - 1].want_key = 0;
+			} else {
+				i = scan_string(d, text, size, i, 0);
+			}
+			break;
+		default:
+			i++;
+		}
+	}
+	return d->dup_at ? 1 : 0;
+}
+
+static unsigned line_of(const char *text, size_t off)
+{
+	unsigned line = 1;
+
+	for (size_t i = 0; i < off; i++)
+		line += text[i] == '\n';
+	return line;
+}
+
 static int parse_file(struct loader *L, const char *path, json_object **root)
 {
 	struct json_tokener *tok;
@@ -597,6 +846,27 @@ static int parse_file(struct loader *L, const char *path, json_object **root)
 		err = fail(L, "$", "expected a JSON object");
 		json_object_put(*root);
 		*root = NULL;
+	} else {
+		/* json-c keeps the last of a repeated key: refused, with both places */
+		struct dup_scan d = {0};
+		int dup = find_duplicate_key(&d, text, (size_t)size);
+
+		if (dup > 0)
+			snprintf(L->err, L->errlen,
+				 "%s: line %u (byte %zu): duplicate key \"%s\" (first at line %u, "
+				 "byte %zu)",
+				 path, line_of(text, d.dup_at), d.dup_at, d.dup_name,
+				 line_of(text, d.first_at), d.first_at);
+		else if (dup < 0)
+			snprintf(L->err, L->errlen, "%s: out of memory checking for duplicate keys",
+				 path);
+		if (dup) {
+			err = dup < 0 ? dup : -EINVAL;
+			json_object_put(*root);
+			*root = NULL;
+		}
+		free(d.keys);
+		free(d.names);
 	}
 	if (tok)
 		json_tokener_free(tok);

@@ -5,7 +5,7 @@
 # compared with `commtap analyze` on the same capture.
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
-# CASE: xdp | tc | period | persist | ring | lru | gpu | errors | twins
+# CASE: xdp | tc | period | persist | ring | lru | gpu | errors | twins | user
 # (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
@@ -384,6 +384,88 @@ twins) # two namespaces, one interface name: each agent its own pins and flows
 	compare "$work/tcp.pcap.gap.json" "$work/reports-d/commtap-report-final.json" --fields packets,bytes,messages,message_bytes,retransmits
 	[ -e $pinsb ] || [ -e $twins ] && fail "pins left after clean exits"
 	echo "twins: each agent reported its own namespace's flows"
+	;;
+user) # least privilege: the reader drops to an ordinary user with no capability
+	getent passwd nobody >/dev/null || skip "there is no user nobody"
+	uid=$(id -u nobody) gid=$(id -g nobody)
+	synth "$work/roce.pcap" --noise
+	chmod 0711 "$work" # nobody reaches its report directory, nothing else
+	mkdir -p "$work/reports" && chown nobody:$gid "$work/reports"
+	# an unknown user is refused before anything is attached
+	out=$(in_b "$commtap" agent --iface $vethb --duration 1 --user nosuch$id \
+		--report-dir "$work/reports" 2>&1) && fail "agent accepted --user nosuch$id"
+	echo "$out" | grep -q "no such user" || fail "unclear error: $out"
+	ip -n $nsb link show $vethb | grep -q "prog/xdp" && fail "XDP attached for an unknown user"
+	# a report directory the user cannot write: the reader says so, the root process detaches
+	mkdir -p "$work/rootonly"
+	out=$(in_b "$commtap" agent --iface $vethb --duration 1 --user nobody \
+		--report-dir "$work/rootonly" 2>&1) && fail "agent ran with a report dir nobody cannot write"
+	echo "$out" | grep -q "report-dir $work/rootonly: Permission denied as user nobody" ||
+		fail "unclear error: $out"
+	ip -n $nsb link show $vethb | grep -q "prog/xdp" && fail "XDP left attached after the reader failed"
+	[ -e $pinsb ] && fail "pins left after the reader failed"
+
+	ip -n $nsb link set lo up
+	start_agent "$work/reports" --tcp-gap 10000 --user nobody --listen 127.0.0.1:9465
+	reader=$(sed -n 's/.*reading as user nobody (uid [0-9]*, pid \([0-9]*\)).*/\1/p' "$work/agent.err")
+	[ -n "$reader" ] || { cat "$work/agent.err"; fail "the agent names no reader"; }
+	st=/proc/$reader/status
+	grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|PPid):' $st | tr '\t' ' '
+	grep -Eq "^Uid:\s+$uid\s+$uid\s+$uid\s+$uid$" $st || fail "the reader's uid is not $uid"
+	grep -Eq "^Gid:\s+$gid\s+$gid\s+$gid\s+$gid$" $st || fail "the reader's gid is not $gid"
+	for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+		grep -Eq "^$set:\s+0+$" $st || fail "the reader keeps capabilities ($set)"
+	done
+	grep -Eq '^NoNewPrivs:\s+1$' $st || fail "the reader lacks no_new_privs"
+	grep -Eq "^PPid:\s+$agent_pid$" $st || fail "the reader is not the agent's child"
+	# not dumpable (no ptrace by nobody's other processes): its /proc files stay root's
+	[ "$(stat -c %u /proc/$reader/mem)" = 0 ] || fail "the reader is dumpable"
+	grep -Eq '^Uid:\s+0\s' /proc/$agent_pid/status || fail "the detaching process is not root"
+	# the /metrics server runs in the reader: no thread of the root process listens
+	ls /proc/$agent_pid/task | wc -l | grep -qx 1 || fail "the root process runs threads"
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	# an interval report (every 0.5 s) after the replay: within 10 s on a loaded machine
+	# (before the first report /metrics has nothing to serve)
+	for _ in $(seq 40); do
+		sleep 0.25
+		in_b curl -sf http://127.0.0.1:9465/metrics >"$work/metrics.txt" &&
+			grep -Eq '^commtap_packets_total [1-9]' "$work/metrics.txt" && break
+	done
+	grep -Eq '^commtap_packets_total [1-9]' "$work/metrics.txt" ||
+		fail "no /metrics with the replayed packets from the unprivileged reader in 10 s"
+	stop_agent INT
+	compare "$work/roce.pcap.gap.json" "$final" --fields packets,bytes,messages,message_bytes,msg_size_hist,cnp,ecn_ce,retransmits
+	ls -ln "$work/reports"
+	others=$(find "$work/reports" -mindepth 1 ! -uid $uid)
+	[ -z "$others" ] || fail "report files not owned by nobody: $others"
+	[ -n "$(find "$work/reports" -name 'commtap-report-0*.json' -uid $uid)" ] ||
+		fail "no interval report written by nobody"
+	ip -n $nsb link show $vethb | grep -q "prog/xdp" && fail "XDP still attached after a clean exit"
+	in_b tc filter show dev $vethb egress | grep -q ct_tc_egress &&
+		fail "TC egress program still attached after a clean exit"
+	[ -e $pinsb ] && fail "maps still pinned after a clean exit"
+
+	# without --user: the report directory's owner; kill -9 of the root process takes the reader along
+	start_agent "$work/reports" --persist
+	grep -q "reading as user nobody" "$work/agent.err" ||
+		{ cat "$work/agent.err"; fail "the agent did not drop to the report directory's owner"; }
+	reader=$(sed -n 's/.*reading as user nobody (uid [0-9]*, pid \([0-9]*\)).*/\1/p' "$work/agent.err")
+	kill -KILL $agent_pid
+	wait $agent_pid
+	agent_pid=
+	for _ in $(seq 50); do
+		kill -0 $reader 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 $reader 2>/dev/null && fail "the reader outlived its root process"
+	start_agent "$work/reports" --user root
+	grep -q "continuing the pinned probe's counters" "$work/agent.err" ||
+		fail "the agent after kill -9 did not take over the pinned probe"
+	grep -q "running as root throughout (--user root)" "$work/agent.err" ||
+		fail "--user root did not keep root: $(cat "$work/agent.err")"
+	stop_agent TERM
+	[ -e $pinsb ] && fail "maps still pinned after a clean exit"
+	echo "user: the reader ran as nobody without capabilities and reported its flows"
 	;;
 *)
 	fail "unknown case $case_"
