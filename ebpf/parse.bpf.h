@@ -196,7 +196,8 @@ static __always_inline int ctp_parse_ipv4(__u8 *ip, void *end, __u32 l2_len, str
 	pkt->dscp = ip[1] >> 2;
 	pkt->ecn = ip[1] & 3;
 	pkt->wire_len = l2_len + total;
-	ctp_copy_words(pkt->key4.src, ip + 12, 8); /* src, then dst */
+	/* the source address, then the destination */
+	ctp_copy_words(pkt->key4.src, ip + 12, 8);
 	if (ctp_get16(ip + 6) & 0x1fff) /* a later fragment has no L4 header */
 		return CTP_PKT_OTHER_IP;
 	pkt->hdr_len = l2_len + ihl;
@@ -221,7 +222,8 @@ static __always_inline int ctp_parse_ipv6(__u8 *ip, void *end, __u32 l2_len, str
 	pkt->ecn = tclass & 3;
 	pkt->wire_len = l2_len + 40 + remaining;
 	pkt->ipv6 = 1;
-	ctp_copy_words(pkt->key.src, ip + 8, 32); /* src, then dst */
+	/* the source address, then the destination */
+	ctp_copy_words(pkt->key.src, ip + 8, 32);
 	next = ip[6];
 	p = ip + 40;
 	pkt->hdr_len = l2_len + 40;
