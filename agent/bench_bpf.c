@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "baseline.skel.h"
@@ -85,6 +86,27 @@ static unsigned long long map_memlock(int fd)
 			break;
 	fclose(f);
 	return v;
+}
+
+/*
+ * What the clock baselines read: the clocksource behind bpf_ktime_get_ns
+ * (a virtualised one costs more per read), and the coarse clock's tick,
+ * which decides whether bpf_ktime_get_coarse_ns could time burst gaps.
+ */
+static void print_clocks(void)
+{
+	char src[64] = "unknown";
+	struct timespec res = {0};
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+
+	if (f) {
+		if (fgets(src, sizeof(src), f))
+			src[strcspn(src, "\n")] = 0;
+		fclose(f);
+	}
+	clock_getres(CLOCK_MONOTONIC_COARSE, &res);
+	printf("clocksource %s; coarse clock tick %.3f ms\n", src,
+	       (res.tv_sec * 1e9 + res.tv_nsec) / 1e6);
 }
 
 static void usage(FILE *out)
@@ -297,6 +319,7 @@ int main(int argc, char **argv)
 	       use_min ? "fastest" : "median", runs);
 	printf("empty: empty xdp.frags program (the goal's baseline); clock: reads the clock "
 	       "once\n");
+	print_clocks();
 	if (other)
 		printf("cmp: %s\n", compare);
 	printf("\n%-28s %6s %6s %6s %6s %6s %6s %6s %8s %8s %8s %8s", "frame", "empty", "clock",

@@ -89,6 +89,18 @@ static __always_inline __u32 ctp_get32(const __u8 *p)
 	return bpf_ntohl(*(const __u32 *)p);
 }
 
+/*
+ * Copy n (a multiple of 4) bytes of addresses by 4-byte loads and stores:
+ * __builtin_memcpy from a byte pointer is expanded byte by byte (an IPv6
+ * address pair took about 90 instructions per packet, now 16).
+ */
+static __always_inline void ctp_copy_words(void *dst, const __u8 *src, int n)
+{
+#pragma unroll
+	for (int i = 0; i < n; i += 4)
+		*(__u32 *)(dst + i) = *(const __u32 *)(src + i);
+}
+
 static __always_inline int ctp_parse_bth(__u8 *p, void *end, __u32 udp_payload, struct ctp_pkt *pkt,
 					 struct ctp_key_ref k)
 {
@@ -184,8 +196,8 @@ static __always_inline int ctp_parse_ipv4(__u8 *ip, void *end, __u32 l2_len, str
 	pkt->dscp = ip[1] >> 2;
 	pkt->ecn = ip[1] & 3;
 	pkt->wire_len = l2_len + total;
-	__builtin_memcpy(pkt->key4.src, ip + 12, 4);
-	__builtin_memcpy(pkt->key4.dst, ip + 16, 4);
+	/* the source address, then the destination */
+	ctp_copy_words(pkt->key4.src, ip + 12, 8);
 	if (ctp_get16(ip + 6) & 0x1fff) /* a later fragment has no L4 header */
 		return CTP_PKT_OTHER_IP;
 	pkt->hdr_len = l2_len + ihl;
@@ -210,8 +222,8 @@ static __always_inline int ctp_parse_ipv6(__u8 *ip, void *end, __u32 l2_len, str
 	pkt->ecn = tclass & 3;
 	pkt->wire_len = l2_len + 40 + remaining;
 	pkt->ipv6 = 1;
-	__builtin_memcpy(pkt->key.src, ip + 8, 16);
-	__builtin_memcpy(pkt->key.dst, ip + 24, 16);
+	/* the source address, then the destination */
+	ctp_copy_words(pkt->key.src, ip + 8, 32);
 	next = ip[6];
 	p = ip + 40;
 	pkt->hdr_len = l2_len + 40;
