@@ -247,7 +247,7 @@ def run(commtap, profile, rules, dashboard, t, procs):
             except AssertionError as e:
                 fail(f"panel {panel['title']!r}: {e}")
     for var in dash["templating"]["list"]:
-        q = var.get("definition", "")
+        q = var.get("query", {}).get("query", "") if var["type"] == "query" else ""
         m = re.fullmatch(r"label_values\((\w+), (\w+)\)", q)
         if var["type"] == "query" and not (m and prom.query(f"count by ({m[2]}) ({m[1]})")):
             fail(f"variable {var['name']}: {q} gives no values")
