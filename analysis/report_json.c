@@ -384,6 +384,8 @@ static json_object *classification_json(const struct ct_classification *c)
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "method", json_object_new_string(c->method));
+	if (c->profile)
+		json_object_object_add(o, "profile", json_object_new_string(c->profile));
 	if (!strcmp(c->method, "signatures")) {
 		json_object *l = json_object_new_object();
 

@@ -16,7 +16,7 @@
 #define NO_JOB		"none"
 #define CT_PROM_CLASSES (CT_CLASS_OTHER + 1)   /* TP PP DP EP EmbTableSyn Other */
 #define JOB_LABELS	(CT_PROM_TOP_JOBS + 2) /* the top jobs, _other, none */
-#define JOB_ID_LEN	32		       /* "j", 8 hex digits, "-N" for a repeat */
+#define JOB_ID_LEN	96		       /* a profile's name, or "j" and 8 hex digits; "-N" */
 
 struct pair {
 	int job;	   /* index into job_ids */
@@ -77,18 +77,26 @@ static void gauge(struct prom *p, const char *name, const char *help, double v)
 }
 
 /*
- * The fleet's name for a job: the same on every probe that sees the job, so
- * that rules can join their views. Today the job's hosts (jobs[].hosts, in
- * address order) hashed (FNV-1a, 32 bits): each probe that sees a job's
- * iterations sees every host that sends in them, a view split by hosts
- * included. The one place to change when the job identity improves
- * (profiles, labels naming the job).
+ * The fleet's name for a job (jobs[index]): the same on every probe that
+ * sees the job, so that rules can join their views. The profile's name
+ * when one was given (it describes the busiest job, jobs[0]); otherwise
+ * the job's hosts (jobs[].hosts, in address order) hashed (FNV-1a, 32
+ * bits): probes that see every host sending in the job's iterations agree
+ * (a view split by hosts of a job whose hosts all talk across the split, a
+ * mirror), a host in a large ring sees only its neighbours. The one place
+ * to change when the job identity improves (labels naming the job).
  */
-static void job_identity(json_object *job, char *id, size_t len)
+static void job_identity(json_object *doc, size_t index, char *id, size_t len)
 {
+	json_object *job = ct_doc_at(ct_doc_get(doc, "jobs"), index);
 	json_object *hosts = ct_doc_get(job, "hosts");
+	const char *profile = ct_doc_str(ct_doc_get(doc, "classification"), "profile");
 	uint32_t h = 2166136261u;
 
+	if (index == 0 && profile && *profile) {
+		snprintf(id, len, "%s", profile);
+		return;
+	}
 	for (size_t i = 0; i < ct_doc_len(hosts); i++) {
 		const char *a = json_object_get_string(ct_doc_at(hosts, i));
 
@@ -132,10 +140,10 @@ static void job_ids(struct prom *p)
 	for (size_t j = 0; j < p->n_jobs; j++) {
 		char *id = p->job_ids[j];
 
-		job_identity(ct_doc_at(jobs, j), id, JOB_ID_LEN);
+		job_identity(p->doc, j, id, JOB_ID_LEN - 8);
 		for (size_t k = 0; k < j; k++)
 			if (!strcmp(p->job_ids[k], id))
-				snprintf(id + 9, JOB_ID_LEN - 9, "-%zu", j);
+				snprintf(id + strlen(id), 8, "-%d", (int)j);
 	}
 	snprintf(p->job_ids[p->n_jobs], JOB_ID_LEN, "%s", OTHER);
 	snprintf(p->job_ids[p->n_jobs + 1], JOB_ID_LEN, "%s", NO_JOB);
@@ -155,7 +163,9 @@ static int job_of(const struct prom *p, json_object *flow)
 
 static void job_labels(struct prom *p, int job)
 {
-	fprintf(p->out, "ct_job=\"%s\",vantage=\"", p->job_ids[job]);
+	fputs("ct_job=\"", p->out);
+	label_value(p->out, p->job_ids[job]);
+	fputs("\",vantage=\"", p->out);
 	label_value(p->out, p->vantage);
 	fputc('"', p->out);
 }
