@@ -244,13 +244,39 @@ static void gpu_join(const struct agent_opts *o, const struct ct_knowledge *k,
 		fprintf(stderr, "commtap agent: --gpu %s: no rings there\n", dir);
 }
 
+struct gpu_join_ctx {
+	const struct agent_opts *o;
+	const struct ct_knowledge *k;
+	struct ct_collect *col;
+	json_object *gpu;
+};
+
+/* After the final report's whole analysis: the GPU rings joined to its classes. */
+static void join_gpu(struct ct_report *r, void *ctx)
+{
+	struct gpu_join_ctx *g = ctx;
+
+	if (g->gpu)
+		return; /* the rings are read once: reading consumes them */
+	gpu_join(g->o, g->k, g->col, r, &g->gpu);
+	if (g->gpu)
+		ct_report_add_section(r, "gpu", g->gpu);
+}
+
 static int put_report(const struct agent_opts *o, const struct ct_knowledge *k,
 		      struct ct_collect *col, const char *source, int final,
 		      struct ct_report_sink *sink)
 {
 	struct ct_report r = {0};
-	struct ct_analysis an = {0};
-	json_object *host = NULL, *gpu = NULL;
+	struct gpu_join_ctx g = {o, k, col, NULL};
+	struct ct_report_input in = {
+		.know = k,
+		.bursts = &col->bursts,
+		.min_period_s = o->common.min_period_s,
+		.analysed = final ? join_gpu : NULL,
+		.ctx = &g,
+	};
+	json_object *host = NULL;
 	int rc;
 
 	rc = ct_collect_read(col, final);
@@ -261,28 +287,22 @@ static int put_report(const struct agent_opts *o, const struct ct_knowledge *k,
 	}
 	rc = ct_collect_report(col, &r, &host);
 	if (!rc) {
-		ct_analysis_run(k, &r, NULL, 0, &col->bursts, o->common.min_period_s, &an);
 		r.source = source;
 		r.source_kind = "ebpf";
 		r.clock =
 			"the probe's CLOCK_MONOTONIC moved to CLOCK_REALTIME at the agent's start";
 		r.nic_gbps = o->common.nic_gbps;
 		ct_report_add_section(&r, "host", host);
-		if (final)
-			gpu_join(o, k, col, &r, &gpu);
-		if (gpu)
-			ct_report_add_section(&r, "gpu", gpu);
-		rc = ct_report_sink_put(sink, &r, final);
+		rc = ct_report_sink_analyse(sink, &in, &r, final, final && stop);
 	} else {
 		fprintf(stderr, "commtap agent: out of memory building the report\n");
 	}
 	if (col->oom)
 		fprintf(stderr, "commtap agent: out of memory: %llu records are missing\n",
 			(unsigned long long)col->oom);
-	ct_analysis_free(&an);
 	ct_flow_set_free(&r.flows);
 	json_object_put(host);
-	json_object_put(gpu);
+	json_object_put(g.gpu);
 	return rc;
 }
 
@@ -320,6 +340,7 @@ int cmd_agent(int argc, char **argv)
 		.final_in_dir = 1,
 		.resume_numbering = 1,
 		.listen = o.common.listen,
+		.shutdown_deadline_s = o.common.shutdown_deadline_s,
 	};
 	if (ct_report_sink_open(&sink_cfg, &sink, err, sizeof(err))) {
 		fprintf(stderr, "commtap agent: %s\n", err);

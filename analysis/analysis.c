@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int ct_knowledge_load(const char *labels_path, const char *profile_path, struct ct_knowledge *k,
 		      char *err, size_t errlen)
@@ -78,6 +79,24 @@ void ct_knowledge_free(struct ct_knowledge *k)
 	}
 }
 
+uint64_t ct_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether the step about to start may still run; if not, the report says what was left out. */
+static int in_time(const struct ct_analysis *a, struct ct_report *r, const char *left_out)
+{
+	if (!a->deadline_ns || ct_monotonic_ns() < a->deadline_ns)
+		return 1;
+	if (!r->cut_short)
+		r->cut_short = left_out;
+	return 0;
+}
+
 int ct_analysis_run(const struct ct_knowledge *k, struct ct_report *r, const struct ct_cm_event *cm,
 		    unsigned n_cm, const struct ct_burst_log *bursts, double min_period_s,
 		    struct ct_analysis *a)
@@ -86,12 +105,18 @@ int ct_analysis_run(const struct ct_knowledge *k, struct ct_report *r, const str
 
 	ct_flow_set_sort(&r->flows);
 	ct_flow_set_pair(&r->flows, cm, n_cm);
+	if (!in_time(a, r,
+		     "the shutdown deadline passed before the periodicity: no periodicity, "
+		     "jobs, classes or cc figures"))
+		return -ETIMEDOUT;
 	if (ct_periodicity_compute(&r->flows, bursts, min_period_s, &a->periodicity)) {
 		ct_log(CT_LOG_WARN, "out of memory: the report has no periodicity");
 		err = -ENOMEM;
 	} else {
 		r->periodicity = &a->periodicity;
 	}
+	if (!in_time(a, r, "the shutdown deadline passed before the classification: no classes"))
+		return -ETIMEDOUT;
 	if (ct_classify(&r->flows, r->periodicity, k->labels.n ? &k->labels : NULL,
 			k->have_profile ? &k->expect : NULL, &a->classes)) {
 		ct_log(CT_LOG_WARN, "out of memory: the report has no classes");
@@ -99,6 +124,9 @@ int ct_analysis_run(const struct ct_knowledge *k, struct ct_report *r, const str
 	} else {
 		r->classes = &a->classes;
 		/* the receivers' cc figures again for each class alone */
+		if (r->periodicity &&
+		    !in_time(a, r, "the shutdown deadline passed before the cc figures per class"))
+			return -ETIMEDOUT;
 		if (r->periodicity && ct_classification_cc(&a->classes, &r->flows, &a->periodicity)) {
 			ct_log(CT_LOG_WARN, "out of memory: the cc section has no classes");
 			err = -ENOMEM;
@@ -109,6 +137,17 @@ int ct_analysis_run(const struct ct_knowledge *k, struct ct_report *r, const str
 
 void ct_analysis_free(struct ct_analysis *a)
 {
+	uint64_t deadline = a->deadline_ns;
+
 	ct_classification_free(&a->classes);
 	ct_periodicity_free(&a->periodicity);
+	memset(a, 0, sizeof(*a));
+	a->deadline_ns = deadline;
+}
+
+void ct_report_forget_analysis(struct ct_report *r)
+{
+	r->periodicity = NULL;
+	r->classes = NULL;
+	r->cut_short = NULL;
 }

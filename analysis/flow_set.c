@@ -112,6 +112,7 @@ static void summary_from_flow(struct ct_flow_summary *sum, const struct ct_flow 
 	sum->naks_rnr = c->naks_rnr;
 	sum->naks_other = c->naks_other;
 	sum->partial_messages = c->partial_messages;
+	sum->size_inferred = c->size_inferred;
 	sum->read_requests = c->read_requests;
 	sum->read_bytes_requested = c->read_bytes_requested;
 	sum->reads_matched = c->reads_matched;
@@ -157,6 +158,7 @@ static void summary_merge(struct ct_flow_summary *a, const struct ct_flow_summar
 	a->naks_rnr += b->naks_rnr;
 	a->naks_other += b->naks_other;
 	a->partial_messages += b->partial_messages;
+	a->size_inferred += b->size_inferred;
 	a->read_requests += b->read_requests;
 	a->read_bytes_requested += b->read_bytes_requested;
 	a->reads_matched += b->reads_matched;

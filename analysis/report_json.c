@@ -142,7 +142,12 @@ static json_object *flow_json(const struct ct_report *r, size_t i)
 	json_object_object_add(o, "transport", json_object_new_string(roce ? "roce" : "tcp"));
 	json_object_object_add(o, "src", addr_json(&f->key.src));
 	json_object_object_add(o, "dst", addr_json(&f->key.dst));
-	if (roce) {
+	if (roce && CT_QPN_IS_CUT(f->key.id)) { /* copies cut before their QPN */
+		json_object_object_add(o, "qpn", NULL);
+		json_object_object_add(
+			o, "qpn_cut",
+			json_object_new_string(ct_malformed_name(CT_QPN_CUT_REASON(f->key.id))));
+	} else if (roce) {
 		add_u64(o, "qpn", f->key.id);
 	} else {
 		add_u64(o, "sport", f->key.id >> 16);
@@ -184,6 +189,7 @@ static json_object *flow_json(const struct ct_report *r, size_t i)
 		add_u64(reads, "length_mismatch", f->read_len_mismatch);
 		json_object_object_add(o, "reads", reads);
 		add_u64(o, "partial_messages", f->partial_messages);
+		add_u64(o, "messages_size_inferred", f->size_inferred);
 		json_object_object_add(o, "pmtu", f->pmtu ? json_object_new_int(f->pmtu) : NULL);
 	}
 	add_u64(o, "cnp", f->cnp);
@@ -313,6 +319,7 @@ static json_object *capture_json(const struct ct_report *r)
 	json_object *o = json_object_new_object();
 	json_object *mal = json_object_new_object();
 	json_object *reasons = json_object_new_object();
+	json_object *cut = json_object_new_object();
 
 	json_object_object_add(o, "file", json_object_new_string(r->source ? r->source : ""));
 	json_object_object_add(o, "format",
@@ -328,6 +335,11 @@ static json_object *capture_json(const struct ct_report *r)
 	add_u64(o, "other_l2_packets", c->other_l2);
 	add_u64(o, "encapsulated", c->encapsulated);
 	add_u64(o, "truncated_frames", c->truncated);
+	add_u64(cut, "extension_headers", c->roce_cut[CT_CUT_ROCE_EXT]);
+	add_u64(cut, "after_qpn", c->roce_cut[CT_CUT_AFTER_QPN]);
+	add_u64(cut, "before_qpn", c->roce_cut[CT_CUT_BEFORE_QPN]);
+	json_object_object_add(o, "roce_headers_cut", cut);
+	add_u64(o, "messages_size_inferred", c->messages_size_inferred);
 	add_u64(mal, "total", c->malformed);
 	for (unsigned i = 1; i < CT_MAL_COUNT; i++)
 		if (c->malformed_by_reason[i])
@@ -432,6 +444,9 @@ json_object *ct_report_document(const struct ct_report *r)
 	json_object_object_add(root, "clock", clock);
 	if (r->interval)
 		json_object_object_add(root, "report", report_json(r));
+	if (r->cut_short)
+		json_object_object_add(root, "analysis_cut_short",
+				       json_object_new_string(r->cut_short));
 	json_object_object_add(root, "capture", capture_json(r));
 	json_object_object_add(root, "engine", engine_json(r));
 	for (size_t i = 0; i < r->flows.count; i++)

@@ -29,7 +29,10 @@ static void endpoint(const struct ct_flow_summary *f, char *buf, size_t len)
 
 	ct_addr_format(&f->key.src, src, sizeof(src));
 	ct_addr_format(&f->key.dst, dst, sizeof(dst));
-	if (f->key.transport == CT_TRANSPORT_ROCE)
+	if (f->key.transport == CT_TRANSPORT_ROCE && CT_QPN_IS_CUT(f->key.id))
+		snprintf(buf, len, "%s > %s qp cut (%s)", src, dst,
+			 ct_malformed_name(CT_QPN_CUT_REASON(f->key.id)));
+	else if (f->key.transport == CT_TRANSPORT_ROCE)
 		snprintf(buf, len, "%s > %s qp 0x%06x", src, dst, f->key.id);
 	else
 		snprintf(buf, len, "%s:%u > %s:%u", src, f->key.id >> 16, dst, f->key.id & 0xffff);
@@ -58,6 +61,14 @@ void ct_report_write_table(const struct ct_report *r, FILE *out)
 					c->malformed_by_reason[i]);
 		fprintf(out, "\n");
 	}
+	if (c->roce_cut[CT_CUT_ROCE_EXT] || c->roce_cut[CT_CUT_AFTER_QPN] ||
+	    c->roce_cut[CT_CUT_BEFORE_QPN])
+		fprintf(out,
+			"RoCE copies cut inside their headers, counted: extension headers %" PRIu64
+			", after the QPN %" PRIu64 ", before the QPN %" PRIu64
+			" (address-pair flows); %" PRIu64 " message sizes inferred\n",
+			c->roce_cut[CT_CUT_ROCE_EXT], c->roce_cut[CT_CUT_AFTER_QPN],
+			c->roce_cut[CT_CUT_BEFORE_QPN], c->messages_size_inferred);
 	if (c->pfc.pfc_frames || c->pfc.pause_frames)
 		fprintf(out, "pfc: %" PRIu64 " PFC frames, %" PRIu64 " PAUSE frames\n",
 			c->pfc.pfc_frames, c->pfc.pause_frames);
@@ -209,7 +220,10 @@ void ct_report_write_lines(const struct ct_report *r, FILE *out)
 
 		ct_addr_format(&f->key.src, src, sizeof(src));
 		ct_addr_format(&f->key.dst, dst, sizeof(dst));
-		if (f->key.transport == CT_TRANSPORT_ROCE)
+		if (f->key.transport == CT_TRANSPORT_ROCE && CT_QPN_IS_CUT(f->key.id))
+			fprintf(out, "%zu roce %s > %s qpn=cut:%s", i, src, dst,
+				ct_malformed_name(CT_QPN_CUT_REASON(f->key.id)));
+		else if (f->key.transport == CT_TRANSPORT_ROCE)
 			fprintf(out, "%zu roce %s > %s qpn=0x%06x", i, src, dst, f->key.id);
 		else
 			fprintf(out, "%zu tcp %s:%u > %s:%u", i, src, f->key.id >> 16, dst,
@@ -250,6 +264,9 @@ void ct_report_write_lines(const struct ct_report *r, FILE *out)
 				f->naks_seq, f->naks_rnr, f->naks_other, f->partial_messages,
 				f->read_requests, f->read_bytes_requested, f->reads_matched,
 				f->pmtu);
+			/* only with cut copies: other lines stay as they were */
+			if (f->size_inferred)
+				fprintf(out, " size_inferred=%" PRIu64, f->size_inferred);
 		}
 		fprintf(out, " retx=%" PRIu64 " cnp=%" PRIu64 " ce=%" PRIu64 " dscp=%u pcp=", f->retransmits,
 			f->cnp, f->ecn_ce, f->dscp);

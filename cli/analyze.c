@@ -8,6 +8,7 @@
  */
 #include "capture.h"
 #include "commands.h"
+#include "progress.h"
 
 #include "producer_options.h"
 #include "report_sink.h"
@@ -176,13 +177,12 @@ static int put_interval_report(const struct analyze_opts *o, const struct ct_kno
 			       struct ct_engine *engine, struct collected *got, uint64_t now,
 			       struct ct_report_sink *sink)
 {
-	struct ct_analysis an = {0};
 	struct ct_report r = {0};
 	struct ct_flow_set set;
 	struct ct_burst_log window = {0};
 	struct interval_ctx ic = {&set, 0};
-	const struct ct_cm_event *cm;
-	unsigned n_cm;
+	struct ct_report_input in = {
+		.know = k, .bursts = &window, .min_period_s = o->common.min_period_s};
 	int err = 0;
 
 	drain(engine, got);
@@ -197,21 +197,30 @@ static int put_interval_report(const struct analyze_opts *o, const struct ct_kno
 	err = err ?: ic.err;
 	if (!err) {
 		ct_engine_get_counters(engine, &r.counters);
-		n_cm = ct_engine_cm_events(engine, &cm);
+		in.n_cm = ct_engine_cm_events(engine, &in.cm);
 		r.flows = set;
-		err = ct_analysis_run(k, &r, cm, n_cm, &window, o->common.min_period_s, &an);
-		set = r.flows;
-	}
-	if (!err) {
 		describe_source(&r, o);
-		err = ct_report_sink_put(sink, &r, 0);
+		err = ct_report_sink_analyse(sink, &in, &r, 0, 0);
+		set = r.flows;
 	} else {
 		ct_log(CT_LOG_WARN, "an interval report is missing: %s", strerror(-err));
 	}
-	ct_analysis_free(&an);
 	ct_burst_log_free(&window);
 	ct_flow_set_free(&set);
 	return err;
+}
+
+static void show_progress(struct progress *p, struct ct_engine *engine, struct ct_capture *cap)
+{
+	struct ct_engine_counters c;
+	uint64_t done = 0, total = 0;
+
+	if (!p->tty)
+		return;
+	ct_engine_get_counters(engine, &c);
+	if (ct_capture_progress(cap, &done, &total))
+		done = total = 0;
+	progress_update(p, c.packets, c.bytes, done, total);
 }
 
 /*
@@ -249,18 +258,18 @@ int cmd_analyze(int argc, char **argv)
 	struct analyze_opts o = {0};
 	struct ct_report report = {0};
 	struct collected got = {0};
-	struct ct_analysis an = {0};
 	struct ct_knowledge know = {0};
+	struct ct_report_input in = {.know = &know};
 	struct ct_capture *cap = NULL;
 	struct ct_engine *engine = NULL;
 	struct ct_report_sink *sink = NULL;
 	struct ct_report_sink_config sink_cfg = {0};
-	const struct ct_cm_event *cm;
+	struct sigaction sa = {0};
+	struct progress progress;
 	const struct timespec tick = {0, 100 * 1000 * 1000};
 	struct ct_packet pkt;
 	char err[768];
 	int rc, status = CT_EXIT_ERROR;
-	unsigned n_cm;
 	uint64_t interval_ns, origin = 0, next_report = 0, backwards = 0, first_ts = 0;
 	struct timespec started = {0};
 
@@ -279,6 +288,7 @@ int cmd_analyze(int argc, char **argv)
 		.report_dir = o.common.report_dir,
 		.listen = o.common.listen,
 		.input_path = o.capture,
+		.shutdown_deadline_s = o.common.shutdown_deadline_s,
 	};
 	if (ct_report_sink_open(&sink_cfg, &sink, err, sizeof(err))) {
 		fprintf(stderr, "commtap analyze: %s\n", err);
@@ -310,9 +320,12 @@ int cmd_analyze(int argc, char **argv)
 		goto cleanup;
 	}
 	ct_flow_set_init(&got.flows);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	/* no SA_RESTART: a read blocked on a pipe returns, and the report is written */
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 
+	progress_start(&progress);
 	while (!interrupted && (rc = ct_capture_next(cap, &pkt)) == 1) {
 		if (o.pace > 0) {
 			if (!started.tv_sec && !started.tv_nsec) {
@@ -322,8 +335,10 @@ int cmd_analyze(int argc, char **argv)
 			pace_until(o.pace, first_ts, pkt.ts_ns, &started);
 		}
 		ct_engine_feed(engine, &pkt, 1);
-		if (ct_capture_packets_read(cap) % DRAIN_EVERY == 0)
+		if (ct_capture_packets_read(cap) % DRAIN_EVERY == 0) {
 			drain(engine, &got);
+			show_progress(&progress, engine, cap);
+		}
 		if (!interval_ns)
 			continue;
 		if (!next_report) {
@@ -336,14 +351,15 @@ int cmd_analyze(int argc, char **argv)
 			next_report = interval_end(origin, interval_ns, pkt.ts_ns);
 		}
 	}
+	progress_end(&progress);
 	if (backwards)
 		ct_log(CT_LOG_WARN,
 		       "%llu packets were timestamped before the first one; they end no interval",
 		       (unsigned long long)backwards);
-	if (rc < 0)
-		report.error = ct_capture_error(cap);
-	else if (interrupted)
+	if (interrupted)
 		report.error = "interrupted before the end of the capture";
+	else if (rc < 0)
+		report.error = ct_capture_error(cap);
 	if (report.error)
 		fprintf(stderr, "commtap analyze: %s; the report covers the %llu packets read\n",
 			report.error, ct_capture_packets_read(cap));
@@ -351,12 +367,13 @@ int cmd_analyze(int argc, char **argv)
 	ct_engine_finish(engine, collect, &got);
 	drain(engine, &got);
 	ct_engine_get_counters(engine, &report.counters);
-	n_cm = ct_engine_cm_events(engine, &cm);
+	in.n_cm = ct_engine_cm_events(engine, &in.cm);
+	in.bursts = &got.bursts;
+	in.min_period_s = o.common.min_period_s;
 	report.flows = got.flows;
-	ct_analysis_run(&know, &report, cm, n_cm, &got.bursts, o.common.min_period_s, &an);
 	describe_source(&report, &o);
 
-	if (ct_report_sink_put(sink, &report, 1))
+	if (ct_report_sink_analyse(sink, &in, &report, 1, interrupted))
 		status = CT_EXIT_ERROR;
 	else
 		status = report.error ? CT_EXIT_INCOMPLETE : CT_EXIT_OK;
@@ -365,7 +382,6 @@ int cmd_analyze(int argc, char **argv)
 		nanosleep(&tick, NULL);
 cleanup:
 	ct_report_sink_close(sink);
-	ct_analysis_free(&an);
 	ct_knowledge_free(&know);
 	ct_burst_log_free(&got.bursts);
 	ct_flow_set_free(&report.flows);

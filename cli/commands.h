@@ -12,5 +12,6 @@ int cmd_predict(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 #endif

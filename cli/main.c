@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{"synth", cmd_synth, "render a profile's traffic as a capture with its ground truth"},
 	{"report", cmd_report, "draw reports as one self-contained HTML page"},
 	{"merge", cmd_merge, "merge the reports of several vantage points into one"},
+	{"trace", cmd_trace, "write reports as a timeline for Perfetto / chrome://tracing"},
 #ifdef COMMTAP_HAVE_AGENT
 	{"agent", cmd_agent, "attach the eBPF host probe to interfaces and report their flows"},
 #endif

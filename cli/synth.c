@@ -51,6 +51,7 @@ static void usage(FILE *out)
 		"  --time-scale X        multiply schedule times by X (default 1)\n"
 		"  --jitter X            vary each iteration's length by +-X (e.g. 0.05)\n"
 		"  --snaplen N           keep N bytes of each frame (header-only capture)\n"
+		"  --vlan N              802.1Q tags on each frame, 0..2 (default 0)\n"
 		"  --mtu N               RoCE path MTU (default 4096) or TCP IP MTU (default 9000)\n"
 		"  --channels N          NCCL channels (QPs or sockets) per peer (default 2)\n"
 		"  --noise               add storage TCP, ECN marks with CNPs, a retransmission\n"
@@ -74,6 +75,7 @@ int cmd_synth(int argc, char **argv)
 		{"iterations", required_argument, NULL, 'n'}, {"transport", required_argument, NULL, 't'},
 		{"scale", required_argument, NULL, 's'},    {"time-scale", required_argument, NULL, 'S'},
 		{"jitter", required_argument, NULL, 'j'},   {"snaplen", required_argument, NULL, 'l'},
+		{"vlan", required_argument, NULL, 'V'},
 		{"mtu", required_argument, NULL, 'm'},	    {"channels", required_argument, NULL, 'c'},
 		{"noise", no_argument, NULL, 'N'},	    {"seed", required_argument, NULL, 'r'},
 		{"help", no_argument, NULL, 'h'},	    {NULL, 0, NULL, 0},
@@ -128,6 +130,10 @@ int cmd_synth(int argc, char **argv)
 		case 'l':
 			rc = number("--snaplen", optarg, 64, 65535, &v);
 			cfg.snaplen = (unsigned)v;
+			break;
+		case 'V':
+			rc = number("--vlan", optarg, 0, CT_SYNTH_MAX_VLAN, &v);
+			cfg.vlan_tags = (unsigned)v;
 			break;
 		case 'm':
 			rc = number("--mtu", optarg, 256, 9000, &v);

@@ -201,6 +201,23 @@ static inline void count_opcode(struct ct_flow *f, uint8_t op)
 		f->cold.op_count_hi[i]++;
 }
 
+/*
+ * A RoCE copy whose headers were cut: what they still say goes on the flow.
+ * Without the RETH a message is sized by its payloads (message.c); without
+ * the PSN nothing is assembled; without the QPN the flow is the address
+ * pair's (parse.h, CT_QPN_CUT) and only its packets and bytes count.
+ */
+static __attribute__((noinline)) void account_cut(struct ct_engine *e, struct ct_flow *f,
+						  const struct ct_pkt *p)
+{
+	e->c.roce_cut[p->hdr_cut]++;
+	if (p->hdr_cut == CT_CUT_BEFORE_QPN)
+		return;
+	count_opcode(f, p->roce.opcode);
+	if (p->hdr_cut == CT_CUT_ROCE_EXT)
+		ct_msg_roce(e, f, p);
+}
+
 static inline void flow_key_of(const struct ct_pkt *p, struct ct_flow_key *key)
 {
 	memcpy(&key->src, &p->src, sizeof(key->src));
@@ -250,6 +267,10 @@ static inline void account_flow(struct ct_engine *e, struct feed_totals *tot,
 	if (p->kind == CT_PKT_ROCE) {
 		tot->roce_packets++;
 		tot->roce_bytes += p->wire_len;
+		if (__builtin_expect(p->hdr_cut != CT_CUT_NONE, 0)) {
+			account_cut(e, f, p);
+			return;
+		}
 		count_opcode(f, p->roce.opcode);
 		ct_msg_roce(e, f, p);
 		if (__builtin_expect(p->roce.dqpn == 1, 0))

@@ -14,12 +14,21 @@
 
 #define PSN_MASK 0xffffffu
 #define PSN_HALF 0x800000u
+#define READ_LEN_CUT UINT32_MAX /* the READ request's RETH was cut from the copy */
 
 static inline void message_complete(struct ct_flow *f, uint64_t size)
 {
 	f->cold.messages++;
 	f->cold.message_bytes += size;
 	f->cold.msg_hist[ct_hist_bucket(size)]++;
+}
+
+/* A WRITE completed without the RETH that states its size (cut from the copy). */
+static void size_inferred(struct ct_engine *e, struct ct_flow *f)
+{
+	e->c.messages_size_inferred++;
+	if (f->cold.size_inferred != UINT16_MAX)
+		f->cold.size_inferred++;
 }
 
 static inline void learn_pmtu(struct ct_flow *f, uint32_t payload)
@@ -85,7 +94,7 @@ static void read_request(struct ct_engine *e, struct ct_flow *f, const struct ct
 	re->requester = p->src;
 	re->responder = p->dst;
 	re->psn = r->psn;
-	re->len = r->reth_len;
+	re->len = (r->ext & CT_EXT_RETH) ? r->reth_len : READ_LEN_CUT;
 	re->responder_qpn = r->dqpn;
 	re->used = 1;
 }
@@ -103,7 +112,7 @@ static void read_response_done(struct ct_engine *e, struct ct_flow *f, const str
 		return;
 	if (re->len == bytes)
 		f->cold.reads_matched++;
-	else
+	else if (re->len != READ_LEN_CUT)
 		f->cold.read_len_mismatch++;
 	f->seen |= CT_SEEN_READ_PEER;
 	f->cold.read_peer_qpn = re->responder_qpn;
@@ -148,7 +157,12 @@ static void request(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt 
 			learn_pmtu(f, r->payload_len);
 			break;
 		}
-		/* A WRITE's size is its RETH length, exact even if a packet was missed. */
+		/*
+		 * A WRITE's size is its RETH length, exact even if a packet was
+		 * missed; without it (cut from the copy), the sum of its payloads.
+		 */
+		if (__builtin_expect(!f->req_msg_len && !(f->state & CT_FS_MSG_SEND), 0))
+			size_inferred(e, f);
 		message_complete(f, f->req_msg_len ? f->req_msg_len : f->req_msg_bytes);
 		f->state &= ~CT_FS_REQ_IN_MSG;
 		break;

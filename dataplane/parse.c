@@ -38,6 +38,7 @@ struct frame {
 	const uint8_t *d;
 	uint32_t cap;	   /* captured bytes */
 	uint32_t orig_len; /* frame length as captured by the pcap header */
+	uint32_t *ip_off;  /* where the last IP header read starts (the inner one for GRE) */
 };
 
 /*
@@ -65,6 +66,116 @@ static inline enum ct_pkt_kind malformed(struct ct_pkt *pkt, enum ct_malformed w
 static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth,
 				  struct ct_pkt *pkt);
 
+/* The extension headers named by ext, in wire order (IBTA 9.2): routing, then operation. */
+static inline void read_ext(const uint8_t *b, uint16_t ext, struct ct_roce *r)
+{
+	if (ext & CT_EXT_DETH) {
+		r->deth_sqpn = rd24_after(b + 5);
+		b += 8;
+	}
+	if (ext & CT_EXT_XRCETH)
+		b += 4;
+	if (ext & CT_EXT_RETH) {
+		r->reth_va = ct_get64(b);
+		r->reth_rkey = ct_get32(b + 8);
+		r->reth_len = ct_get32(b + 12);
+		b += 16;
+	}
+	if (ext & CT_EXT_ATOMICETH) {
+		r->reth_va = ct_get64(b);
+		r->reth_rkey = ct_get32(b + 8);
+		b += 28;
+	}
+	if (ext & CT_EXT_AETH) {
+		r->aeth_syndrome = b[0];
+		r->aeth_msn = rd24_after(b + 1);
+		b += 4;
+	}
+	if (ext & CT_EXT_ATOMICACKETH)
+		b += 8;
+	if (ext & (CT_EXT_IMMDT | CT_EXT_IETH))
+		r->imm = ct_get32(b);
+}
+
+/* Bytes of each extension header, in the order read_ext walks them. */
+static const struct {
+	uint16_t bit;
+	uint8_t len;
+} ext_sizes[] = {
+	{CT_EXT_DETH, 8},	{CT_EXT_XRCETH, 4}, {CT_EXT_RETH, 16},
+	{CT_EXT_ATOMICETH, 28}, {CT_EXT_AETH, 4},   {CT_EXT_ATOMICACKETH, 8},
+	{CT_EXT_IMMDT, 4},	{CT_EXT_IETH, 4},   {CT_EXT_CNP, 16},
+};
+
+/*
+ * The copy ends inside the extension headers (a 64-byte SPAN copy of a
+ * WRITE FIRST keeps its BTH, not its RETH). The headers captured whole are
+ * read; the fields of the others read as zero and their bits leave r->ext,
+ * so a WRITE's size comes from its payload lengths. The payload length,
+ * from the UDP length, is exact either way.
+ */
+static __attribute__((noinline)) enum ct_pkt_kind
+ext_cut(const struct frame *f, uint32_t off, const struct ct_opcode_info *info, struct ct_pkt *pkt)
+{
+	struct ct_roce *r = &pkt->roce;
+	uint8_t ext[64] = {0}; /* the headers captured whole, then zeros */
+	uint32_t got = f->cap > off ? f->cap - off : 0, whole = 0;
+
+	r->ext = 0;
+	for (unsigned i = 0; i < sizeof(ext_sizes) / sizeof(ext_sizes[0]); i++) {
+		if (!(info->ext & ext_sizes[i].bit))
+			continue;
+		if (whole + ext_sizes[i].len > got)
+			break;
+		whole += ext_sizes[i].len;
+		r->ext |= ext_sizes[i].bit;
+	}
+	memcpy(ext, f->d + off, whole);
+	r->reth_len = 0;
+	read_ext(ext, info->ext, r);
+	r->payload = NULL;
+	r->payload_cap = 0;
+	pkt->hdr_cut = CT_CUT_ROCE_EXT;
+	pkt->kind = CT_PKT_ROCE;
+	return CT_PKT_ROCE;
+}
+
+/*
+ * The copy ends inside the BTH. With the destination QPN captured the packet
+ * stays on its QP flow (no PSN: no message assembly); without it, it goes on
+ * its address pair's flow, CT_QPN_CUT(why). The opcode, where it was
+ * captured, must still be a valid one.
+ */
+static __attribute__((noinline)) enum ct_pkt_kind bth_cut(const struct frame *f, uint32_t off,
+							  uint32_t udp_payload,
+							  enum ct_malformed why, struct ct_pkt *pkt)
+{
+	struct ct_roce *r = &pkt->roce;
+	uint32_t got = f->cap > off ? f->cap - off : 0;
+	const uint8_t *b = f->d + off;
+
+	memset(r, 0, sizeof(*r));
+	if (udp_payload < BTH_LEN + ICRC_LEN)
+		return malformed(pkt, CT_MAL_ROCE_BAD_LENGTH);
+	if (got >= 1 && !ct_opcode_table[b[0]].valid)
+		return malformed(pkt, CT_MAL_BTH_BAD_OPCODE);
+	if (got >= 2 && (b[1] & 0x0f) != 0)
+		return malformed(pkt, CT_MAL_BTH_BAD_OPCODE);
+	if (got >= 8) {
+		r->opcode = b[0];
+		r->se = b[1] >> 7;
+		r->pad = (b[1] >> 4) & 3;
+		r->pkey = ct_get16(b + 2);
+		r->dqpn = rd24_after(b + 5);
+		pkt->hdr_cut = CT_CUT_AFTER_QPN;
+	} else {
+		r->dqpn = CT_QPN_CUT(why);
+		pkt->hdr_cut = CT_CUT_BEFORE_QPN;
+	}
+	pkt->kind = CT_PKT_ROCE;
+	return CT_PKT_ROCE;
+}
+
 static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t udp_payload,
 				  struct ct_pkt *pkt)
 {
@@ -73,7 +184,7 @@ static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t 
 	uint32_t need;
 
 	if (!have(f, off, BTH_LEN))
-		return malformed(pkt, CT_MAL_BTH_TRUNCATED);
+		return bth_cut(f, off, udp_payload, CT_MAL_BTH_TRUNCATED, pkt);
 	const uint8_t *b = f->d + off;
 
 	r->opcode = b[0];
@@ -94,45 +205,12 @@ static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t 
 	r->payload_len = udp_payload - need;
 
 	off += BTH_LEN;
-	if (!have(f, off, info->ext_len))
-		return malformed(pkt, CT_MAL_ROCE_EXT_TRUNCATED);
-	b = f->d + off;
+	if (__builtin_expect(!have(f, off, info->ext_len), 0))
+		return ext_cut(f, off, info, pkt);
 	r->reth_len = 0;
 	/* Most packets (MIDDLE) carry no extension header: one test skips them all. */
-	if (!info->ext)
-		goto done;
-	/* Extension headers in wire order (IBTA 9.2): routing, then operation. */
-	if (info->ext & CT_EXT_DETH) {
-		r->deth_sqpn = rd24_after(b + 5);
-		b += 8;
-	}
-	if (info->ext & CT_EXT_XRCETH)
-		b += 4;
-	if (info->ext & CT_EXT_RETH) {
-		r->reth_va = ct_get64(b);
-		r->reth_rkey = ct_get32(b + 8);
-		r->reth_len = ct_get32(b + 12);
-		b += 16;
-	}
-	if (info->ext & CT_EXT_ATOMICETH) {
-		r->reth_va = ct_get64(b);
-		r->reth_rkey = ct_get32(b + 8);
-		b += 28;
-	}
-	if (info->ext & CT_EXT_AETH) {
-		r->aeth_syndrome = b[0];
-		r->aeth_msn = rd24_after(b + 1);
-		b += 4;
-	}
-	if (info->ext & CT_EXT_ATOMICACKETH)
-		b += 8;
-	if (info->ext & (CT_EXT_IMMDT | CT_EXT_IETH)) {
-		r->imm = ct_get32(b);
-		b += 4;
-	}
-	if (info->ext & CT_EXT_CNP)
-		b += 16;
-done:
+	if (info->ext)
+		read_ext(f->d + off, info->ext, r);
 	off += info->ext_len;
 	r->payload = f->d + off;
 	r->payload_cap = f->cap - off;
@@ -147,8 +225,16 @@ static enum ct_pkt_kind parse_udp(const struct frame *f, uint32_t off, uint32_t 
 {
 	uint16_t udp_len;
 
-	if (!have(f, off, UDP_HLEN))
-		return malformed(pkt, CT_MAL_UDP_TRUNCATED);
+	if (__builtin_expect(!have(f, off, UDP_HLEN), 0)) {
+		/* A RoCE copy cut inside its UDP header still counts, by its ports. */
+		if (!have(f, off, 4) || ct_get16(f->d + off + 2) != CT_ROCE_UDP_PORT)
+			return malformed(pkt, CT_MAL_UDP_TRUNCATED);
+		pkt->udp_sport = ct_get16(f->d + off);
+		udp_len = have(f, off, 6) ? ct_get16(f->d + off + 4) : l4_len;
+		if (udp_len < UDP_HLEN || udp_len > l4_len)
+			return malformed(pkt, CT_MAL_UDP_BAD_LENGTH);
+		return bth_cut(f, f->cap, udp_len - UDP_HLEN, CT_MAL_UDP_TRUNCATED, pkt);
+	}
 	udp_len = ct_get16(f->d + off + 4);
 	if (udp_len < UDP_HLEN || udp_len > l4_len)
 		return malformed(pkt, CT_MAL_UDP_BAD_LENGTH);
@@ -266,6 +352,7 @@ static enum ct_pkt_kind parse_ipv4(const struct frame *f, uint32_t off, uint32_t
 
 	if (!have(f, off, IPV4_MIN_HLEN))
 		return malformed(pkt, CT_MAL_IPV4_TRUNCATED);
+	*f->ip_off = off;
 	ip = f->d + off;
 	ihl = (uint32_t)(ip[0] & 0x0f) * 4;
 	if ((ip[0] >> 4) != 4 || ihl < IPV4_MIN_HLEN)
@@ -299,6 +386,7 @@ static enum ct_pkt_kind parse_ipv6(const struct frame *f, uint32_t off, uint32_t
 
 	if (!have(f, off, IPV6_HLEN))
 		return malformed(pkt, CT_MAL_IPV6_TRUNCATED);
+	*f->ip_off = off;
 	ip = f->d + off;
 	if ((ip[0] >> 4) != 6)
 		return malformed(pkt, CT_MAL_IPV6_BAD_HEADER);
@@ -426,11 +514,12 @@ static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth
 	}
 }
 
-enum ct_pkt_kind ct_parse_layered(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
-				  struct ct_pkt *pkt)
+static enum ct_pkt_kind parse_layered_at(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
+					 struct ct_pkt *pkt, uint32_t *ip_off)
 {
-	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len};
+	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len, .ip_off = ip_off};
 
+	*ip_off = 0;
 	pkt->malformed = CT_MAL_NONE;
 	pkt->wire_len = orig_len;
 	pkt->encap = 0;
@@ -439,7 +528,16 @@ enum ct_pkt_kind ct_parse_layered(const uint8_t *data, uint32_t cap_len, uint32_
 	pkt->dscp = 0;
 	pkt->ecn = 0;
 	pkt->udp_sport = 0;
+	pkt->hdr_cut = CT_CUT_NONE;
 	return parse_eth(&f, 0, 0, pkt);
+}
+
+enum ct_pkt_kind ct_parse_layered(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
+				  struct ct_pkt *pkt)
+{
+	uint32_t ip_off;
+
+	return parse_layered_at(data, cap_len, orig_len, pkt, &ip_off);
 }
 
 #define PLAIN_V4_ROCE_HLEN (ETH_HLEN + IPV4_MIN_HLEN + UDP_HLEN)
@@ -477,7 +575,7 @@ static inline int plain_v4_roce(const uint8_t *d, uint32_t cap, uint32_t *udp_le
 enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
 			  struct ct_pkt *pkt)
 {
-	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len};
+	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len, .ip_off = NULL};
 	uint32_t udp_len;
 
 	if (__builtin_expect(!plain_v4_roce(data, cap_len, &udp_len), 0))
@@ -494,8 +592,21 @@ enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_l
 	addr_from_v4(&pkt->src, data + ETH_HLEN + 12);
 	addr_from_v4(&pkt->dst, data + ETH_HLEN + 16);
 	pkt->ip_proto = IPPROTO_UDP;
+	pkt->hdr_cut = CT_CUT_NONE;
 	pkt->udp_sport = ct_get16(data + ETH_HLEN + IPV4_MIN_HLEN);
 	return parse_bth(&f, PLAIN_V4_ROCE_HLEN, udp_len - UDP_HLEN, pkt);
+}
+
+enum ct_pkt_kind ct_parse_ip(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
+			     struct ct_pkt *pkt, uint32_t *ip_off)
+{
+	uint32_t udp_len;
+
+	if (plain_v4_roce(data, cap_len, &udp_len)) {
+		*ip_off = ETH_HLEN;
+		return ct_parse(data, cap_len, orig_len, pkt);
+	}
+	return parse_layered_at(data, cap_len, orig_len, pkt, ip_off);
 }
 
 static const char *const malformed_names[CT_MAL_COUNT] = {
@@ -518,7 +629,6 @@ static const char *const malformed_names[CT_MAL_COUNT] = {
 	[CT_MAL_UDP_BAD_LENGTH] = "udp_bad_length",
 	[CT_MAL_BTH_TRUNCATED] = "bth_truncated",
 	[CT_MAL_BTH_BAD_OPCODE] = "bth_bad_opcode",
-	[CT_MAL_ROCE_EXT_TRUNCATED] = "roce_ext_truncated",
 	[CT_MAL_ROCE_BAD_LENGTH] = "roce_bad_length",
 	[CT_MAL_TCP_TRUNCATED] = "tcp_truncated",
 	[CT_MAL_TCP_BAD_HEADER] = "tcp_bad_header",

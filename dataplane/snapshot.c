@@ -141,6 +141,9 @@ void ct_engine_counters_add(struct ct_engine_counters *a, const struct ct_engine
 	a->other_ip += b->other_ip;
 	a->encapsulated += b->encapsulated;
 	a->truncated += b->truncated;
+	for (int i = 0; i < CT_CUT_COUNT; i++)
+		a->roce_cut[i] += b->roce_cut[i];
+	a->messages_size_inferred += b->messages_size_inferred;
 	a->malformed += b->malformed;
 	for (int i = 0; i < CT_MAL_COUNT; i++)
 		a->malformed_by_reason[i] += b->malformed_by_reason[i];

@@ -110,6 +110,16 @@ const struct ct_param ct_report_params[] = {
 	 .min = 0,
 	 .max = 1e6,
 	 .show_default = 1},
+	{.name = "shutdown-deadline",
+	 .type = CT_PARAM_DOUBLE,
+	 .arg = "S",
+	 .offset = OPT(shutdown_deadline_s),
+	 .min = 0,
+	 .max = 3600,
+	 .show_default = 1,
+	 .help = "on SIGINT/SIGTERM the final report of flows and counters is\n"
+		 "written at once; the whole analysis then has S seconds to\n"
+		 "replace it (0: none, the first report stands)"},
 	CT_PARAM_TABLE_END,
 };
 
@@ -121,6 +131,7 @@ void ct_producer_options_init(struct ct_producer_options *o)
 	o->tcp_msg_gap_ns = CT_DEFAULT_TCP_MSG_GAP_NS;
 	o->burst_gap_ns = CT_DEFAULT_BURST_GAP_NS;
 	o->nic_gbps = 100;
+	o->shutdown_deadline_s = 10;
 }
 
 int ct_producer_options_finish(struct ct_producer_options *o, char *err, size_t errlen)

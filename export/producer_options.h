@@ -29,6 +29,7 @@ struct ct_producer_options {
 	const char *labels_path;
 	double min_period_s;
 	double nic_gbps;
+	double shutdown_deadline_s; /* the final report's analysis after SIGTERM */
 };
 
 /* The shortest --interval: a report costs a whole analysis, so no storm of them. */

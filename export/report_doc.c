@@ -124,10 +124,15 @@ void ct_doc_flow_key(json_object *flow, char *buf, size_t len)
 	const char *t = ct_doc_str(flow, "transport");
 	const char *src = ct_doc_str(flow, "src"), *dst = ct_doc_str(flow, "dst");
 
+	const char *cut = ct_doc_str(flow, "qpn_cut"); /* copies cut before their QPN */
+
 	if (t && !strcmp(t, "tcp"))
 		snprintf(buf, len, "tcp %s %s %llu %llu", src ? src : "?", dst ? dst : "?",
 			 (unsigned long long)ct_doc_u64(flow, "sport"),
 			 (unsigned long long)ct_doc_u64(flow, "dport"));
+	else if (cut)
+		snprintf(buf, len, "%s %s %s cut:%s", t ? t : "?", src ? src : "?", dst ? dst : "?",
+			 cut);
 	else
 		snprintf(buf, len, "%s %s %s %llu", t ? t : "?", src ? src : "?", dst ? dst : "?",
 			 (unsigned long long)ct_doc_u64(flow, "qpn"));

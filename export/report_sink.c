@@ -170,6 +170,42 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
 	return first;
 }
 
+static int analyse_and_put(struct ct_report_sink *s, const struct ct_report_input *in,
+			   struct ct_report *r, int final, uint64_t deadline_ns)
+{
+	struct ct_analysis an = {.deadline_ns = deadline_ns};
+	int rc;
+
+	rc = ct_analysis_run(in->know, r, in->cm, in->n_cm, in->bursts, in->min_period_s, &an);
+	if (rc != -ETIMEDOUT && in->analysed)
+		in->analysed(r, in->ctx);
+	rc = ct_report_sink_put(s, r, final);
+	ct_analysis_free(&an);
+	ct_report_forget_analysis(r);
+	return rc;
+}
+
+int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_input *in,
+			   struct ct_report *r, int final, int stopping)
+{
+	double deadline_s = s->cfg.shutdown_deadline_s;
+	uint64_t start;
+	int rc;
+
+	if (!final || !stopping)
+		return analyse_and_put(s, in, r, final, 0);
+	/* a deadline already passed: flows and counters only, written at once */
+	start = ct_monotonic_ns();
+	rc = analyse_and_put(s, in, r, final, 1);
+	if (rc || deadline_s <= 0)
+		return rc;
+	ct_log(CT_LOG_INFO,
+	       "stopping: the final report of flows and counters is written; "
+	       "the whole analysis has %g s to replace it",
+	       deadline_s);
+	return analyse_and_put(s, in, r, final, start + (uint64_t)(deadline_s * 1e9));
+}
+
 void ct_report_sink_close(struct ct_report_sink *s)
 {
 	if (!s)

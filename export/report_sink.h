@@ -7,14 +7,15 @@
  * /metrics (no JSON text written and parsed back). It numbers the interval
  * reports and tells them apart from the final one.
  *
- * A producer reads its input, hands snapshots over and calls, per report:
- * ct_analysis_run(), ct_report_sink_put(), ct_analysis_free().
+ * A producer reads its input and hands each report's flows, counters and
+ * bursts to ct_report_sink_analyse(), which analyses and writes it.
  */
 #ifndef COMMTAP_EXPORT_REPORT_SINK_H
 #define COMMTAP_EXPORT_REPORT_SINK_H
 
 #include <stdint.h>
 
+#include <commtap/analysis.h>
 #include <commtap/report.h>
 
 struct ct_report_sink_config {
@@ -26,6 +27,27 @@ struct ct_report_sink_config {
 	int resume_numbering;	/* number on from the highest report already in report_dir */
 	const char *listen;	/* serve /metrics there ("ADDR:PORT"), or NULL */
 	const char *input_path; /* the input file, which no output may overwrite, or NULL */
+	/*
+	 * After a stop was asked for, the final report is written at once from
+	 * the flows and counters alone, then the whole analysis gets this long
+	 * (seconds) to replace it (0: the first report stands).
+	 */
+	double shutdown_deadline_s;
+};
+
+/* What a report is analysed from, besides its flows and counters (in the report). */
+struct ct_report_input {
+	const struct ct_knowledge *know;
+	const struct ct_cm_event *cm;
+	unsigned n_cm;
+	const struct ct_burst_log *bursts;
+	double min_period_s;
+	/*
+	 * Called after a whole analysis, before the report is written (the
+	 * agent joins its GPU rings there); NULL: none.
+	 */
+	void (*analysed)(struct ct_report *r, void *ctx);
+	void *ctx;
 };
 
 struct ct_report_sink;
@@ -46,6 +68,17 @@ int ct_report_sink_open(const struct ct_report_sink_config *cfg, struct ct_repor
  * first negative errno.
  */
 int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final);
+
+/*
+ * The report driver of every producer: analyse r (ct_analysis_run) and put
+ * it. For a final report after a stop was asked for (stopping), first the
+ * flows and counters alone are written at once (the report says what was
+ * left out), then the whole analysis runs against the shutdown deadline and
+ * its report replaces the first. The analysis is freed before returning;
+ * r->flows stays the caller's. Returns what ct_report_sink_put returned.
+ */
+int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_input *in,
+			   struct ct_report *r, int final, int stopping);
 
 /* The /metrics server's port (0 without --listen). */
 uint16_t ct_report_sink_port(const struct ct_report_sink *s);

@@ -367,13 +367,22 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 	unsigned iphl = v4 ? 20 : 40, l4len, hdr;
 	uint32_t payload = k->payload;
 
+	unsigned l2 = 14 + 4 * S->cfg->vlan_tags;
+
 	/* Ethernet: locally administered MACs naming the host */
 	memset(f, 0, 12);
 	f[0] = f[6] = 0x02;
 	ct_put16(f + 4, dh);
 	ct_put16(f + 10, sh);
-	ct_put16(f + 12, v4 ? 0x0800 : 0x86dd);
-	ip = f + 14;
+	/* tags: an S-tag outside a C-tag when there are two; VLAN 100 + depth, PCP 3 */
+	for (unsigned t = 0; t < S->cfg->vlan_tags; t++) {
+		int outer = t == 0 && S->cfg->vlan_tags > 1;
+
+		ct_put16(f + 12 + 4 * t, outer ? 0x88a8 : 0x8100);
+		ct_put16(f + 14 + 4 * t, (uint16_t)(3u << 13 | (100 + t)));
+	}
+	ct_put16(f + l2 - 2, v4 ? 0x0800 : 0x86dd);
+	ip = f + l2;
 	l4 = ip + iphl;
 
 	if (tcp) {
@@ -450,9 +459,9 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 	}
 	if (!tcp)
 		ct_put16(l4 + 4, (uint16_t)l4len); /* UDP length */
-	*truth_len = 14 + iphl + l4len;
+	*truth_len = l2 + iphl + l4len;
 	*wire_len = *truth_len < ETH_MIN ? ETH_MIN : *truth_len;
-	return 14 + iphl + hdr;
+	return l2 + iphl + hdr;
 }
 
 static int emit_until(struct synth *S, uint64_t limit, ct_synth_emit_fn emit, void *ctx);

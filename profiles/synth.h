@@ -23,12 +23,15 @@ struct ct_synth_config {
 	double time_scale; /* multiply every time of the schedule (compute and comm) */
 	double jitter;	   /* each iteration's length varies uniformly by +-jitter */
 	unsigned snaplen;  /* bytes of each frame kept; 0 = whole frames */
+	unsigned vlan_tags; /* 802.1Q tags on each frame (0..CT_SYNTH_MAX_VLAN), before the cut */
 	unsigned mtu;	   /* RoCE path MTU (256..4096) or TCP MSS + 52 */
 	unsigned channels; /* NCCL channels (QPs or sockets) per peer */
 	int noise;	   /* add storage TCP, CNPs/ECN marks and a retransmission */
 	uint64_t seed;
 	uint64_t start_ns; /* capture time of the first iteration */
 };
+
+#define CT_SYNTH_MAX_VLAN 2 /* with two, the outer tag is an 802.1ad S-tag */
 
 void ct_synth_config_default(struct ct_synth_config *cfg);
 

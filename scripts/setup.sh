@@ -22,6 +22,9 @@ PACKAGES="$PACKAGES libmnl-dev"
 PACKAGES="$PACKAGES libdpdk-dev dpdk"
 # the bad-number tests run the programs under valgrind (memcheck)
 PACKAGES="$PACKAGES valgrind"
+# test/realtrain: real PyTorch training (gloo over TCP) in network namespaces;
+# scapy for the RoCE negative controls of the evaluation corpus
+PACKAGES="$PACKAGES python3-torch python3-psutil python3-scapy"
 # the dashboard's schema check: Grafana's schema and tsc from npm (an npm already
 # there, e.g. with another nodejs, is used as it is)
 command -v npm >/dev/null || PACKAGES="$PACKAGES nodejs npm"
@@ -133,9 +136,11 @@ demo)
 	./build/cli/commtap report build/demo/gpt-3b.report.json --profile "$profile" \
 		--scale 1e-3 --time-scale 1e-3 --title "GPT-3B, DeepSpeed defaults (synthesized)" \
 		-o build/demo/gpt-3b.report.html
+	./build/cli/commtap trace build/demo/gpt-3b.report.json -o build/demo/gpt-3b.trace.json
 	echo
 	echo "JSON report: $top/build/demo/gpt-3b.report.json"
 	echo "HTML report: $top/build/demo/gpt-3b.report.html"
+	echo "trace (ui.perfetto.dev, chrome://tracing): $top/build/demo/gpt-3b.trace.json"
 	echo "ground truth: $top/build/demo/gpt-3b.truth.json"
 	;;
 test)

@@ -68,9 +68,9 @@ struct mirror_worker {
 
 int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o);
 
-/* Symmetric hash of a frame's IP address pair (0 for non-IP frames). */
+/* Symmetric hash of the analysed (inner) frame's IP address pair (0 for non-IP frames). */
 uint32_t mirror_flow_hash(const uint8_t *data, uint32_t len);
-/* 64-bit digest of the frame's IP header and what follows, TTL/checksum/MACs left out. */
+/* 64-bit digest of the analysed (inner) IP header and what follows, TTL/checksum left out. */
 uint64_t mirror_dedup_digest(const uint8_t *data, uint32_t len);
 
 struct ct_knowledge;
@@ -105,6 +105,9 @@ struct mirror {
 	struct ct_report_sink *sink;
 	uint64_t prev_packets, prev_bytes, prev_tsc, start_tsc;
 };
+
+/* Whether SIGINT/SIGTERM asked the mirror to stop (the final report then meets a deadline). */
+int mirror_stop_requested(void);
 
 /* mirror_report.c: merge the workers' snapshots (already taken) and hand a report to the sink. */
 int mirror_put_report(struct mirror *m, int final);

@@ -2,28 +2,56 @@
 /*
  * Hashes for the software distribution mode (both directions of an IP pair
  * meet on one worker) and for de-duplication (the same packet mirrored at
- * both ends of a link differs only in MACs, TTL and IP checksum).
+ * both ends of a link, or by two sessions, differs only in MACs, TTL, IP
+ * checksum and the encapsulation around it).
+ *
+ * Both read the frame the engine analyses: the dataplane parser unwraps a
+ * GRE/ERSPAN mirror copy, so every copy of one session does not land on one
+ * worker, and two sessions' copies of one packet are recognised.
  */
 #include "mirror.h"
 
+#include <rte_byteorder.h>
+#include <rte_thash.h>
 #include <string.h>
 
-/* Offset of the IP header after Ethernet and up to 4 VLAN tags; 0 if not IP. */
-static uint32_t ip_offset(const uint8_t *d, uint32_t len, uint16_t *ethertype)
+/*
+ * A Toeplitz key that repeats every 16 bits gives the same hash for
+ * (src, dst) and (dst, src): a NIC's symmetric RSS key.
+ */
+static const uint8_t symmetric_key[40] __attribute__((aligned(4))) = {
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+};
+
+/* The address as the words of an RSS tuple (CPU order): 1 for IPv4, 4 for IPv6. */
+static unsigned tuple_words(const struct ct_addr *a, uint32_t *out)
 {
-	uint32_t off = 12;
+	unsigned first = ct_addr_is_v4(a) ? 3 : 0;
 
-	for (int tags = 0; tags <= 4 && off + 2 <= len; tags++) {
-		uint16_t et = (uint16_t)(d[off] << 8 | d[off + 1]);
+	for (unsigned i = first; i < 4; i++) {
+		uint32_t w;
 
-		if (et == 0x8100 || et == 0x88a8 || et == 0x9100) {
-			off += 4;
-			continue;
-		}
-		*ethertype = et;
-		return et == 0x0800 || et == 0x86dd ? off + 2 : 0;
+		memcpy(&w, a->b + 4 * i, 4);
+		out[i - first] = rte_be_to_cpu_32(w);
 	}
-	return 0;
+	return 4 - first;
+}
+
+uint32_t mirror_flow_hash(const uint8_t *d, uint32_t len)
+{
+	struct ct_pkt p;
+	uint32_t ip_off, tuple[8];
+	unsigned n;
+
+	ct_parse_ip(d, len, len, &p, &ip_off);
+	if (!ip_off)
+		return 0;
+	/* the IP addresses only, as an RSS_IP hash: a flow's packets never split */
+	n = tuple_words(&p.src, tuple);
+	n += tuple_words(&p.dst, tuple + n);
+	return rte_softrss(tuple, n, symmetric_key);
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -32,52 +60,29 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h;
 }
 
-uint32_t mirror_flow_hash(const uint8_t *d, uint32_t len)
-{
-	uint16_t et = 0;
-	uint32_t off = ip_offset(d, len, &et);
-	uint64_t a = 0, b = 0, x;
-
-	if (!off)
-		return 0;
-	if (et == 0x0800 && off + 20 <= len) {
-		memcpy(&a, d + off + 12, 4);
-		memcpy(&b, d + off + 16, 4);
-	} else if (et == 0x86dd && off + 40 <= len) {
-		uint64_t s[2], t[2];
-
-		memcpy(s, d + off + 8, 16);
-		memcpy(t, d + off + 24, 16);
-		a = s[0] ^ s[1] * 31;
-		b = t[0] ^ t[1] * 31;
-	} else {
-		return 0;
-	}
-	/* order-free: the same for (a, b) and (b, a) */
-	x = mix(mix(0, a < b ? a : b), a < b ? b : a);
-	x ^= x >> 29;
-	x *= 0xbf58476d1ce4e5b9ull;
-	return (uint32_t)(x >> 32);
-}
-
 uint64_t mirror_dedup_digest(const uint8_t *d, uint32_t len)
 {
-	uint16_t et = 0;
-	uint32_t off = ip_offset(d, len, &et), end;
+	struct ct_pkt p;
+	uint32_t off, end;
 	uint64_t h = 0xcbf29ce484222325ull;
+	int v4, v6;
 
+	ct_parse_ip(d, len, len, &p, &off);
+	v4 = off && (d[off] >> 4) == 4;
+	v6 = off && (d[off] >> 4) == 6;
 	if (!off)
-		off = 12;
+		off = len < 12 ? len : 12; /* not IP: from the EtherType on */
 	end = len < off + 96 ? len : off + 96;
 	for (uint32_t i = off; i < end; i++) {
 		uint32_t rel = i - off;
 
 		/* IPv4 TTL and header checksum, IPv6 hop limit change hop by hop */
-		if (et == 0x0800 && (rel == 8 || rel == 10 || rel == 11))
+		if (v4 && (rel == 8 || rel == 10 || rel == 11))
 			continue;
-		if (et == 0x86dd && rel == 7)
+		if (v6 && rel == 7)
 			continue;
 		h = (h ^ d[i]) * 0x100000001b3ull;
 	}
-	return mix(h, len);
+	/* the bytes digested, not the frame's length: encapsulations differ */
+	return mix(h, end - off);
 }

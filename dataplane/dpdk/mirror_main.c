@@ -37,6 +37,11 @@
 #define MBUF_DATA_ROOM (RTE_PKTMBUF_HEADROOM + 9728)
 
 static volatile sig_atomic_t stop_requested;
+
+int mirror_stop_requested(void)
+{
+	return stop_requested;
+}
 static volatile int workers_quit;
 static volatile int distributor_done; /* nothing more will enter the rings */
 
@@ -667,6 +672,7 @@ int main(int argc, char **argv)
 		.report_dir = m->o.common.report_dir,
 		.final_in_dir = 1,
 		.listen = m->o.common.listen,
+		.shutdown_deadline_s = m->o.common.shutdown_deadline_s,
 	};
 	if (ct_report_sink_open(&sink_cfg, &m->sink, err, sizeof(err))) {
 		fprintf(stderr, "commtap-mirror: %s\n", err);

@@ -113,7 +113,7 @@ int mirror_put_report(struct mirror *m, int final)
 	struct ct_snapshot all;
 	struct ct_report r = {0};
 	struct ct_burst_log bursts = {0};
-	struct ct_analysis an = {0};
+	struct ct_report_input in = {.know = m->know, .min_period_s = m->o.common.min_period_s};
 	struct json_object *section = NULL;
 	int err = 0;
 
@@ -131,18 +131,18 @@ int mirror_put_report(struct mirror *m, int final)
 		goto out;
 	}
 	r.counters = all.counters;
-	ct_analysis_run(m->know, &r, all.cm, (unsigned)all.n_cm, &bursts, m->o.common.min_period_s,
-			&an);
+	in.cm = all.cm;
+	in.n_cm = (unsigned)all.n_cm;
+	in.bursts = &bursts;
 	r.source = m->driver;
 	r.source_kind = "dpdk";
 	r.clock = m->clock;
 	r.nic_gbps = m->o.common.nic_gbps;
 	section = mirror_section(m, &all, final);
 	ct_report_add_section(&r, "mirror", section);
-	err = ct_report_sink_put(m->sink, &r, final);
+	err = ct_report_sink_analyse(m->sink, &in, &r, final, final && mirror_stop_requested());
 out:
 	json_object_put(section);
-	ct_analysis_free(&an);
 	ct_burst_log_free(&bursts);
 	ct_flow_set_free(&r.flows);
 	ct_snapshot_free(&all);

@@ -71,6 +71,7 @@ static int add_comm(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 	memcpy(c->name, r->comm.name, sizeof(c->name));
 	c->name[sizeof(c->name) - 1] = 0;
 	c->cls = CT_CLASS_OTHER;
+	c->t_init = r->t_start;
 	return 0;
 }
 
@@ -87,7 +88,8 @@ int gc_job_add_qp(struct gc_job *j, int32_t pid, uint32_t lqpn, uint32_t rqpn)
 {
 	if (grow((void **)&j->qps, &j->cap_qps, j->n_qps, sizeof(*j->qps)))
 		return -ENOMEM;
-	j->qps[j->n_qps++] = (struct gc_qp){.pid = pid, .lqpn = lqpn, .rqpn = rqpn};
+	j->qps[j->n_qps++] = (struct gc_qp){
+		.pid = pid, .lqpn = lqpn, .rqpn = rqpn, .comm = -1, .valid_to = UINT64_MAX};
 	return 0;
 }
 
@@ -127,6 +129,7 @@ static int add_rec(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 		o->func = r->op.func;
 		o->p2p = r->type == CT_GPU_REC_P2P;
 		o->peer = r->op.peer;
+		o->seq = r->op.seq;
 		return 0;
 	}
 	case CT_GPU_REC_KERNEL_CH:
@@ -138,12 +141,32 @@ static int add_rec(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 		children[n_children++] =
 			(struct pending_child){pid, r->parent_id, r->t_start, r->t_stop};
 		return 0;
-	case CT_GPU_REC_NET_QP:
-		/* The plugin saw the QP itself (NCCL built with network events). */
-		for (size_t i = 0; i < j->n_qps; i++)
-			if (j->qps[i].pid == pid && j->qps[i].lqpn == r->net.qpn)
-				return 0;
-		return gc_job_add_qp(j, pid, r->net.qpn, UINT32_MAX);
+	case CT_GPU_REC_NET_QP: {
+		/* The plugin saw the QP itself (NCCL built with network events):
+		 * it belongs to this record's communicator, for as long as its
+		 * events last (the netlink table may widen that). */
+		struct gc_qp *q = NULL;
+
+		ci = comm_index(j, r->comm_hash, pid);
+		for (size_t i = 0; i < j->n_qps && !q; i++)
+			if (j->qps[i].pid == pid && j->qps[i].lqpn == r->net.qpn &&
+			    j->qps[i].source == GC_QP_NET_EVENT && j->qps[i].comm == ci)
+				q = &j->qps[i];
+		if (!q) {
+			if (gc_job_add_qp(j, pid, r->net.qpn, UINT32_MAX))
+				return -ENOMEM;
+			q = &j->qps[j->n_qps - 1];
+			q->comm = ci;
+			q->source = ci >= 0 ? GC_QP_NET_EVENT : GC_QP_PROCESS;
+			q->valid_from = r->t_start;
+			q->valid_to = r->t_stop + 1;
+		}
+		if (r->t_start < q->valid_from)
+			q->valid_from = r->t_start;
+		if (r->t_stop + 1 > q->valid_to)
+			q->valid_to = r->t_stop + 1;
+		return 0;
+	}
 	case CT_GPU_REC_CUPTI_KERNEL:
 		if (grow((void **)&j->kernels, &j->cap_kernels, j->n_kernels, sizeof(*j->kernels)))
 			return -ENOMEM;
@@ -300,6 +323,8 @@ void gc_job_finish(struct gc_job *j)
 
 		if (!o->t_start)
 			o->t_start = o->t_enqueue;
+		if (!c->t_first_op || o->t_enqueue < c->t_first_op)
+			c->t_first_op = o->t_enqueue;
 		if (o->p2p)
 			c->n_p2p++;
 		else

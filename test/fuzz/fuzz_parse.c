@@ -65,14 +65,29 @@ static void check_addr_kind(const struct ct_pkt *p)
 		CHECK(ct_addr_is_v4(&p->src) && ct_addr_is_v4(&p->dst));
 }
 
-static void check_roce(const uint8_t *frame, uint32_t cap, const struct ct_roce *r)
+static void check_roce(const uint8_t *frame, uint32_t cap, const struct ct_pkt *p)
 {
+	const struct ct_roce *r = &p->roce;
 	const struct ct_opcode_info *info = &ct_opcode_table[r->opcode];
 
+	CHECK(p->hdr_cut < CT_CUT_COUNT);
+	if (p->hdr_cut == CT_CUT_BEFORE_QPN) { /* on the address pair's flow */
+		CHECK(CT_QPN_IS_CUT(r->dqpn));
+		CHECK(CT_QPN_CUT_REASON(r->dqpn) == CT_MAL_UDP_TRUNCATED ||
+		      CT_QPN_CUT_REASON(r->dqpn) == CT_MAL_BTH_TRUNCATED);
+		return;
+	}
 	CHECK(info->valid);
-	CHECK(r->ext == info->ext);
 	CHECK(r->dqpn <= 0xffffff && r->psn <= 0xffffff);
 	CHECK(r->pad <= 3);
+	if (p->hdr_cut == CT_CUT_AFTER_QPN)
+		return;
+	if (p->hdr_cut == CT_CUT_ROCE_EXT) { /* the headers kept are a strict subset */
+		CHECK((r->ext & ~info->ext) == 0 && r->ext != info->ext);
+		CHECK(r->payload == NULL && r->payload_cap == 0);
+		return;
+	}
+	CHECK(r->ext == info->ext);
 	CHECK(r->payload_cap <= r->payload_len);
 	CHECK(r->payload >= frame && r->payload <= frame + cap);
 	CHECK(r->payload_cap <= (uint32_t)(frame + cap - r->payload));
@@ -95,7 +110,7 @@ static void check_parse(const uint8_t *frame, uint32_t cap, const struct ct_pkt 
 	case CT_PKT_ROCE:
 		check_addr_kind(p);
 		CHECK(p->ip_proto == 17);
-		check_roce(frame, cap, &p->roce);
+		check_roce(frame, cap, p);
 		break;
 	case CT_PKT_TCP:
 		check_addr_kind(p);
@@ -189,7 +204,9 @@ static void on_flow(const struct ct_flow *f, void *ctx)
 	CHECK(f->op_used <= CT_OP_SLOTS);
 	/* every RoCE packet is counted under exactly one opcode, or as "other" */
 	ct_flow_foreach_opcode(f, on_opcode, &ops);
-	if (f->key.transport == CT_TRANSPORT_ROCE)
+	if (f->key.transport == CT_TRANSPORT_ROCE && CT_QPN_IS_CUT(f->key.id))
+		CHECK(ops.packets == 0); /* copies cut before their QPN: no opcode counted */
+	else if (f->key.transport == CT_TRANSPORT_ROCE)
 		CHECK(ops.packets + f->cold.op_other == f->packets);
 	else
 		CHECK(ops.packets == 0);

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Golden test: `commtap analyze --lines` on a capture, diffed against the
 # committed expected file. With --regen, rewrite the expected file instead.
-#   run_golden.sh [--regen] COMMTAP CAPTURE EXPECTED
+# With --snap N, every frame is first cut to N bytes (a SPAN session's copy).
+#   run_golden.sh [--regen] [--snap N] COMMTAP CAPTURE EXPECTED
 set -eu
-regen=0
+regen=0 snap=
 if [ "${1:-}" = "--regen" ]; then regen=1; shift; fi
+if [ "${1:-}" = "--snap" ]; then snap=$2; shift 2; fi
 commtap=$1 capture=$2 expected=$3
 
 if [ ! -r "$capture" ]; then
@@ -12,7 +14,12 @@ if [ ! -r "$capture" ]; then
 	exit 77
 fi
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+cut=$(mktemp)
+trap 'rm -f "$out" "$cut"' EXIT
+if [ -n "$snap" ]; then
+	python3 "$(dirname "$0")/cut_pcap.py" "$snap" "$capture" "$cut"
+	capture=$cut
+fi
 "$commtap" analyze --lines "$out" "$capture"
 if [ "$regen" = 1 ] || [ -n "${COMMTAP_REGEN_GOLDEN:-}" ]; then
 	cp "$out" "$expected"

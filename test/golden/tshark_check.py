@@ -5,12 +5,24 @@ tshark is the independent oracle: for every RoCEv2 flow (src, dst, dest QP)
 and TCP flow (5-tuple) it decodes, the packet count, wire bytes, per-opcode
 counts, request/response PSN ranges and READ RETH lengths must equal
 commtap's. Exit 77 (skip) where tshark or the capture is missing.
+
+With --snap N every frame is first cut to N bytes, as a SPAN session cuts its
+copies: flows, packets and wire bytes must still agree. A RoCE copy cut before
+its destination QP (tshark decodes no BTH QP, UDP port 4791) is counted by
+commtap on its address pair's flow (qpn null, qpn_cut the reason): both sides
+key such packets by the address pair and compare packets and bytes.
+
+  tshark_check.py [--snap N] COMMTAP CAPTURE
 """
 import collections
 import json
 import shutil
+import os
 import subprocess
 import sys
+import tempfile
+
+import cut_pcap
 
 TRANSPORTS = {0x00: "RC", 0x20: "UC", 0x40: "RD", 0x60: "UD", 0xA0: "XRC"}
 OPS = ["SEND_FIRST", "SEND_MIDDLE", "SEND_LAST", "SEND_LAST_IMM", "SEND_ONLY",
@@ -25,7 +37,7 @@ RESPONSE_OPS = {"READ_RESP_FIRST", "READ_RESP_MIDDLE", "READ_RESP_LAST",
 FIELDS = ["frame.number", "eth.type", "vlan.id", "ip.src", "ip.dst", "ipv6.src",
           "ipv6.dst", "ip.len", "ipv6.plen", "infiniband.bth.opcode",
           "infiniband.bth.destqp", "infiniband.bth.psn", "infiniband.reth.dmalen",
-          "tcp.srcport", "tcp.dstport"]
+          "tcp.srcport", "tcp.dstport", "udp.dstport"]
 
 
 def opcode_name(op):
@@ -53,9 +65,12 @@ def tshark_flows(capture):
         else:
             continue
         wire = 14 + 4 * vlans + l3
-        if v["infiniband.bth.opcode"]:
+        if v["infiniband.bth.destqp"]:
             op = int(v["infiniband.bth.opcode"])
             key = ("roce", src, dst, int(v["infiniband.bth.destqp"], 16))
+        elif v["udp.dstport"].split(",")[-1] == "4791":  # cut before the QP
+            op = None
+            key = ("roce", src, dst, None)
         elif v["tcp.srcport"]:
             op = None
             key = ("tcp", src, dst, int(v["tcp.srcport"]), int(v["tcp.dstport"]))
@@ -87,7 +102,11 @@ def commtap_flows(commtap, capture):
             key = ("roce", f["src"], f["dst"], f["qpn"])
         else:
             key = ("tcp", f["src"], f["dst"], f["sport"], f["dport"])
-        flows[key] = f
+        if key in flows:  # one address pair's copies cut at different places
+            flows[key]["packets"] += f["packets"]
+            flows[key]["bytes"] += f["bytes"]
+        else:
+            flows[key] = f
     return flows
 
 
@@ -102,7 +121,7 @@ def compare(ref, got):
             continue
         r, g = ref[key], got[key]
         checks = [("packets", r["packets"], g["packets"]), ("bytes", r["bytes"], g["bytes"])]
-        if key[0] == "roce":
+        if key[0] == "roce" and key[3] is not None:
             checks.append(("opcodes", dict(r["opcodes"]), g["opcodes"]))
             checks.append(("READ RETH bytes", r["read_len"], g["reads"]["bytes_requested"]))
             psn = g["psn"]
@@ -119,10 +138,15 @@ def compare(ref, got):
 
 
 def main():
-    if len(sys.argv) != 3:
-        print("usage: tshark_check.py COMMTAP CAPTURE", file=sys.stderr)
+    args = sys.argv[1:]
+    snap = None
+    if args[:1] == ["--snap"] and len(args) >= 2:
+        snap = int(args[1])
+        args = args[2:]
+    if len(args) != 2:
+        print("usage: tshark_check.py [--snap N] COMMTAP CAPTURE", file=sys.stderr)
         return 2
-    commtap, capture = sys.argv[1:]
+    commtap, capture = args
     if not shutil.which("tshark"):
         print("SKIP: tshark is not installed")
         return 77
@@ -131,14 +155,19 @@ def main():
     except OSError:
         print("SKIP: %s not found (../shared/pcaps is absent)" % capture)
         return 77
-    ref = tshark_flows(capture)
-    got = commtap_flows(commtap, capture)
+    with tempfile.TemporaryDirectory(prefix="tshark-check-") as tmp:
+        if snap:
+            cut = os.path.join(tmp, "cut.pcap")
+            cut_pcap.cut(snap, capture, cut)
+            capture = cut
+        ref = tshark_flows(capture)
+        got = commtap_flows(commtap, capture)
     errors = compare(ref, got)
     for e in errors:
         print("MISMATCH " + e)
-    print("%s: %d flows, %d packets checked against tshark, %d mismatches"
-          % (capture.rsplit("/", 1)[-1], len(ref), sum(f["packets"] for f in ref.values()),
-             len(errors)))
+    print("%s%s: %d flows, %d packets checked against tshark, %d mismatches"
+          % (args[1].rsplit("/", 1)[-1], " cut to %d bytes" % snap if snap else "", len(ref),
+             sum(f["packets"] for f in ref.values()), len(errors)))
     return 1 if errors else 0
 
 

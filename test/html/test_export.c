@@ -320,6 +320,60 @@ static void test_merge_dedup(void **state)
 	json_object_put(docs[1]);
 }
 
+/* An address pair's flow of copies cut before their QPN (qpn null, qpn_cut the reason). */
+static json_object *cut_flow(const char *src, const char *dst, const char *reason, uint64_t bytes)
+{
+	json_object *f = flow(src, dst, 0, bytes, "Other");
+
+	json_object_object_add(f, "qpn", NULL);
+	json_object_object_add(f, "qpn_cut", json_object_new_string(reason));
+	return f;
+}
+
+/*
+ * Cut copies' flows merge by address pair and reason: not with QP 0 nor with
+ * the same pair cut elsewhere.
+ */
+static void test_merge_keeps_cut_flows_apart(void **state)
+{
+	json_object *a = json_object_new_array(), *b = json_object_new_array();
+	json_object *docs[2], *m, *fl;
+	const char *names[2] = {"a.json", "b.json"};
+	char key[160];
+	unsigned seen = 0;
+
+	(void)state;
+	json_object_array_add(a, cut_flow("2001:db8::1", "2001:db8::2", "bth_truncated", 1500));
+	json_object_array_add(a, flow("2001:db8::1", "2001:db8::2", 0, 700, "Other"));
+	json_object_array_add(b, cut_flow("2001:db8::1", "2001:db8::2", "bth_truncated", 2900));
+	json_object_array_add(b, cut_flow("2001:db8::1", "2001:db8::2", "udp_truncated", 300));
+	docs[0] = report(a);
+	docs[1] = report(b);
+	assert_int_equal(ct_merge_reports(docs, names, 2, &m), 0);
+	fl = ct_doc_get(m, "flows");
+	assert_int_equal(ct_doc_len(fl), 3);
+	for (size_t i = 0; i < 3; i++) {
+		json_object *f = ct_doc_at(fl, i);
+
+		ct_doc_flow_key(f, key, sizeof(key));
+		if (!strcmp(key, "roce 2001:db8::1 2001:db8::2 cut:bth_truncated")) {
+			/* the copy with more packets */
+			assert_int_equal(ct_doc_u64(f, "bytes"), 2900);
+			seen |= 1;
+		} else if (!strcmp(key, "roce 2001:db8::1 2001:db8::2 cut:udp_truncated")) {
+			assert_int_equal(ct_doc_u64(f, "bytes"), 300);
+			seen |= 2;
+		} else if (!strcmp(key, "roce 2001:db8::1 2001:db8::2 0")) {
+			assert_int_equal(ct_doc_u64(f, "bytes"), 700);
+			seen |= 4;
+		}
+	}
+	assert_int_equal(seen, 7);
+	json_object_put(m);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+}
+
 /* Wrong types and references that point nowhere: drawn, merged, exposed, no crash. */
 static void test_odd_documents(void **state)
 {
@@ -387,9 +441,13 @@ static void test_listen_addresses(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_prom_bounded),	 cmocka_unit_test(test_prom_fleet_labels),
-		cmocka_unit_test(test_html_many_hosts),	 cmocka_unit_test(test_html_gpu_bars),
-		cmocka_unit_test(test_merge_dedup),	 cmocka_unit_test(test_odd_documents),
+		cmocka_unit_test(test_prom_bounded),
+		cmocka_unit_test(test_prom_fleet_labels),
+		cmocka_unit_test(test_html_many_hosts),
+		cmocka_unit_test(test_html_gpu_bars),
+		cmocka_unit_test(test_merge_dedup),
+		cmocka_unit_test(test_merge_keeps_cut_flows_apart),
+		cmocka_unit_test(test_odd_documents),
 		cmocka_unit_test(test_listen_addresses),
 	};
 

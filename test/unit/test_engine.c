@@ -35,7 +35,7 @@ static void test_malformed_counters(void **state)
 	(void)state;
 	len = roce_frame_build(frame, sizeof(frame), &good);
 	harness_feed_frame(h, frame, len, len);
-	harness_feed_frame(h, frame, 50, len); /* cut inside the BTH */
+	harness_feed_frame(h, frame, 50, len); /* cut inside the BTH, after the QPN: counted */
 	harness_feed_frame(h, frame, 10, len); /* cut inside Ethernet */
 	harness_feed_frame(h, frame, 60, len); /* header-truncated but whole headers */
 	frame[14 + 20 + 4] = 0x7f;	       /* UDP length beyond the IP payload */
@@ -55,8 +55,7 @@ static void test_malformed_counters(void **state)
 	const struct ct_engine_counters *c = &h->counters;
 
 	assert_int_equal(c->packets, 8);
-	assert_int_equal(c->malformed, 4);
-	assert_int_equal(c->malformed_by_reason[CT_MAL_BTH_TRUNCATED], 1);
+	assert_int_equal(c->malformed, 3);
 	assert_int_equal(c->malformed_by_reason[CT_MAL_ETH_TRUNCATED], 1);
 	assert_int_equal(c->malformed_by_reason[CT_MAL_UDP_BAD_LENGTH], 1);
 	assert_int_equal(c->malformed_by_reason[CT_MAL_BTH_BAD_OPCODE], 1);
@@ -64,14 +63,67 @@ static void test_malformed_counters(void **state)
 
 	for (int r = 0; r < CT_MAL_COUNT; r++)
 		sum += c->malformed_by_reason[r];
-	assert_int_equal(sum, 4);
+	assert_int_equal(sum, 3);
 	assert_int_equal(c->truncated, 3);
-	assert_int_equal(c->roce_packets, 2);
-	assert_int_equal(c->roce_bytes, 2 * ROCE_LEN(100));
+	assert_int_equal(c->roce_packets, 3);
+	assert_int_equal(c->roce_bytes, 3 * ROCE_LEN(100));
+	assert_int_equal(c->roce_cut[CT_CUT_AFTER_QPN], 1);
 	assert_int_equal(c->other_ip, 1);
 	assert_int_equal(c->other_l2, 1);
-	/* the header-truncated copy counted at its full size */
-	assert_int_equal(rc_request_flow(h)->bytes, 2 * ROCE_LEN(100));
+	/* the header-truncated copies counted at their full size, on their flow */
+	assert_int_equal(rc_request_flow(h)->bytes, 3 * ROCE_LEN(100));
+	assert_int_equal(rc_request_flow(h)->packets, 3);
+	/* the 60-byte copy repeats PSN 1; the one without a PSN is not taken for a replay */
+	assert_int_equal(rc_request_flow(h)->cold.messages, 1);
+	assert_int_equal(rc_request_flow(h)->cold.retransmits, 1);
+	harness_free(h);
+}
+
+/*
+ * IPv6 copies cut at 64 bytes keep 2 bytes of their BTH: not their QPN. Two
+ * QPs' packets between one pair of hosts go on the pair's flow, named by the
+ * reason, at their full wire length; a whole copy still goes on its QP flow.
+ */
+static void test_copies_cut_before_the_qpn_on_the_address_pair(void **state)
+{
+	static uint8_t frame[ROCE_FRAME_MAX];
+	struct harness *h = harness_new(1000000);
+	struct roce_frame rf = rc_a_to_b(RC(CT_OP_WRITE_MIDDLE), 7, 1024);
+	const struct ct_flow *pair = NULL, *qp = NULL;
+	size_t len;
+
+	(void)state;
+	rf.ipv6 = 1;
+	rf.src6[15] = 1;
+	rf.dst6[15] = 2;
+	len = roce_frame_build(frame, sizeof(frame), &rf);
+	harness_feed_frame(h, frame, 64, len);
+	rf.dqpn = 0x33;
+	harness_feed_frame(h, frame, 64, roce_frame_build(frame, sizeof(frame), &rf));
+	harness_feed_frame(h, frame, len, len);
+	harness_finish(h);
+
+	assert_int_equal(h->n_flows, 2);
+	for (unsigned i = 0; i < h->n_flows; i++) {
+		if (h->flows[i].key.id == CT_QPN_CUT(CT_MAL_BTH_TRUNCATED))
+			pair = &h->flows[i];
+		else if (h->flows[i].key.id == 0x33)
+			qp = &h->flows[i];
+	}
+	assert_non_null(pair);
+	assert_non_null(qp);
+	assert_int_equal(pair->key.transport, CT_TRANSPORT_ROCE);
+	assert_memory_equal(pair->key.src.b, rf.src6, 16);
+	assert_memory_equal(pair->key.dst.b, rf.dst6, 16);
+	assert_int_equal(pair->packets, 2);
+	assert_int_equal(pair->bytes, 2 * len);
+	assert_int_equal(pair->op_used, 0); /* no opcode was captured whole enough to count */
+	assert_int_equal(pair->cold.messages, 0);
+	assert_int_equal(qp->packets, 1);
+	assert_int_equal(h->counters.roce_cut[CT_CUT_BEFORE_QPN], 2);
+	assert_int_equal(h->counters.roce_packets, 3);
+	assert_int_equal(h->counters.roce_bytes, 3 * len);
+	assert_int_equal(h->counters.malformed, 0);
 	harness_free(h);
 }
 
@@ -275,6 +327,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_malformed_counters),
+		cmocka_unit_test(test_copies_cut_before_the_qpn_on_the_address_pair),
 		cmocka_unit_test(test_pfc_counters),
 		cmocka_unit_test(test_cm_req_rep_logged),
 		cmocka_unit_test(test_cm_req_truncated),

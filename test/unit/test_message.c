@@ -142,6 +142,112 @@ static void test_write_messages(void **state)
 	harness_free(h);
 }
 
+/* A request A -> B cut to a SPAN session's 64 bytes: its RETH (if any) is gone. */
+static void rc_req_cut64(struct harness *h, uint8_t opcode, uint32_t psn, uint32_t payload,
+			 uint32_t dma_len)
+{
+	static uint8_t frame[ROCE_FRAME_MAX];
+	struct roce_frame r = rc_a_to_b(opcode, psn, payload);
+	size_t len;
+
+	r.dma_len = dma_len;
+	len = roce_frame_build(frame, sizeof(frame), &r);
+	harness_feed_frame(h, frame, 64, len);
+}
+
+/*
+ * The same WRITEs as whole frames and as 64-byte copies: the copies count the
+ * same packets, bytes, messages and sizes; the multi-packet WRITEs, whose
+ * RETH was cut, are sized by their payloads and said to be inferred. A WRITE
+ * ONLY is sized by its payload either way.
+ */
+static void test_write_messages_from_64_byte_copies(void **state)
+{
+	struct harness *whole = harness_new(1000000), *cut = harness_new(1000000);
+	const struct ct_flow *w, *c;
+
+	(void)state;
+	rc_req_reth(whole, RC(CT_OP_WRITE_FIRST), 10, 1024, 3000);
+	rc_req(whole, RC(CT_OP_WRITE_MIDDLE), 11, 1024);
+	rc_req(whole, RC(CT_OP_WRITE_LAST), 12, 952);
+	rc_req_reth(whole, RC(CT_OP_WRITE_ONLY_IMM), 13, 100, 100);
+	rc_req_reth(whole, RC(CT_OP_WRITE_FIRST), 14, 1024, 2000);
+	rc_req(whole, RC(CT_OP_WRITE_LAST_IMM), 15, 976);
+	harness_finish(whole);
+	rc_req_cut64(cut, RC(CT_OP_WRITE_FIRST), 10, 1024, 3000);
+	rc_req_cut64(cut, RC(CT_OP_WRITE_MIDDLE), 11, 1024, 0);
+	rc_req_cut64(cut, RC(CT_OP_WRITE_LAST), 12, 952, 0);
+	rc_req_cut64(cut, RC(CT_OP_WRITE_ONLY_IMM), 13, 100, 100);
+	rc_req_cut64(cut, RC(CT_OP_WRITE_FIRST), 14, 1024, 2000);
+	rc_req_cut64(cut, RC(CT_OP_WRITE_LAST_IMM), 15, 976, 0);
+	harness_finish(cut);
+
+	w = rc_request_flow(whole);
+	c = rc_request_flow(cut);
+	assert_int_equal(c->packets, 6);
+	assert_int_equal(c->bytes, w->bytes);
+	assert_int_equal(c->cold.messages, 3);
+	assert_int_equal(c->cold.message_bytes, 3000 + 100 + 2000);
+	assert_memory_equal(c->cold.msg_hist, w->cold.msg_hist, sizeof(w->cold.msg_hist));
+	assert_int_equal(c->cold.pmtu, 1024);
+	assert_int_equal(c->cold.psn_gaps, 0);
+	assert_int_equal(c->cold.partial_messages, 0);
+	assert_int_equal(c->cold.size_inferred, 2);
+	assert_int_equal(cut->counters.messages_size_inferred, 2);
+	/* the two FIRSTs and the ONLY_IMM lost their RETH; LAST_IMM's ImmDt ends at byte 58 */
+	assert_int_equal(cut->counters.roce_cut[CT_CUT_ROCE_EXT], 3);
+	assert_int_equal(cut->counters.malformed, 0);
+	assert_int_equal(w->cold.size_inferred, 0);
+	assert_int_equal(whole->counters.messages_size_inferred, 0);
+	harness_free(whole);
+	harness_free(cut);
+}
+
+/*
+ * Without the RETH, a WRITE that lost a packet is sized by what was seen:
+ * smaller than the RETH would have said, and counted as inferred.
+ */
+static void test_inferred_write_size_misses_a_lost_packet(void **state)
+{
+	struct harness *h = harness_new(1000000);
+	const struct ct_flow *f;
+
+	(void)state;
+	rc_req_cut64(h, RC(CT_OP_WRITE_FIRST), 20, 1024, 3072);
+	rc_req_cut64(h, RC(CT_OP_WRITE_LAST), 22, 1024, 0);
+	harness_finish(h);
+	f = rc_request_flow(h);
+	assert_int_equal(f->cold.messages, 1);
+	assert_int_equal(f->cold.message_bytes, 2048);
+	assert_int_equal(f->cold.size_inferred, 1);
+	assert_int_equal(f->cold.psn_gaps, 1);
+	harness_free(h);
+}
+
+/* A READ request whose RETH was cut: its response is neither matched nor a mismatch. */
+static void test_read_request_without_its_reth(void **state)
+{
+	struct harness *h = harness_new(1000000);
+	const struct ct_flow *rq, *rs;
+
+	(void)state;
+	rc_req_cut64(h, RC(CT_OP_READ_REQUEST), 600, 0, 2048);
+	rc_resp(h, RC(CT_OP_READ_RESP_FIRST), 600, 1024, 0x00);
+	rc_resp(h, RC(CT_OP_READ_RESP_LAST), 601, 1024, 0x00);
+	harness_finish(h);
+	rq = rc_request_flow(h);
+	rs = rc_response_flow(h);
+	assert_int_equal(rq->cold.read_requests, 1);
+	assert_int_equal(rq->cold.read_bytes_requested, 0);
+	assert_int_equal(rs->cold.messages, 1);
+	assert_int_equal(rs->cold.message_bytes, 2048);
+	assert_int_equal(rs->cold.reads_matched, 0);
+	assert_int_equal(rs->cold.read_len_mismatch, 0);
+	assert_true(rs->seen & CT_SEEN_READ_PEER); /* the pairing evidence stays */
+	assert_int_equal(rs->cold.read_peer_qpn, RC_QP_B);
+	harness_free(h);
+}
+
 /* ---- READ ---- */
 
 static void test_read_matched_to_responses(void **state)
@@ -695,6 +801,9 @@ int main(void)
 		cmocka_unit_test(test_send_first_middle_last),
 		cmocka_unit_test(test_send_variants),
 		cmocka_unit_test(test_write_messages),
+		cmocka_unit_test(test_write_messages_from_64_byte_copies),
+		cmocka_unit_test(test_inferred_write_size_misses_a_lost_packet),
+		cmocka_unit_test(test_read_request_without_its_reth),
 		cmocka_unit_test(test_read_matched_to_responses),
 		cmocka_unit_test(test_read_response_gap_and_replay),
 		cmocka_unit_test(test_atomics),

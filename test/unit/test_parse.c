@@ -170,7 +170,7 @@ static void test_malformed_names(void **state)
 						ct_malformed_name((enum ct_malformed)b));
 	}
 	assert_string_equal(ct_malformed_name(CT_MAL_IPV4_TRUNCATED), "ipv4_truncated");
-	assert_string_equal(ct_malformed_name(CT_MAL_ROCE_EXT_TRUNCATED), "roce_ext_truncated");
+	assert_string_equal(ct_malformed_name(CT_MAL_BTH_TRUNCATED), "bth_truncated");
 	assert_string_equal(ct_malformed_name(CT_MAL_COUNT), "unknown");
 }
 
@@ -1071,33 +1071,48 @@ static void test_encap_too_deep(void **state)
 
 /* ---- truncation ---- */
 
-/* The malformed reason for a RoCE WRITE FIRST with one tag cut after cap bytes. */
-static enum ct_malformed expected_cut(size_t cap)
+/* What a RoCE WRITE FIRST with one tag cut after cap bytes parses as. */
+struct cut_result {
+	enum ct_malformed malformed; /* CT_MAL_NONE: a RoCE packet */
+	enum ct_hdr_cut cut;
+	uint32_t dqpn_reason; /* CT_CUT_BEFORE_QPN: the reason in the flow id */
+};
+
+static struct cut_result expected_cut(size_t cap)
 {
 	const size_t eth = ETH_LEN, vlan = eth + VLAN_LEN, ip = vlan + IPV4_LEN, udp = ip + UDP_LEN,
 		     bth = udp + BTH_LEN, reth = bth + 16;
 
 	if (cap < eth)
-		return CT_MAL_ETH_TRUNCATED;
+		return (struct cut_result){CT_MAL_ETH_TRUNCATED};
 	if (cap < vlan)
-		return CT_MAL_VLAN_TRUNCATED;
+		return (struct cut_result){CT_MAL_VLAN_TRUNCATED};
 	if (cap < ip)
-		return CT_MAL_IPV4_TRUNCATED;
+		return (struct cut_result){CT_MAL_IPV4_TRUNCATED};
+	if (cap < ip + 4) /* the destination port is not there: not known as RoCE */
+		return (struct cut_result){CT_MAL_UDP_TRUNCATED};
 	if (cap < udp)
-		return CT_MAL_UDP_TRUNCATED;
+		return (struct cut_result){CT_MAL_NONE, CT_CUT_BEFORE_QPN, CT_MAL_UDP_TRUNCATED};
+	if (cap < udp + 8) /* the QPN ends at the BTH's eighth byte */
+		return (struct cut_result){CT_MAL_NONE, CT_CUT_BEFORE_QPN, CT_MAL_BTH_TRUNCATED};
 	if (cap < bth)
-		return CT_MAL_BTH_TRUNCATED;
+		return (struct cut_result){CT_MAL_NONE, CT_CUT_AFTER_QPN};
 	if (cap < reth)
-		return CT_MAL_ROCE_EXT_TRUNCATED;
-	return CT_MAL_NONE;
+		return (struct cut_result){CT_MAL_NONE, CT_CUT_ROCE_EXT};
+	return (struct cut_result){CT_MAL_NONE, CT_CUT_NONE};
 }
 
+/*
+ * A WRITE FIRST cut at every length: malformed only before the UDP
+ * destination port; then a RoCE packet at its full wire length whose
+ * fields are those the copy kept.
+ */
 static void test_truncation_at_every_byte(void **state)
 {
 	static uint8_t frame[ROCE_FRAME_MAX];
 	struct roce_frame rf = write_first();
 	const size_t headers = ETH_LEN + VLAN_LEN + IPV4_LEN + UDP_LEN + BTH_LEN + 16;
-	unsigned seen[CT_MAL_COUNT] = {0};
+	unsigned seen_mal[CT_MAL_COUNT] = {0}, seen_cut[CT_CUT_COUNT] = {0};
 	size_t len;
 
 	(void)state;
@@ -1106,35 +1121,147 @@ static void test_truncation_at_every_byte(void **state)
 	len = roce_frame_build(frame, sizeof(frame), &rf);
 	assert_int_equal(len, headers + 256 + ICRC_LEN);
 	for (size_t cap = 0; cap <= len; cap++) {
-		const enum ct_malformed want = expected_cut(cap);
+		const struct cut_result want = expected_cut(cap);
 		struct ct_pkt pkt;
 		enum ct_pkt_kind kind = parse_exact(frame, cap, len, &pkt);
 
-		seen[want]++;
-		assert_int_equal(pkt.malformed, want);
-		if (want != CT_MAL_NONE) {
+		seen_mal[want.malformed]++;
+		assert_int_equal(pkt.malformed, want.malformed);
+		if (want.malformed != CT_MAL_NONE) {
 			assert_int_equal(kind, CT_PKT_MALFORMED);
 			continue;
 		}
+		seen_cut[want.cut]++;
 		assert_int_equal(kind, CT_PKT_ROCE);
+		assert_int_equal(pkt.hdr_cut, want.cut);
 		assert_int_equal(pkt.wire_len, len);
+		assert_int_equal(pkt.pcp, 3);
+		assert_addr_v4(&pkt.src, rf.src4);
+		assert_addr_v4(&pkt.dst, rf.dst4);
+		if (want.cut == CT_CUT_BEFORE_QPN) {
+			assert_int_equal(pkt.roce.dqpn, CT_QPN_CUT(want.dqpn_reason));
+			assert_true(CT_QPN_IS_CUT(pkt.roce.dqpn));
+			assert_int_equal(CT_QPN_CUT_REASON(pkt.roce.dqpn), want.dqpn_reason);
+			continue;
+		}
+		assert_false(CT_QPN_IS_CUT(pkt.roce.dqpn));
 		assert_int_equal(pkt.roce.opcode, rf.opcode);
 		assert_int_equal(pkt.roce.dqpn, rf.dqpn);
+		if (want.cut == CT_CUT_AFTER_QPN)
+			continue;
 		assert_int_equal(pkt.roce.psn, rf.psn);
+		assert_int_equal(pkt.roce.payload_len, 256);
+		if (want.cut == CT_CUT_ROCE_EXT) {
+			/* the RETH is gone: its bit leaves ext, its length reads 0 */
+			assert_int_equal(pkt.roce.ext, 0);
+			assert_int_equal(pkt.roce.reth_len, 0);
+			assert_int_equal(pkt.roce.payload_cap, 0);
+			continue;
+		}
+		assert_int_equal(pkt.roce.ext, CT_EXT_RETH);
 		assert_int_equal(pkt.roce.reth_len, rf.dma_len);
 		assert_int_equal(pkt.roce.reth_va, rf.va);
-		assert_int_equal(pkt.roce.payload_len, 256);
 		assert_int_equal(pkt.roce.payload_cap, cap - headers < 256 ? cap - headers : 256);
-		assert_int_equal(pkt.pcp, 3);
 	}
 	/* every layer was cut at least once, for as many bytes as it has */
-	assert_int_equal(seen[CT_MAL_ETH_TRUNCATED], ETH_LEN);
-	assert_int_equal(seen[CT_MAL_VLAN_TRUNCATED], VLAN_LEN);
-	assert_int_equal(seen[CT_MAL_IPV4_TRUNCATED], IPV4_LEN);
-	assert_int_equal(seen[CT_MAL_UDP_TRUNCATED], UDP_LEN);
-	assert_int_equal(seen[CT_MAL_BTH_TRUNCATED], BTH_LEN);
-	assert_int_equal(seen[CT_MAL_ROCE_EXT_TRUNCATED], 16);
-	assert_int_equal(seen[CT_MAL_NONE], 256 + ICRC_LEN + 1);
+	assert_int_equal(seen_mal[CT_MAL_ETH_TRUNCATED], ETH_LEN);
+	assert_int_equal(seen_mal[CT_MAL_VLAN_TRUNCATED], VLAN_LEN);
+	assert_int_equal(seen_mal[CT_MAL_IPV4_TRUNCATED], IPV4_LEN);
+	assert_int_equal(seen_mal[CT_MAL_UDP_TRUNCATED], 4);
+	assert_int_equal(seen_cut[CT_CUT_BEFORE_QPN], 4 + 8);
+	assert_int_equal(seen_cut[CT_CUT_AFTER_QPN], 4);
+	assert_int_equal(seen_cut[CT_CUT_ROCE_EXT], 16);
+	assert_int_equal(seen_cut[CT_CUT_NONE], 256 + ICRC_LEN + 1);
+}
+
+/*
+ * Where each extension header ends, against what a cut copy keeps: a header
+ * captured whole is read and keeps its bit; a header cut, and every one
+ * after it, reads as zero and loses its bit. UD SEND ONLY with immediate
+ * (DETH, then ImmDt) and RC ATOMIC ACK (AETH, then AtomicAckETH).
+ */
+static void test_extension_headers_cut_one_by_one(void **state)
+{
+	static uint8_t frame[ROCE_FRAME_MAX];
+	const size_t bth_end = ETH_LEN + IPV4_LEN + UDP_LEN + BTH_LEN;
+	struct roce_frame rf = opcode_frame(CT_TR_UD | CT_OP_SEND_ONLY_IMM, 100);
+	struct ct_pkt pkt;
+	size_t len;
+
+	(void)state;
+	rf.sqpn = 0x123456;
+	rf.imm = 0xcafef00d;
+	len = roce_frame_build(frame, sizeof(frame), &rf);
+	for (size_t cap = bth_end; cap < bth_end + 12; cap++) {
+		assert_int_equal(parse_exact(frame, cap, len, &pkt), CT_PKT_ROCE);
+		assert_int_equal(pkt.hdr_cut, CT_CUT_ROCE_EXT);
+		assert_int_equal(pkt.roce.payload_len, 100);
+		if (cap < bth_end + 8) {
+			assert_int_equal(pkt.roce.ext, 0);
+			assert_int_equal(pkt.roce.deth_sqpn, 0);
+		} else {
+			assert_int_equal(pkt.roce.ext, CT_EXT_DETH);
+			assert_int_equal(pkt.roce.deth_sqpn, 0x123456);
+		}
+		assert_int_equal(pkt.roce.imm, 0);
+	}
+	assert_int_equal(parse_exact(frame, bth_end + 12, len, &pkt), CT_PKT_ROCE);
+	assert_int_equal(pkt.hdr_cut, CT_CUT_NONE);
+	assert_int_equal(pkt.roce.imm, 0xcafef00d);
+
+	rf = opcode_frame(CT_TR_RC | CT_OP_ATOMIC_ACK, 0);
+	rf.syndrome = 0x1f;
+	rf.msn = 0x654321;
+	len = roce_frame_build(frame, sizeof(frame), &rf);
+	assert_int_equal(parse_exact(frame, bth_end + 4, len, &pkt), CT_PKT_ROCE);
+	assert_int_equal(pkt.hdr_cut, CT_CUT_ROCE_EXT);
+	assert_int_equal(pkt.roce.ext, CT_EXT_AETH);
+	assert_int_equal(pkt.roce.aeth_msn, 0x654321);
+	assert_int_equal(pkt.roce.aeth_syndrome, 0x1f);
+}
+
+/*
+ * IPv6 at 64 bytes keeps 2 bytes of the BTH; with a VLAN tag, 6 bytes of the
+ * UDP header: both count on the address pair's flow, named by the reason.
+ * With two tags only the source port is left: not known as RoCE.
+ */
+static void test_ipv6_copies_cut_before_the_qpn(void **state)
+{
+	static uint8_t frame[ROCE_FRAME_MAX];
+	struct roce_frame rf = write_first();
+	struct ct_pkt pkt;
+	size_t len;
+
+	(void)state;
+	rf.ipv6 = 1;
+	len = roce_frame_build(frame, sizeof(frame), &rf);
+	assert_int_equal(parse_exact(frame, 64, len, &pkt), CT_PKT_ROCE);
+	assert_int_equal(pkt.hdr_cut, CT_CUT_BEFORE_QPN);
+	assert_int_equal(pkt.roce.dqpn, CT_QPN_CUT(CT_MAL_BTH_TRUNCATED));
+	assert_int_equal(pkt.wire_len, len);
+	assert_int_equal(pkt.ip_version, 6);
+
+	rf.n_vlan = 1;
+	rf.vlan[0] = (struct roce_vlan_tag){CT_ETHERTYPE_VLAN, 3, 7};
+	len = roce_frame_build(frame, sizeof(frame), &rf);
+	assert_int_equal(parse_exact(frame, 64, len, &pkt), CT_PKT_ROCE);
+	assert_int_equal(pkt.hdr_cut, CT_CUT_BEFORE_QPN);
+	assert_int_equal(pkt.roce.dqpn, CT_QPN_CUT(CT_MAL_UDP_TRUNCATED));
+	assert_int_equal(pkt.wire_len, len);
+
+	rf.n_vlan = 2;
+	rf.vlan[1] = (struct roce_vlan_tag){CT_ETHERTYPE_VLAN, 3, 8};
+	rf.vlan[0].tpid = CT_ETHERTYPE_QINQ;
+	len = roce_frame_build(frame, sizeof(frame), &rf);
+	assert_int_equal(parse_exact(frame, 64, len, &pkt), CT_PKT_MALFORMED);
+	assert_int_equal(pkt.malformed, CT_MAL_UDP_TRUNCATED);
+
+	/* a port other than 4791 cut the same way stays malformed */
+	rf.n_vlan = 1;
+	len = roce_frame_build(frame, sizeof(frame), &rf);
+	frame[ETH_LEN + VLAN_LEN + 40 + 3] ^= 1;
+	assert_int_equal(parse_exact(frame, 64, len, &pkt), CT_PKT_MALFORMED);
+	assert_int_equal(pkt.malformed, CT_MAL_UDP_TRUNCATED);
 }
 
 static int is_truncation(enum ct_malformed m)
@@ -1149,7 +1276,6 @@ static int is_truncation(enum ct_malformed m)
 	case CT_MAL_IPV6_EXT_TRUNCATED:
 	case CT_MAL_UDP_TRUNCATED:
 	case CT_MAL_BTH_TRUNCATED:
-	case CT_MAL_ROCE_EXT_TRUNCATED:
 	case CT_MAL_TCP_TRUNCATED:
 	case CT_MAL_MACCTRL_TRUNCATED:
 		return 1;
@@ -1176,6 +1302,51 @@ static void check_all_cuts(const uint8_t *frame, size_t len)
 		assert_int_equal(pkt.wire_len, whole.wire_len);
 		assert_memory_equal(&pkt.src, &whole.src, sizeof(pkt.src));
 	}
+}
+
+/*
+ * ct_parse_ip: the parse ct_parse gives, and the offset of the IP header it
+ * analysed: the inner one of every mirror encapsulation, the plain frame's
+ * after its tags, none for a frame without IP.
+ */
+static void test_ip_offset_of_the_analysed_frame(void **state)
+{
+	static uint8_t frame[ROCE_FRAME_MAX];
+	struct roce_frame inner = write_first();
+	struct ct_pkt a, b;
+	uint32_t off;
+	size_t len;
+
+	(void)state;
+	inner.n_vlan = 1;
+	inner.vlan[0] = (struct roce_vlan_tag){CT_ETHERTYPE_VLAN, 4, 42};
+	for (int kind = MIRROR_ERSPAN_I; kind <= MIRROR_TEB; kind++) {
+		size_t inner_off;
+
+		len = mirror_frame(frame, sizeof(frame), (enum mirror_kind)kind, &inner,
+				   &inner_off);
+		memset(&a, 0xa5, sizeof(a));
+		memset(&b, 0xa5, sizeof(b));
+		assert_int_equal(ct_parse_ip(frame, (uint32_t)len, (uint32_t)len, &a, &off),
+				 CT_PKT_ROCE);
+		assert_int_equal(off, inner_off + ETH_LEN + VLAN_LEN);
+		ct_parse(frame, (uint32_t)len, (uint32_t)len, &b);
+		assert_memory_equal(&a, &b, sizeof(a));
+		/* the inner frame cut before its IP header: the outer one is the last read */
+		ct_parse_ip(frame, (uint32_t)(inner_off + ETH_LEN), (uint32_t)len, &a, &off);
+		assert_int_equal(off, ETH_LEN + VLAN_LEN);
+	}
+	inner.n_vlan = 0;
+	len = roce_frame_build(frame, sizeof(frame), &inner);
+	assert_int_equal(ct_parse_ip(frame, (uint32_t)len, (uint32_t)len, &a, &off), CT_PKT_ROCE);
+	assert_int_equal(off, ETH_LEN);
+	inner.n_vlan = 2;
+	inner.vlan[1] = (struct roce_vlan_tag){CT_ETHERTYPE_VLAN, 4, 43};
+	len = roce_frame_build(frame, sizeof(frame), &inner);
+	ct_parse_ip(frame, (uint32_t)len, (uint32_t)len, &a, &off);
+	assert_int_equal(off, ETH_LEN + 2 * VLAN_LEN);
+	ct_parse_ip(frame, ETH_LEN, (uint32_t)len, &a, &off);
+	assert_int_equal(off, 0);
 }
 
 static void test_truncation_of_other_frames(void **state)
@@ -1307,7 +1478,10 @@ int main(void)
 		cmocka_unit_test(test_gre_unsupported),
 		cmocka_unit_test(test_encap_too_deep),
 		cmocka_unit_test(test_truncation_at_every_byte),
+		cmocka_unit_test(test_extension_headers_cut_one_by_one),
+		cmocka_unit_test(test_ipv6_copies_cut_before_the_qpn),
 		cmocka_unit_test(test_truncation_of_other_frames),
+		cmocka_unit_test(test_ip_offset_of_the_analysed_frame),
 		cmocka_unit_test(test_shortcut_matches_layered_parser),
 	};
 

@@ -39,6 +39,7 @@ struct ct_flow_summary {
 	uint64_t psn_gaps, psn_missing, duplicates, go_back_n;
 	uint64_t naks_seq, naks_rnr, naks_other;
 	uint64_t partial_messages;
+	uint64_t size_inferred; /* messages sized by their payloads: the RETH was cut */
 	uint64_t read_requests, read_bytes_requested, reads_matched, read_len_mismatch;
 	uint32_t req_first_psn, req_last_psn; /* valid with CT_SEEN_REQ_PSN */
 	uint32_t resp_first_psn, resp_last_psn; /* valid with CT_SEEN_RESP_PSN */

@@ -36,6 +36,8 @@ struct ct_report {
 	 */
 	int interval;
 	unsigned seq;
+	/* what the analysis left out to meet a deadline (shutdown), NULL: nothing */
+	const char *cut_short;
 	/*
 	 * A producer's own top-level sections, in the report as they are: the
 	 * agent's "host" (probe and RDMA counters) and "gpu" (commtap.gpu/v1),

@@ -63,6 +63,9 @@ struct ct_engine_counters {
 	uint64_t other_ip;
 	uint64_t encapsulated; /* GRE/ERSPAN mirror copies unwrapped */
 	uint64_t truncated;    /* frames captured shorter than their wire length */
+	/* RoCE packets counted though the copy cut their headers, by enum ct_hdr_cut */
+	uint64_t roce_cut[CT_CUT_COUNT];
+	uint64_t messages_size_inferred; /* WRITEs sized by their payloads: the RETH was cut */
 	uint64_t malformed;
 	uint64_t malformed_by_reason[CT_MAL_COUNT];
 	uint64_t evicted_unreported; /* evicted flows the ring had no room for */

@@ -98,7 +98,7 @@ struct ct_flow_cold {
 	/* 16 and 8 bits */
 	uint16_t op_count_hi[CT_OP_SLOTS]; /* carries of the 32-bit hot counters (48-bit totals) */
 	uint8_t op_extra_id[CT_OP_EXTRA];
-	uint8_t pad[2];
+	uint16_t size_inferred; /* messages sized by their payloads (RETH cut), saturating */
 };
 
 struct ct_flow {

@@ -9,7 +9,9 @@
  *
  * Every read is bounds-checked against the captured length. Sizes come from
  * the L3 length fields, never from the captured length, so a header-truncated
- * mirror copy is counted at its true size.
+ * mirror copy is counted at its true size. A RoCEv2 copy cut inside its
+ * headers is still a RoCE packet: ct_pkt.hdr_cut says how much of it is
+ * missing (see enum ct_hdr_cut).
  */
 #ifndef COMMTAP_PARSE_H
 #define COMMTAP_PARSE_H
@@ -57,17 +59,41 @@ enum ct_malformed {
 	CT_MAL_IPV6_BAD_HEADER,
 	CT_MAL_IPV6_EXT_TRUNCATED,
 	CT_MAL_IPV6_EXT_TOO_MANY,
-	CT_MAL_UDP_TRUNCATED,
+	CT_MAL_UDP_TRUNCATED, /* RoCE: the destination port was cut too */
 	CT_MAL_UDP_BAD_LENGTH,
-	CT_MAL_BTH_TRUNCATED,
-	CT_MAL_BTH_BAD_OPCODE, /* reserved opcode or transport version != 0 */
-	CT_MAL_ROCE_EXT_TRUNCATED, /* RETH/AETH/DETH/... cut off by the capture */
-	CT_MAL_ROCE_BAD_LENGTH,	   /* UDP length too short for the headers it must carry */
+	CT_MAL_BTH_TRUNCATED,	/* only as a CT_QPN_CUT reason: such copies count */
+	CT_MAL_BTH_BAD_OPCODE,	/* reserved opcode or transport version != 0 */
+	CT_MAL_ROCE_BAD_LENGTH, /* UDP length too short for the headers it must carry */
 	CT_MAL_TCP_TRUNCATED,
 	CT_MAL_TCP_BAD_HEADER, /* data offset < 5 or beyond the IP payload */
 	CT_MAL_MACCTRL_TRUNCATED,
 	CT_MAL_COUNT
 };
+
+/*
+ * How much of a RoCEv2 packet's headers the copy lost (ct_pkt.hdr_cut). Once
+ * the IP header and the UDP destination port were captured, a cut copy still
+ * counts as RoCE, at its wire length from the IP header.
+ */
+enum ct_hdr_cut {
+	CT_CUT_NONE = 0,
+	CT_CUT_ROCE_EXT,   /* BTH whole, some extension headers cut: their bits leave roce.ext */
+	CT_CUT_AFTER_QPN,  /* BTH cut after the destination QPN: no PSN, no message assembly */
+	CT_CUT_BEFORE_QPN, /* BTH cut before the QPN: roce.dqpn is CT_QPN_CUT(reason) */
+	CT_CUT_COUNT
+};
+
+/*
+ * The flow id of a RoCE copy cut before its destination QPN: QPNs are 24
+ * bits, so an id with the top byte set names no QP. The low byte is where the
+ * copy ended (CT_MAL_UDP_TRUNCATED: inside the UDP header after the ports;
+ * CT_MAL_BTH_TRUNCATED: inside the BTH), so such packets gather on one flow
+ * per address pair and reason.
+ */
+#define CT_QPN_CUT_MARK	      0xff000000u
+#define CT_QPN_CUT(reason)    (CT_QPN_CUT_MARK | (uint32_t)(reason))
+#define CT_QPN_IS_CUT(id)     (((id)&CT_QPN_CUT_MARK) == CT_QPN_CUT_MARK)
+#define CT_QPN_CUT_REASON(id) ((enum ct_malformed)((id)&0xff))
 
 /* RoCE extension headers present on a packet (ct_pkt.roce.ext). */
 enum ct_roce_ext {
@@ -94,7 +120,7 @@ struct ct_roce {
 	uint8_t ackreq;	 /* BTH A bit */
 	uint8_t se;	 /* BTH solicited event */
 	uint16_t pkey;
-	uint16_t ext;	 /* enum ct_roce_ext bits */
+	uint16_t ext;	 /* enum ct_roce_ext bits of the headers captured */
 	uint32_t dqpn;	 /* destination QP, 24 bits */
 	uint32_t psn;	 /* 24 bits */
 	uint32_t payload_len; /* from the UDP length: what the verbs message carries */
@@ -135,6 +161,7 @@ struct ct_pkt {
 	uint8_t dscp;
 	uint8_t ecn;	   /* 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE */
 	uint8_t ip_proto;
+	uint8_t hdr_cut; /* enum ct_hdr_cut, for CT_PKT_ROCE */
 	uint16_t udp_sport;
 	struct ct_addr src, dst;
 	union {
@@ -158,6 +185,15 @@ enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_l
  */
 enum ct_pkt_kind ct_parse_layered(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
 				  struct ct_pkt *pkt);
+
+/*
+ * ct_parse, and where the last IP header it read starts in data: after a
+ * GRE or ERSPAN mirror encapsulation, the inner frame's (what a mirror
+ * hashes and de-duplicates on; the outer one only when the inner frame was
+ * cut before its IP header); 0 when the frame has no IP header captured.
+ */
+enum ct_pkt_kind ct_parse_ip(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
+			     struct ct_pkt *pkt, uint32_t *ip_off);
 
 /* Stable name of a malformed reason, for reports ("ipv4_truncated"). */
 const char *ct_malformed_name(enum ct_malformed reason);

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* What the trace writer (trace.c) and its GPU clock estimate (trace_clock.c) share. */
+#ifndef COMMTAP_EXPORT_TRACE_INTERNAL_H
+#define COMMTAP_EXPORT_TRACE_INTERNAL_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The report's classes, then flows without a known class. */
+#define TR_CLASSES 7
+extern const char *const tr_class_names[TR_CLASSES];
+
+struct tr_burst {
+	uint64_t start, end, bytes, messages;
+};
+
+struct tr_flow {
+	json_object *flow;
+	uint64_t id, bytes, burst_bytes;
+	const char *src;
+	int cls;
+	struct tr_burst *b; /* sorted by start */
+	size_t nb;
+};
+
+/*
+ * The GPU host's clock against the wire's: offset = GPU time - wire time of
+ * the same instant. estimated is 0 when the report's data does not allow it;
+ * why then says what is missing, else how it was estimated.
+ */
+struct tr_clock {
+	int estimated, same_clock;
+	int64_t offset_ns, uncertainty_ns;
+	unsigned pairs;
+	const char *boundary_class;
+	char why[640];
+};
+
+/*
+ * Estimate the offset from the GPU section's iteration ends (the end of the
+ * iteration's last data-parallel collective) against the ends of that
+ * class's bursts in each wire iteration.
+ */
+void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, struct tr_clock *c);
+
+#endif
