@@ -60,6 +60,7 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		return -ENOMEM;
 	}
 	out->method = labels && labels->n ? "labels" : expect ? "profile" : "signatures";
+	out->profile = expect ? expect->profile : NULL;
 
 	/* 1. labels: authoritative, for either direction */
 	for (size_t i = 0; i < set->count; i++) {

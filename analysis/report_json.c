@@ -425,6 +425,8 @@ static json_object *classification_json(struct jb *b, const struct ct_classifica
 	json_object *o = OBJ(b);
 
 	add(b, o, "method", STR(b, c->method));
+	if (c->profile)
+		add(b, o, "profile", STR(b, c->profile));
 	if (!strcmp(c->method, "signatures")) {
 		json_object *l = OBJ(b);
 

@@ -30,6 +30,7 @@ struct analyze_opts {
 	const char *json_path;
 	const char *lines_path;
 	int table;
+	double pace; /* 0: as fast as it reads; F: F times the capture's own speed */
 	struct ct_producer_options common;
 };
 
@@ -48,6 +49,15 @@ static const struct ct_param analyze_params[] = {
 	 .type = CT_PARAM_FLAG,
 	 .offset = offsetof(struct analyze_opts, table),
 	 .help = "print the readable table even with --json/--lines"},
+	{.name = "pace",
+	 .type = CT_PARAM_DOUBLE,
+	 .arg = "F",
+	 .offset = offsetof(struct analyze_opts, pace),
+	 .help = "replay at F times the capture's speed, sleeping until each\n"
+		 "packet's time (1: real time; default: as fast as it reads)",
+	 .min = 0,
+	 .max = 1e6,
+	 .above_min = 1},
 	CT_PARAM_TABLE_END,
 };
 
@@ -214,6 +224,21 @@ static void show_progress(struct progress *p, struct ct_engine *engine, struct c
 }
 
 /*
+ * --pace: sleep until the packet's time, the capture's clock started at the
+ * first packet and run F times faster than the wall clock. A signal ends
+ * the sleep early (the loop then stops).
+ */
+static void pace_until(double pace, uint64_t first_ts, uint64_t ts, const struct timespec *start)
+{
+	double due = (double)(ts > first_ts ? ts - first_ts : 0) / pace;
+	uint64_t ns = (uint64_t)start->tv_nsec + (uint64_t)due;
+	struct timespec at = {start->tv_sec + (time_t)(ns / 1000000000ull),
+			      (long)(ns % 1000000000ull)};
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+}
+
+/*
  * The end of the interval that time t falls in, intervals counted from
  * origin: a gap in the capture gives one report (covering it), not one per
  * empty interval. UINT64_MAX when it would pass the clock's end.
@@ -245,7 +270,8 @@ int cmd_analyze(int argc, char **argv)
 	struct ct_packet pkt;
 	char err[768];
 	int rc, status = CT_EXIT_ERROR;
-	uint64_t interval_ns, origin = 0, next_report = 0, backwards = 0;
+	uint64_t interval_ns, origin = 0, next_report = 0, backwards = 0, first_ts = 0;
+	struct timespec started = {0};
 
 	if (parse_args(argc, argv, &o))
 		return CT_EXIT_ERROR;
@@ -301,6 +327,13 @@ int cmd_analyze(int argc, char **argv)
 
 	progress_start(&progress);
 	while (!interrupted && (rc = ct_capture_next(cap, &pkt)) == 1) {
+		if (o.pace > 0) {
+			if (!started.tv_sec && !started.tv_nsec) {
+				clock_gettime(CLOCK_MONOTONIC, &started);
+				first_ts = pkt.ts_ns;
+			}
+			pace_until(o.pace, first_ts, pkt.ts_ns, &started);
+		}
 		ct_engine_feed(engine, &pkt, 1);
 		if (ct_capture_packets_read(cap) % DRAIN_EVERY == 0) {
 			drain(engine, &got);

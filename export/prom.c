@@ -13,9 +13,13 @@
 #include <string.h>
 
 #define OTHER		"_other"
-#define CT_PROM_CLASSES (CT_CLASS_OTHER + 1) /* TP PP DP EP EmbTableSyn Other */
+#define NO_JOB		"none"
+#define CT_PROM_CLASSES (CT_CLASS_OTHER + 1)   /* TP PP DP EP EmbTableSyn Other */
+#define JOB_LABELS	(CT_PROM_TOP_JOBS + 2) /* the top jobs, _other, none */
+#define JOB_ID_LEN	96		       /* a profile's name, or "j" and 8 hex digits; "-N" */
 
 struct pair {
+	int job;	   /* index into job_ids */
 	int cls, src, dst; /* src/dst: index into the host list, -1 for the aggregate */
 	uint64_t bytes, messages;
 };
@@ -26,6 +30,9 @@ struct prom {
 	struct ct_prom_opts o;
 	const char **hosts; /* distinct addresses, in first-seen order */
 	size_t n_hosts;
+	char vantage[160];		      /* where this probe sees from */
+	char job_ids[JOB_LABELS][JOB_ID_LEN]; /* ct_job of jobs[i]; then _other, none */
+	size_t n_jobs;			      /* jobs with their own label */
 };
 
 /* A label value, escaped as the format asks (backslash, quote, newline). */
@@ -67,6 +74,100 @@ static void gauge(struct prom *p, const char *name, const char *help, double v)
 {
 	family(p, name, "gauge", help);
 	num(p, name, v);
+}
+
+/*
+ * The fleet's name for a job (jobs[index]): the same on every probe that
+ * sees the job, so that rules can join their views. The profile's name
+ * when one was given (it describes the busiest job, jobs[0]); otherwise
+ * the job's hosts (jobs[].hosts, in address order) hashed (FNV-1a, 32
+ * bits): probes that see every host sending in the job's iterations agree
+ * (a view split by hosts of a job whose hosts all talk across the split, a
+ * mirror), a host in a large ring sees only its neighbours. The one place
+ * to change when the job identity improves (labels naming the job).
+ */
+static void job_identity(json_object *doc, size_t index, char *id, size_t len)
+{
+	json_object *job = ct_doc_at(ct_doc_get(doc, "jobs"), index);
+	json_object *hosts = ct_doc_get(job, "hosts");
+	const char *profile = ct_doc_str(ct_doc_get(doc, "classification"), "profile");
+	uint32_t h = 2166136261u;
+
+	if (index == 0 && profile && *profile) {
+		snprintf(id, len, "%s", profile);
+		return;
+	}
+	for (size_t i = 0; i < ct_doc_len(hosts); i++) {
+		const char *a = json_object_get_string(ct_doc_at(hosts, i));
+
+		for (; a && *a; a++)
+			h = (h ^ (unsigned char)*a) * 16777619u;
+		h = (h ^ ',') * 16777619u;
+	}
+	snprintf(id, len, "j%08" PRIx32, h);
+}
+
+/*
+ * Where the probe sees from, its kind by the report's reader: a host agent
+ * (eBPF, its interfaces), a mirror port (DPDK, its driver), a capture
+ * replayed (pcap, the file's name) or a merge of reports.
+ */
+static void vantage_of(struct prom *p)
+{
+	json_object *cap = ct_doc_get(p->doc, "capture");
+	const char *format = ct_doc_str(cap, "format"), *file = ct_doc_str(cap, "file");
+	const char *kind = format ? format : "pcap", *base;
+
+	if (!strcmp(kind, "ebpf"))
+		kind = "host";
+	else if (!strcmp(kind, "dpdk"))
+		kind = "mirror";
+	base = file ? strrchr(file, '/') : NULL;
+	base = base ? base + 1 : file;
+	if (!strcmp(kind, "merge") || !base || !*base)
+		snprintf(p->vantage, sizeof(p->vantage), "%s", kind);
+	else
+		snprintf(p->vantage, sizeof(p->vantage), "%s:%s", kind, base);
+}
+
+/* ct_job of the top jobs (a second job with the same hash gets "-N"). */
+static void job_ids(struct prom *p)
+{
+	json_object *jobs = ct_doc_get(p->doc, "jobs");
+	size_t n = ct_doc_len(jobs);
+
+	p->n_jobs = n < CT_PROM_TOP_JOBS ? n : CT_PROM_TOP_JOBS;
+	for (size_t j = 0; j < p->n_jobs; j++) {
+		char *id = p->job_ids[j];
+
+		job_identity(p->doc, j, id, JOB_ID_LEN - 8);
+		for (size_t k = 0; k < j; k++)
+			if (!strcmp(p->job_ids[k], id))
+				snprintf(id + strlen(id), 8, "-%d", (int)j);
+	}
+	snprintf(p->job_ids[p->n_jobs], JOB_ID_LEN, "%s", OTHER);
+	snprintf(p->job_ids[p->n_jobs + 1], JOB_ID_LEN, "%s", NO_JOB);
+}
+
+/* Index into job_ids of a flow's job (periodicity.job). */
+static int job_of(const struct prom *p, json_object *flow)
+{
+	json_object *j = ct_doc_get(ct_doc_get(flow, "periodicity"), "job");
+	int64_t k;
+
+	if (!j || !json_object_is_type(j, json_type_int))
+		return (int)p->n_jobs + 1;
+	k = json_object_get_int64(j);
+	return k >= 0 && (uint64_t)k < p->n_jobs ? (int)k : (int)p->n_jobs;
+}
+
+static void job_labels(struct prom *p, int job)
+{
+	fputs("ct_job=\"", p->out);
+	label_value(p->out, p->job_ids[job]);
+	fputs("\",vantage=\"", p->out);
+	label_value(p->out, p->vantage);
+	fputc('"', p->out);
 }
 
 static int class_of(json_object *flow)
@@ -239,6 +340,74 @@ static void job(struct prom *p)
 	      ct_doc_num(j, "peak_gbps") * 1e9 / 8);
 }
 
+/*
+ * The job as this probe sees it, labelled for the fleet: ct_job (the same
+ * on every probe) and vantage (which probe). Jobs past the top are summed
+ * into ct_job="_other" (bytes) and left out (period figures).
+ */
+static void fleet(struct prom *p)
+{
+	json_object *cap = ct_doc_get(p->doc, "capture"), *jobs = ct_doc_get(p->doc, "jobs");
+	size_t n = ct_doc_len(jobs);
+	uint64_t rest[CT_PROM_CLASSES] = {0};
+	static const char *const g[4][3] = {
+		{"commtap_job_hosts", "hosts", "Hosts of the job seen sending at this vantage."},
+		{"commtap_job_period_seconds", "iteration_period_s",
+		 "The job's iteration period as this vantage estimates it."},
+		{"commtap_job_period_confidence", "period_confidence",
+		 "Confidence of the job's period at this vantage, 0..1."},
+		{"commtap_job_iterations", "iterations",
+		 "Iterations of the job found in the report's window."},
+	};
+
+	family(p, "commtap_probe_info", "gauge",
+	       "Always 1: the probe's vantage (host, mirror, pcap, merge) and reader.");
+	fputs("commtap_probe_info{vantage=\"", p->out);
+	label_value(p->out, p->vantage);
+	fputs("\",format=\"", p->out);
+	label_value(p->out, ct_doc_str(cap, "format") ?: "pcap");
+	fputs("\",source=\"", p->out);
+	label_value(p->out, ct_doc_str(cap, "file"));
+	fputs("\"} 1\n", p->out);
+	for (int k = 0; k < 4; k++) {
+		family(p, g[k][0], "gauge", g[k][2]);
+		for (size_t j = 0; j < p->n_jobs; j++) {
+			json_object *job = ct_doc_at(jobs, j);
+			double v = k ? ct_doc_num(job, g[k][1])
+				     : (double)ct_doc_len(ct_doc_get(job, "hosts"));
+
+			fprintf(p->out, "%s{", g[k][0]);
+			job_labels(p, (int)j);
+			fprintf(p->out, "} %.17g\n", v);
+		}
+	}
+	family(p, "commtap_job_class_bytes_total", "counter",
+	       "Wire bytes of the job's flows by class at this vantage (top jobs; the rest "
+	       "_other).");
+	for (size_t j = 0; j < n; j++) {
+		json_object *cb = ct_doc_get(ct_doc_at(jobs, j), "class_bytes");
+
+		for (int c = 0; c < CT_PROM_CLASSES; c++) {
+			uint64_t v = ct_doc_u64(cb, ct_class_name(c));
+
+			if (j >= p->n_jobs) {
+				rest[c] += v;
+				continue;
+			}
+			if (!ct_doc_get(cb, ct_class_name(c)))
+				continue;
+			fputs("commtap_job_class_bytes_total{", p->out);
+			job_labels(p, (int)j);
+			fprintf(p->out, ",class=\"%s\"} %" PRIu64 "\n", ct_class_name(c), v);
+		}
+	}
+	for (int c = 0; c < CT_PROM_CLASSES && n > p->n_jobs; c++) {
+		fputs("commtap_job_class_bytes_total{", p->out);
+		job_labels(p, (int)p->n_jobs);
+		fprintf(p->out, ",class=\"%s\"} %" PRIu64 "\n", ct_class_name(c), rest[c]);
+	}
+}
+
 static void pfc(struct prom *p)
 {
 	json_object *pf = ct_doc_get(p->doc, "pfc"), *prios = ct_doc_get(pf, "priorities");
@@ -274,6 +443,8 @@ static int pair_cmp(const void *pa, const void *pb)
 
 	if (a->bytes != b->bytes)
 		return a->bytes < b->bytes ? 1 : -1;
+	if (a->job != b->job)
+		return a->job - b->job;
 	if (a->cls != b->cls)
 		return a->cls - b->cls;
 	return a->src != b->src ? a->src - b->src : a->dst - b->dst;
@@ -281,20 +452,26 @@ static int pair_cmp(const void *pa, const void *pb)
 
 static void pair_labels(struct prom *p, const struct pair *x)
 {
-	fputs("{src=\"", p->out);
+	fputc('{', p->out);
+	job_labels(p, x->job);
+	fputs(",src=\"", p->out);
 	label_value(p->out, x->src < 0 ? OTHER : p->hosts[x->src]);
 	fputs("\",dst=\"", p->out);
 	label_value(p->out, x->dst < 0 ? OTHER : p->hosts[x->dst]);
 	fprintf(p->out, "\",class=\"%s\"}", ct_class_name(x->cls));
 }
 
-/* Host pairs per class: the top N by bytes, the rest summed per class. */
+/*
+ * Host pairs per job and class: the top N by bytes, the rest summed per job
+ * and class. A pair's bytes are the same at every vantage that sees its
+ * traffic, so the fleet's rules take the max over probes, then the sum.
+ */
 static int host_pairs(struct prom *p)
 {
 	json_object *flows = ct_doc_get(p->doc, "flows");
 	size_t n = ct_doc_len(flows), np = 0, top = p->o.top_pairs;
 	struct pair *pairs = calloc(n + CT_PROM_CLASSES + 1, sizeof(*pairs));
-	struct pair rest[CT_PROM_CLASSES];
+	struct pair rest[JOB_LABELS][CT_PROM_CLASSES];
 
 	p->hosts = calloc(2 * n + 1, sizeof(*p->hosts));
 	if (!pairs || !p->hosts) {
@@ -304,13 +481,17 @@ static int host_pairs(struct prom *p)
 	for (size_t i = 0; i < n; i++) {
 		json_object *f = ct_doc_at(flows, i);
 		const char *s = ct_doc_str(f, "src"), *d = ct_doc_str(f, "dst");
-		struct pair x = {class_of(f), host_index(p, s ? s : "?"),
-				 host_index(p, d ? d : "?"), ct_doc_u64(f, "bytes"),
+		struct pair x = {job_of(p, f),
+				 class_of(f),
+				 host_index(p, s ? s : "?"),
+				 host_index(p, d ? d : "?"),
+				 ct_doc_u64(f, "bytes"),
 				 ct_doc_u64(f, "messages")};
 		size_t k;
 
 		for (k = 0; k < np; k++)
-			if (pairs[k].cls == x.cls && pairs[k].src == x.src && pairs[k].dst == x.dst)
+			if (pairs[k].job == x.job && pairs[k].cls == x.cls &&
+			    pairs[k].src == x.src && pairs[k].dst == x.dst)
 				break;
 		if (k == np) {
 			pairs[np++] = x;
@@ -320,11 +501,12 @@ static int host_pairs(struct prom *p)
 		}
 	}
 	qsort(pairs, np, sizeof(*pairs), pair_cmp);
-	for (int c = 0; c < CT_PROM_CLASSES; c++)
-		rest[c] = (struct pair){c, -1, -1, 0, 0};
+	for (int j = 0; j < JOB_LABELS; j++)
+		for (int c = 0; c < CT_PROM_CLASSES; c++)
+			rest[j][c] = (struct pair){j, c, -1, -1, 0, 0};
 	for (size_t k = top; k < np; k++) {
-		rest[pairs[k].cls].bytes += pairs[k].bytes;
-		rest[pairs[k].cls].messages += pairs[k].messages;
+		rest[pairs[k].job][pairs[k].cls].bytes += pairs[k].bytes;
+		rest[pairs[k].job][pairs[k].cls].messages += pairs[k].messages;
 	}
 	for (int m = 0; m < 2; m++) {
 		const char *name =
@@ -339,10 +521,16 @@ static int host_pairs(struct prom *p)
 			pair_labels(p, &pairs[k]);
 			fprintf(p->out, " %" PRIu64 "\n", m ? pairs[k].messages : pairs[k].bytes);
 		}
-		for (int c = 0; c < CT_PROM_CLASSES && np > top; c++) {
-			fputs(name, p->out);
-			pair_labels(p, &rest[c]);
-			fprintf(p->out, " %" PRIu64 "\n", m ? rest[c].messages : rest[c].bytes);
+		for (int j = 0; j < JOB_LABELS && np > top; j++) {
+			for (int c = 0; c < CT_PROM_CLASSES; c++) {
+				const struct pair *r = &rest[j][c];
+
+				if (j > (int)p->n_jobs + 1 || (!r->bytes && !r->messages))
+					continue;
+				fputs(name, p->out);
+				pair_labels(p, r);
+				fprintf(p->out, " %" PRIu64 "\n", m ? r->messages : r->bytes);
+			}
 		}
 	}
 	gauge(p, "commtap_host_pairs_aggregated", "Host pairs summed into the _other series.",
@@ -514,8 +702,11 @@ int ct_prom_render(json_object *report, const struct ct_prom_opts *opts, char **
 	p.out = open_memstream(text, len);
 	if (!p.out)
 		return -ENOMEM;
+	vantage_of(&p);
+	job_ids(&p);
 	capture_engine(&p);
 	job(&p);
+	fleet(&p);
 	rc = classes(&p);
 	rc = rc ?: host_pairs(&p);
 	rc = rc ?: top_flows(&p);

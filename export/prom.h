@@ -21,6 +21,7 @@
 #define CT_PROM_TOP_FLOWS     20
 #define CT_PROM_TOP_PAIRS     64
 #define CT_PROM_TOP_RECEIVERS 32
+#define CT_PROM_TOP_JOBS      8 /* jobs labelled by ct_job; the rest "_other" */
 
 struct ct_prom_opts {
 	unsigned top_flows;	/* 0: CT_PROM_TOP_FLOWS */

@@ -25,6 +25,9 @@ PACKAGES="$PACKAGES valgrind"
 # test/realtrain: real PyTorch training (gloo over TCP) in network namespaces;
 # scapy for the RoCE negative controls of the evaluation corpus
 PACKAGES="$PACKAGES python3-torch python3-psutil python3-scapy"
+# the dashboard's schema check: Grafana's schema and tsc from npm (an npm already
+# there, e.g. with another nodejs, is used as it is)
+command -v npm >/dev/null || PACKAGES="$PACKAGES nodejs npm"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then
@@ -62,6 +65,14 @@ install_packages() {
 		$missing || rc=$?
 	[ -z "$policy" ] || as_root rm -f "$policy"
 	[ "$rc" -eq 0 ] || exit "$rc"
+}
+
+# Grafana's dashboard schema and tsc for test grafana-dashboard-schema, pinned
+# in test/prometheus/package.json, into its node_modules (ignored by git).
+install_node_modules() {
+	[ -d test/prometheus/node_modules/@grafana/schema ] && return 0
+	(cd test/prometheus && npm install --no-audit --no-fund --no-package-lock -q) ||
+		echo "setup: npm install in test/prometheus failed; the dashboard's schema check will skip" >&2
 }
 
 build() {
@@ -134,6 +145,7 @@ demo)
 	;;
 test)
 	install_packages
+	install_node_modules
 	echo "== build and test"
 	build build
 	run_suites build --no-suite fuzz --no-suite accuracy

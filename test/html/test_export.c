@@ -69,6 +69,124 @@ static size_t series(const char *text, const char *name, uint64_t *sum)
 	return n;
 }
 
+static json_object *job_json(const char *hosts_csv, double period, const char *cls, uint64_t bytes)
+{
+	json_object *j = json_object_new_object(), *hosts = json_object_new_array();
+	json_object *cb = json_object_new_object();
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", hosts_csv);
+	for (char *h = strtok_r(buf, ",", &save); h; h = strtok_r(NULL, ",", &save))
+		json_object_array_add(hosts, json_object_new_string(h));
+	json_object_object_add(j, "hosts", hosts);
+	json_object_object_add(j, "iteration_period_s", json_object_new_double(period));
+	json_object_object_add(j, "period_confidence", json_object_new_double(0.9));
+	json_object_object_add(j, "iterations", json_object_new_uint64(10));
+	json_object_object_add(cb, cls, json_object_new_uint64(bytes));
+	json_object_object_add(j, "class_bytes", cb);
+	return j;
+}
+
+/* A report of n_jobs jobs (10.0.J.1, 10.0.J.2) at a vantage, one flow each. */
+static json_object *fleet_report(const char *format, const char *file, size_t n_jobs,
+				 const char *profile)
+{
+	json_object *flows = json_object_new_array(), *jobs = json_object_new_array();
+	json_object *cap = json_object_new_object(), *doc;
+
+	for (size_t j = 0; j < n_jobs; j++) {
+		char a[32], b[32], csv[64];
+		json_object *f, *per = json_object_new_object();
+
+		snprintf(a, sizeof(a), "10.0.%zu.1", j);
+		snprintf(b, sizeof(b), "10.0.%zu.2", j);
+		snprintf(csv, sizeof(csv), "%s,%s", a, b);
+		json_object_array_add(jobs, job_json(csv, 0.5 + (double)j, "DP", 1000 + j));
+		f = flow(a, b, (unsigned)j, 1000 + j, "DP");
+		json_object_object_add(per, "job", json_object_new_int((int)j));
+		json_object_object_add(f, "periodicity", per);
+		json_object_array_add(flows, f);
+	}
+	doc = report(flows);
+	json_object_object_add(cap, "format", json_object_new_string(format));
+	json_object_object_add(cap, "file", json_object_new_string(file));
+	json_object_object_add(doc, "capture", cap);
+	json_object_object_add(doc, "jobs", jobs);
+	if (profile) {
+		json_object *c = json_object_new_object();
+
+		json_object_object_add(c, "profile", json_object_new_string(profile));
+		json_object_object_add(doc, "classification", c);
+	}
+	return doc;
+}
+
+/* The ct_job label of the n-th commtap_job_period_seconds series ("" if none). */
+static void nth_job(const char *text, int n, char *out, size_t len)
+{
+	const char *key = "commtap_job_period_seconds{ct_job=\"", *at = text;
+
+	out[0] = 0;
+	for (int i = 0; i <= n && at; i++) {
+		at = strstr(at, key);
+		if (at && i < n)
+			at += strlen(key);
+	}
+	if (at)
+		snprintf(out, len, "%.*s", (int)strcspn(at + strlen(key), "\""), at + strlen(key));
+}
+
+/*
+ * ct_job: a job gets the same name at a host agent and at a mirror (its
+ * hosts hashed), another job another; the profile names the busiest job;
+ * past 8 jobs the rest is _other. vantage names the probe's kind and source.
+ */
+static void test_prom_fleet_labels(void **state)
+{
+	json_object *host = fleet_report("ebpf", "eth0", 2, NULL);
+	json_object *mirror = fleet_report("dpdk", "net_mlx5", 10, NULL);
+	json_object *named = fleet_report("pcap", "/tmp/x/host-a.pcap", 2, "gpt-3b");
+	char *t1, *t2, *t3, j0[96], j1[96], m0[96], m1[96], m8[96], n0[96], n1[96];
+	size_t len;
+	uint64_t sum;
+
+	(void)state;
+	assert_int_equal(ct_prom_render(host, NULL, &t1, &len), 0);
+	assert_int_equal(ct_prom_render(mirror, NULL, &t2, &len), 0);
+	assert_int_equal(ct_prom_render(named, NULL, &t3, &len), 0);
+	nth_job(t1, 0, j0, sizeof(j0));
+	nth_job(t1, 1, j1, sizeof(j1));
+	nth_job(t2, 0, m0, sizeof(m0));
+	nth_job(t2, 1, m1, sizeof(m1));
+	nth_job(t2, 8, m8, sizeof(m8));
+	nth_job(t3, 0, n0, sizeof(n0));
+	nth_job(t3, 1, n1, sizeof(n1));
+	assert_int_equal(strlen(j0), 9);
+	assert_int_equal(j0[0], 'j');
+	assert_string_equal(j0, m0);
+	assert_string_equal(j1, m1);
+	assert_string_not_equal(j0, j1);
+	assert_string_equal(m8, ""); /* 8 jobs labelled */
+	assert_string_equal(n0, "gpt-3b");
+	assert_string_equal(n1, j1);
+	assert_non_null(strstr(t1, "vantage=\"host:eth0\""));
+	assert_non_null(strstr(t2, "vantage=\"mirror:net_mlx5\""));
+	assert_non_null(
+		strstr(t3, "commtap_probe_info{vantage=\"pcap:host-a.pcap\",format=\"pcap\""));
+	/* every job's bytes are kept: 8 jobs by name, 2 in _other */
+	assert_int_equal(series(t2, "commtap_job_class_bytes_total", &sum), 8 + 6);
+	assert_true(sum == 10 * 1000 + 45);
+	assert_non_null(strstr(t2,
+			       "commtap_job_class_bytes_total{ct_job=\"_other\",vantage=\"mirror:"
+			       "net_mlx5\",class=\"DP\"} 2017\n"));
+	free(t1);
+	free(t2);
+	free(t3);
+	json_object_put(host);
+	json_object_put(mirror);
+	json_object_put(named);
+}
+
 /* 3000 flows between 600 hosts: a few dozen series, sums kept, values escaped. */
 static void test_prom_bounded(void **state)
 {
@@ -324,6 +442,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prom_bounded),
+		cmocka_unit_test(test_prom_fleet_labels),
 		cmocka_unit_test(test_html_many_hosts),
 		cmocka_unit_test(test_html_gpu_bars),
 		cmocka_unit_test(test_merge_dedup),

@@ -95,6 +95,7 @@ struct ct_classification {
 	struct ct_flow_class *flows; /* one per flow of the set */
 	size_t n;
 	const char *method; /* "labels", "profile" or "signatures" */
+	const char *profile; /* the profile's name when one was given (it names the job) */
 	struct ct_layout layout;
 };
 
