@@ -4,11 +4,12 @@ layers (Debian python3-scapy, in /usr/bin/python3), independent of
 `commtap synth`: traffic where the right answer is "no training job here"
 and every flow's class is Other.
 
-  negctl_roce.py OUTDIR [SCENARIO ...]     (default: all of them)
+  negctl_roce.py OUTDIR [--seed N] [SCENARIO ...]     (default: all of them)
 
 writes OUTDIR/SCENARIO.pcap (snap length 128, true wire lengths) and
 OUTDIR/SCENARIO.truth.json (commtap.truth/v1). Deterministic: the same
-bytes on every run.
+bytes on every run for a seed (default 1, the frozen held-out copies';
+other seeds change QP numbers, PSNs, ports and timing, for development).
 
 Scenarios, modelled on perftest (ib_*_lat / ib_*_bw) as run by hand:
   perftest-rc-write-lat  ib_write_lat -a: RC RDMA WRITE ping-pong, sizes
@@ -268,8 +269,8 @@ def bw(cap, rng, a, b, msg, duration_ns):
             cap.put(ack(b, a, psn), 0)
 
 
-def run(scenario, outdir):
-    rng = random.Random(scenario)
+def run(scenario, outdir, seed=1):
+    rng = random.Random("%s:%d" % (scenario, seed))
     v6 = scenario.startswith("perftest-ud-")
     a, b = Host(11, v6), Host(12, v6)
     qa, qb = Qp(rng, a), Qp(rng, b)
@@ -307,11 +308,17 @@ SCENARIOS = ["perftest-rc-write-lat", "perftest-rc-send-lat", "perftest-ud-send-
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
-    outdir = sys.argv[1]
+    args = sys.argv[1:]
+    seed = 1
+    if "--seed" in args:
+        i = args.index("--seed")
+        seed = int(args[i + 1])
+        del args[i : i + 2]
+    outdir = args[0]
     os.makedirs(outdir, exist_ok=True)
     check_icrc()
-    for s in sys.argv[2:] or SCENARIOS:
-        print(run(s, outdir))
+    for s in args[1:] or SCENARIOS:
+        print(run(s, outdir, seed))
 
 
 if __name__ == "__main__":

@@ -10,9 +10,10 @@ snap length of 128 (as a truncating mirror session delivers it), and
 OUTDIR/SCENARIO.truth.json (commtap.truth/v1). Needs root, `ip netns` and
 tcpdump: without them it exits 77 (meson's SKIP) saying which is missing.
 
-Addresses 198.18.77.1 (client) and 198.18.77.2 (server), MTU 1500;
+Addresses 198.18.77.1 (client) and 198.18.77.2 (server), MTU 9000 (jumbo
+frames, as storage and training fabrics run them);
 gso_max_segs 1 keeps the kernel from handing tcpdump 64 KB
-super-frames, so the capture sees the wire's 1514-byte frames. The
+super-frames, so the capture sees the wire's 9014-byte frames. The
 namespaces and the veth are removed afterwards, also on failure. A capture
 from which tcpdump dropped packets is rejected.
 
@@ -43,7 +44,7 @@ import truthfile  # noqa: E402
 
 CLIENT, SERVER = "198.18.77.1", "198.18.77.2"
 SNAPLEN = 128
-MTU = 1500
+MTU = 9000
 SCENARIOS = ["iperf-bulk", "storage-rw", "checkpoint-burst"]
 PORTS = {"iperf-bulk": 5201, "storage-rw": 2049, "checkpoint-burst": 2049}
 
