@@ -84,6 +84,25 @@ static int ring_allreduce(struct model *M, enum ct_class cls, const unsigned *ra
 	return err;
 }
 
+/*
+ * Ring reduce-scatter or all-gather of a tensor over n ranks: each sends
+ * (n-1)/n of it to its successor (n-1 steps of a 1/n shard).
+ */
+static int ring_half(struct model *M, enum ct_class cls, const unsigned *ranks, unsigned n,
+		     double tensor, double start, double duration)
+{
+	int err = 0;
+
+	if (n < 2)
+		return 0;
+	for (unsigned i = 0; i < n && !err; i++) {
+		count_message(M, ranks[i], cls, tensor);
+		err = xfer_add(M, cls, CT_XFER_COLLECTIVE, ranks[i], ranks[(i + 1) % n],
+			       tensor * (n - 1) / n, start, duration);
+	}
+	return err;
+}
+
 /* All-to-all: each rank sends 1/n of its tensor to every other member. */
 static int all_to_all(struct model *M, enum ct_class cls, const unsigned *ranks, unsigned n,
 		      double tensor, double start, double duration)
@@ -330,6 +349,86 @@ static void set_bandwidths(struct model *M)
 	free(off);
 }
 
+/*
+ * ZeRO-3 / FSDP (p = 1), per micro-batch and TP rank, among the d replicas:
+ * forward, an all-gather of each layer's parameters before the layer (the
+ * embeddings and final norm with the first); backward, the same all-gathers
+ * in reverse order, each followed by a reduce-scatter of the layer's
+ * gradients (DeepSpeed reduces every micro-batch). No all-reduce at the end.
+ */
+static int zero3_traffic(struct model *M, const struct op *F, const struct op *B, unsigned *group)
+{
+	const struct ct_profile *p = M->p;
+	struct ct_prediction *pr = M->pr;
+	unsigned L = pr->stage_layers[0];
+	double e = p->bytes_per_elem, layer = layer_rank_params(p) * e;
+	double rest = pr->stage_rank_params[0] * e - L * layer; /* embeddings, final norm */
+	double dur = layer * (p->d - 1) / p->d / pr->c[CT_CLASS_DP];
+	int err = 0;
+
+	for (unsigned tp = 0; tp < p->t && !err; tp++) {
+		unsigned n = dp_group(p, 0, tp, group);
+		double fl = (F->end - F->start) / L, bl = (B->end - B->start) / L;
+
+		for (unsigned k = 0; k < L && !err; k++)
+			err = ring_half(M, CT_CLASS_DP, group, n, layer + (k ? 0 : rest),
+					F->start + k * fl, dur);
+		for (unsigned k = 0; k < L && !err; k++) {
+			double t = B->start + k * bl, tensor = layer + (k + 1 < L ? 0 : rest);
+
+			err = ring_half(M, CT_CLASS_DP, group, n, tensor, t, dur);
+			err = err ?: ring_half(M, CT_CLASS_DP, group, n, tensor, t + bl - dur, dur);
+		}
+	}
+	return err;
+}
+
+/*
+ * ZeRO-1 / distributed optimizer, per stage and TP rank: the gradients
+ * reduce-scattered over the d replicas, the optimizer steps on its shard,
+ * the parameters all-gathered back. Not overlapped: both after the stage's
+ * last backward (and the embedding sync). Overlapped: the reduce-scatter in
+ * one bucket per layer during the last micro-batch's backward, the
+ * all-gather (of the previous step) per layer during the first forward.
+ * Returns when the stage is done in *end.
+ */
+static int zero1_traffic(struct model *M, unsigned s, const struct op *first_fwd,
+			 const struct op *last_bwd, double stage_end, unsigned *group, double *end)
+{
+	const struct ct_profile *p = M->p;
+	struct ct_prediction *pr = M->pr;
+	double tensor = pr->stage_rank_params[s] * p->bytes_per_elem;
+	double dur = tensor * (p->d - 1) / p->d / pr->c[CT_CLASS_DP];
+	unsigned L = pr->stage_layers[s];
+	int err = 0;
+
+	*end = stage_end + 2 * dur;
+	if (p->zero_overlap)
+		*end = fmax(stage_end, last_bwd->end + dur / L);
+	for (unsigned tp = 0; tp < p->t && !err; tp++) {
+		unsigned n = dp_group(p, s, tp, group);
+
+		if (!p->zero_overlap) {
+			err = ring_half(M, CT_CLASS_DP, group, n, tensor, stage_end, dur);
+			err = err
+				      ?: ring_half(M, CT_CLASS_DP, group, n, tensor,
+						   stage_end + dur, dur);
+			continue;
+		}
+		for (unsigned k = 0; k < L && !err; k++) {
+			double bl = (last_bwd->end - last_bwd->start) / L;
+			double fl = (first_fwd->end - first_fwd->start) / L;
+
+			err = ring_half(M, CT_CLASS_DP, group, n, tensor / L,
+					last_bwd->start + (k + 1) * bl, dur / L);
+			err = err
+				      ?: ring_half(M, CT_CLASS_DP, group, n, tensor / L,
+						   first_fwd->start + k * fl, dur / L);
+		}
+	}
+	return err;
+}
+
 static int gpt_timeline(struct model *M)
 {
 	const struct ct_profile *p = M->p;
@@ -399,6 +498,8 @@ static int gpt_timeline(struct model *M)
 								B->end, pp_time);
 				}
 			}
+			if (!err && p->zero == 3)
+				err = zero3_traffic(M, F, B, group);
 			if (B->end > stage_end[s])
 				stage_end[s] = B->end;
 		}
@@ -421,6 +522,22 @@ static int gpt_timeline(struct model *M)
 		double tensor = pr->stage_rank_params[s] * p->bytes_per_elem;
 		double dur = tensor * 2.0 * (p->d - 1) / p->d / pr->c[CT_CLASS_DP];
 
+		if (p->zero) {
+			double zend = stage_end[s];
+
+			if (p->zero == 1) {
+				unsigned last = 0; /* the stage's last backward */
+
+				for (unsigned j = 1; j < m; j++)
+					if (bwd[s * m + j].end > bwd[s * m + last].end)
+						last = j;
+				err = zero1_traffic(M, s, &fwd[s * m], &bwd[s * m + last],
+						    stage_end[s], group, &zend);
+			}
+			if (zend > end)
+				end = zend;
+			continue;
+		}
 		for (unsigned tp = 0; tp < p->t && !err; tp++) {
 			unsigned n = dp_group(p, s, tp, group);
 
@@ -536,7 +653,10 @@ static int transformer_model(struct model *M)
 	}
 	pr->t_class[CT_CLASS_TP] = m * tp_mb_max / pr->c[CT_CLASS_TP];
 	pr->t_class[CT_CLASS_PP] = p->p > 1 ? m * 2 * M->s_pp / pr->c[CT_CLASS_PP] : 0;
-	pr->t_class[CT_CLASS_DP] = dp_max * 2 * (p->d - 1) / p->d / pr->c[CT_CLASS_DP];
+	/* ZeRO-1: reduce-scatter + all-gather, the all-reduce's bytes; ZeRO-3: two
+	 * all-gathers and a reduce-scatter of the parameters per micro-batch */
+	pr->t_class[CT_CLASS_DP] =
+		(p->zero == 3 ? 3 * m : 2) * dp_max * (p->d - 1) / p->d / pr->c[CT_CLASS_DP];
 	pr->t_class[CT_CLASS_EMB] = p->p > 1 ? M->s_emb / pr->c[CT_CLASS_EMB] : 0;
 	if (p->kind == CT_MODEL_MOE)
 		pr->t_class[CT_CLASS_EP] = m * M->n_moe_layers * (p->recompute ? 6 : 4) * M->s_a2a *

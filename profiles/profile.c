@@ -317,7 +317,8 @@ static int load_model(struct loader *L, json_object *root, struct ct_profile *p)
 
 static int load_parallelism(struct loader *L, json_object *root, struct ct_profile *p)
 {
-	static const char *const keys[] = {"p", "t", "d", "ep", "schedule", "recompute", NULL};
+	static const char *const keys[] = {
+		"p", "t", "d", "ep", "schedule", "recompute", "zero", "zero_overlap", NULL};
 	static const char *const schedules[] = {"1f1b", NULL};
 	char sub[64], sched[8];
 	json_object *o;
@@ -336,7 +337,34 @@ static int load_parallelism(struct loader *L, json_object *root, struct ct_profi
 	err = err ?: get_unsigned(L, o, sub, "ep", false, 1, 1 << 20, &p->ep);
 	err = err ?: get_string(L, o, sub, "schedule", false, schedules, sched, sizeof(sched), NULL);
 	err = err ?: get_bool(L, o, sub, "recompute", &p->recompute);
+	err = err ?: get_unsigned(L, o, sub, "zero", false, 0, 3, &p->zero);
+	err = err ?: get_bool(L, o, sub, "zero_overlap", &p->zero_overlap);
 	return err;
+}
+
+/* ZeRO shards what the DP replicas hold: stage 1 the optimizer, stage 3 the parameters. */
+static int validate_zero(struct loader *L, const struct ct_profile *p)
+{
+	if (p->zero == 2)
+		return fail(L, "$.parallelism.zero",
+			    "ZeRO-2 is not modelled (0, 1 or 3; its traffic is ZeRO-1's)");
+	if (p->zero && p->kind != CT_MODEL_GPT)
+		return fail(L, "$.parallelism.zero",
+			    "ZeRO is modelled for model kind \"gpt\" only");
+	if (p->zero && p->d < 2)
+		return fail(
+			L, "$.parallelism.zero",
+			"ZeRO-%u shards over the data-parallel replicas: needs d >= 2, got d = %u",
+			p->zero, p->d);
+	if (p->zero == 3 && p->p != 1)
+		return fail(L, "$.parallelism.zero",
+			    "ZeRO-3 gathers every layer from the DP replicas and runs without a "
+			    "pipeline: needs p = 1, got p = %u",
+			    p->p);
+	if (p->zero_overlap && p->zero != 1)
+		return fail(L, "$.parallelism.zero_overlap", "needs \"zero\": 1, got zero = %u",
+			    p->zero);
+	return 0;
 }
 
 /* Combinations that cannot describe a real job. */
@@ -351,7 +379,7 @@ static int validate(struct loader *L, struct ct_profile *p)
 		if (p->d != p->gpus)
 			return fail(L, "$.parallelism.d", "d = %u but the job has %u GPUs "
 						 "($.placement.gpus)", p->d, p->gpus);
-		return 0;
+		return validate_zero(L, p);
 	}
 	if ((uint64_t)p->p * p->t * p->d != p->gpus)
 		return fail(L, "$.parallelism",
@@ -378,7 +406,7 @@ static int validate(struct loader *L, struct ct_profile *p)
 	} else if (p->ep != 1) {
 		return fail(L, "$.parallelism.ep", "expert parallelism needs model kind \"moe\"");
 	}
-	return 0;
+	return validate_zero(L, p);
 }
 
 /* Rank -> host for the named mappings (see profile.h for rank numbering). */

@@ -61,6 +61,8 @@ struct ct_profile {
 	/* parallelism */
 	unsigned p, t, d, ep;
 	bool recompute;
+	unsigned zero;	   /* ZeRO stage: 0 (plain DP all-reduce), 1 (distributed optimizer), 3 */
+	bool zero_overlap; /* ZeRO-1: reduce-scatter during backward, all-gather during forward */
 
 	/* placement */
 	unsigned gpus, gpus_per_host, hosts;
