@@ -367,6 +367,45 @@ static int validate_zero(struct loader *L, const struct ct_profile *p)
 	return 0;
 }
 
+/* NCCL's buffer sizes by protocol: Simple 4 MiB; LL 8 lines/thread × 512 threads ×
+ * 8 steps × 16 B; LL128 120 elements × 640 threads × 8 steps × 8 B. */
+static const uint64_t nccl_default_buffsize[] = {4u << 20, 524288, 4915200};
+
+static int load_nccl(struct loader *L, json_object *root, struct ct_profile *p)
+{
+	static const char *const keys[] = {"protocol",	    "algorithm", "buffsize",
+					   "p2p_chunksize", "channels",	 NULL};
+	static const char *const protocols[] = {"Simple", "LL", "LL128", NULL};
+	static const char *const algorithms[] = {"ring", "tree", NULL};
+	struct ct_nccl *n = &p->nccl;
+	int proto = CT_NCCL_SIMPLE, algo = CT_NCCL_RING;
+	char sub[64], buf[8];
+	json_object *o;
+	int err = get_object(L, root, "$", "nccl", false, &o, sub, sizeof(sub));
+
+	if (err || !o)
+		return err;
+	n->given = true;
+	n->p2p_chunk = 128u << 10;
+	err = check_keys(L, o, sub, keys);
+	err = err ?: get_string(L, o, sub, "protocol", false, protocols, buf, sizeof(buf), &proto);
+	err = err ?: get_string(L, o, sub, "algorithm", false, algorithms, buf, sizeof(buf), &algo);
+	n->protocol = (enum ct_nccl_protocol)proto;
+	n->algorithm = (enum ct_nccl_algorithm)algo;
+	n->buffsize = nccl_default_buffsize[proto];
+	err = err ?: get_uint(L, o, sub, "buffsize", false, 65536, 1ull << 30, &n->buffsize);
+	err = err ?: get_uint(L, o, sub, "p2p_chunksize", false, 4096, 1ull << 30, &n->p2p_chunk);
+	err = err ?: get_unsigned(L, o, sub, "channels", false, 1, 64, &n->channels);
+	if (err)
+		return err;
+	/* a step must hold whole lines: 8 steps of a multiple of 128 bytes */
+	if (n->buffsize % (8 * 128))
+		return fail(L, "$.nccl.buffsize",
+			    "%llu bytes is not 8 steps of a multiple of 128 bytes",
+			    (unsigned long long)n->buffsize);
+	return 0;
+}
+
 /* Combinations that cannot describe a real job. */
 static int validate(struct loader *L, struct ct_profile *p)
 {
@@ -616,8 +655,8 @@ static int parse_file(struct loader *L, const char *path, json_object **root)
 
 int ct_profile_load(const char *path, struct ct_profile *p, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"name", "description", "model", "parallelism",
-					   "placement", "hardware", NULL};
+	static const char *const keys[] = {"name",	"description", "model", "parallelism",
+					   "placement", "hardware",    "nccl",	NULL};
 	struct loader L = {path, err, errlen};
 	const char *base = strrchr(path, '/');
 	json_object *root = NULL;
@@ -638,6 +677,7 @@ int ct_profile_load(const char *path, struct ct_profile *p, char *err, size_t er
 	/* hardware first: its platform gives the default GPUs per host */
 	rc = rc ?: load_hardware(&L, root, p);
 	rc = rc ?: load_placement(&L, root, p);
+	rc = rc ?: load_nccl(&L, root, p);
 	json_object_put(root);
 	if (rc)
 		ct_profile_free(p);

@@ -38,6 +38,27 @@ struct ct_hardware {
 	double c_tp, c_pp, c_dp, c_ep;
 };
 
+/* How NCCL cuts transfers into network messages (docs/profiles.md, "nccl"). */
+enum ct_nccl_protocol {
+	CT_NCCL_SIMPLE = 0,
+	CT_NCCL_LL,    /* 8 data bytes in each 16-byte line */
+	CT_NCCL_LL128, /* 120 data bytes in each 128-byte line */
+};
+
+enum ct_nccl_algorithm {
+	CT_NCCL_RING = 0, /* Simple: a slice of 2 steps per network message */
+	CT_NCCL_TREE,	  /* one step per message */
+};
+
+struct ct_nccl {
+	bool given; /* the profile has an "nccl" object; without it synth keeps its fixed sizes */
+	enum ct_nccl_protocol protocol;
+	enum ct_nccl_algorithm algorithm;
+	uint64_t buffsize;  /* the protocol's buffer, NCCL_STEPS = 8 steps */
+	uint64_t p2p_chunk; /* NCCL_P2P_NET_CHUNKSIZE */
+	unsigned channels;  /* connections per peer; 0: synth's --channels */
+};
+
 struct ct_profile {
 	char path[256];
 	char name[64];
@@ -72,6 +93,7 @@ struct ct_profile {
 	bool host_addr_given;
 
 	struct ct_hardware hw;
+	struct ct_nccl nccl;
 };
 
 /*

@@ -25,8 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COLLECTIVE_STEP	 (512u * 1024)
+#define COLLECTIVE_STEP	 (512u * 1024) /* without a profile "nccl" object */
 #define P2P_CHUNK	 (128u * 1024)
+#define NCCL_STEPS	 8
+#define CTRL_CHANNEL	 128 /* + channel: NCCL's socket transport's control connection */
 #define ACK_EVERY	 16   /* RoCE: an ACK per this many packets (and per message) */
 #define CTS_BYTES	 64   /* NCCL's clear-to-send write */
 #define CTS_LEAD_NS	 1000 /* the CTS precedes the data it clears */
@@ -96,6 +98,7 @@ struct synth {
 	double nic_ns_per_byte;
 	uint64_t rng;
 	unsigned payload_max; /* RoCE path MTU / TCP MSS */
+	unsigned channels;    /* connections per peer */
 	double class_bytes[CT_CLASS_COUNT + 1];
 	uint64_t data_pkts_to_host0;
 	int retransmitted;
@@ -124,7 +127,7 @@ void ct_synth_config_default(struct ct_synth_config *cfg)
 	cfg->transport = CT_SYNTH_ROCE;
 	cfg->size_scale = 1;
 	cfg->time_scale = 1;
-	cfg->channels = 2;
+	cfg->channels = 0; /* the profile's nccl.channels, else 2 */
 	cfg->seed = 1;
 	cfg->start_ns = 1700000000ull * 1000000000ull;
 }
@@ -523,6 +526,35 @@ static double ep_factor(struct synth *S, unsigned iteration)
 	return 1.0 + spread * (2 * rng_uniform(S) - 1);
 }
 
+/*
+ * The data one network message of a transfer carries, and the bytes on the
+ * wire per data byte. With the profile's "nccl": p2p chunks of
+ * NCCL_P2P_NET_CHUNKSIZE; collectives a step (buffer / 8) per message, a
+ * slice of 2 steps for Simple ring; LL lines carry 8 data bytes in 16, LL128
+ * 120 in 128.
+ */
+static uint64_t message_data(const struct synth *S, const struct ct_transfer *x, double *wire)
+{
+	const struct ct_nccl *n = &S->p->nccl;
+	uint64_t step = n->buffsize / NCCL_STEPS;
+
+	*wire = 1;
+	if (!n->given)
+		return x->kind == CT_XFER_P2P ? P2P_CHUNK : COLLECTIVE_STEP;
+	if (x->kind == CT_XFER_P2P)
+		return n->p2p_chunk;
+	switch (n->protocol) {
+	case CT_NCCL_LL:
+		*wire = 2;
+		return step / 2;
+	case CT_NCCL_LL128:
+		*wire = 128.0 / 120;
+		return step / 128 * 120;
+	default:
+		return n->algorithm == CT_NCCL_RING ? 2 * step : step;
+	}
+}
+
 static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double stretch,
 			    double *iter_bytes)
 {
@@ -536,24 +568,35 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 		const struct ct_transfer *x = &pr->xfers[i];
 		double scaled = (double)x->bytes * cfg->size_scale;
 		uint64_t bytes, step, nmsg, start;
+		double wire;
 
 		if (x->src_host == x->dst_host)
 			continue;
 		if (x->cls == CT_CLASS_EP)
 			scaled *= ep_factor(S, it);
 		bytes = scaled < 1 ? 1 : (uint64_t)llround(scaled);
-		step = x->kind == CT_XFER_P2P ? P2P_CHUNK : COLLECTIVE_STEP;
+		step = message_data(S, x, &wire);
 		nmsg = (bytes + step - 1) / step;
 		start = t0 + (uint64_t)llround(x->start * ts);
-		iter_bytes[x->cls] += (double)bytes;
 		for (uint64_t k = 0; k < nmsg && !err; k++) {
 			uint32_t ci;
 			uint64_t len = k + 1 < nmsg ? step : bytes - (nmsg - 1) * step;
+			uint64_t when = start + (uint64_t)llround(k * x->duration * ts / nmsg);
+			unsigned ch = (unsigned)(k % S->channels);
 
-			err = conn_get(S, x->src_rank, x->dst_rank, x->src_host, x->dst_host, x->cls,
-				       (unsigned)(k % cfg->channels), &ci);
-			err = err ?: msg_add(S, start + (uint64_t)llround(k * x->duration * ts / nmsg),
-					     ci, (uint32_t)len);
+			len = wire == 1 ? len : (uint64_t)llround(len * wire);
+			iter_bytes[x->cls] += (double)len;
+			/* NCCL's socket transport: the size (4 bytes) on the control connection */
+			if (S->p->nccl.given && cfg->transport == CT_SYNTH_TCP) {
+				err = conn_get(S, x->src_rank, x->dst_rank, x->src_host,
+					       x->dst_host, x->cls, CTRL_CHANNEL + ch, &ci);
+				err = err ?: msg_add(S, when, ci, 4);
+				iter_bytes[x->cls] += err ? 0 : 4;
+			}
+			err = err
+				      ?: conn_get(S, x->src_rank, x->dst_rank, x->src_host,
+						  x->dst_host, x->cls, ch, &ci);
+			err = err ?: msg_add(S, when, ci, (uint32_t)len);
 		}
 	}
 	/* noise: storage reads and writes of each host, at random times */
@@ -677,7 +720,7 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 	int err = 0;
 
 	if (!cfg->iterations || cfg->size_scale <= 0 || cfg->time_scale <= 0 || cfg->jitter < 0 ||
-	    cfg->jitter >= 1 || !cfg->channels || cfg->channels > 64)
+	    cfg->jitter >= 1 || cfg->channels > 64)
 		return -EINVAL;
 	S = calloc(1, sizeof(*S));
 	if (!S)
@@ -685,6 +728,7 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 	S->p = p;
 	S->pr = pr;
 	S->cfg = cfg;
+	S->channels = cfg->channels ? cfg->channels : p->nccl.channels ? p->nccl.channels : 2;
 	S->rng = cfg->seed;
 	S->nic_ns_per_byte = 8.0 / p->hw.nic_gbps;
 	if (cfg->transport == CT_SYNTH_TCP)

@@ -447,6 +447,20 @@ static void test_validation_errors(void **state)
 		     "\"placement\":{\"gpus\":8,\"mapping\":\"custom\"},\"hardware\":{\"platform\":"
 		     "\"A100\"}}",
 		     "$.parallelism.zero_overlap: needs \"zero\": 1, got zero = 0");
+	/* an NCCL buffer that is not 8 steps of whole 128-byte lines */
+	snprintf(buf, sizeof(buf),
+		 "{\"name\":\"x\",\"model\":{\"kind\":\"ddp\",\"architecture\":\"vgg16\","
+		 "\"batch_per_gpu\":1},\"placement\":{\"gpus\":8},%s,"
+		 "\"nccl\":{\"buffsize\":1000000}}",
+		 hw);
+	expect_error(buf,
+		     "$.nccl.buffsize: 1000000 bytes is not 8 steps of a multiple of 128 bytes");
+	snprintf(buf, sizeof(buf),
+		 "{\"name\":\"x\",\"model\":{\"kind\":\"ddp\",\"architecture\":\"vgg16\","
+		 "\"batch_per_gpu\":1},\"placement\":{\"gpus\":8},%s,"
+		 "\"nccl\":{\"protocol\":\"LL64\"}}",
+		 hw);
+	expect_error(buf, "$.nccl.protocol: expected one of Simple, LL, LL128, got \"LL64\"");
 }
 
 int main(void)
