@@ -54,6 +54,8 @@ static int xfer_add(struct model *M, enum ct_class cls, enum ct_xfer_kind kind, 
 	x->dst_rank = dst;
 	x->src_host = (uint16_t)M->p->rank_host[src];
 	x->dst_host = (uint16_t)M->p->rank_host[dst];
+	x->src_nic = (uint16_t)M->p->rank_nic[src];
+	x->dst_nic = (uint16_t)M->p->rank_nic[dst];
 	x->cls = (uint8_t)cls;
 	x->kind = (uint8_t)kind;
 	return 0;
@@ -131,21 +133,22 @@ static int send_recv(struct model *M, enum ct_class cls, unsigned src, unsigned 
 /* ---- effective bandwidths -------------------------------------------------- */
 
 /*
- * The most ranks of one host that send a class off the host at once: they
- * share the NIC. classes_off[c][r] marks ranks with an off-host peer.
+ * The most ranks of one NIC that send a class off the host at once: they
+ * share it (one NIC per host: all of the host's). classes_off[c][r] marks
+ * ranks with an off-host peer.
  */
 static double derived_bandwidth(const struct ct_profile *p, const bool *off_host)
 {
-	unsigned *per_host = calloc(p->hosts, sizeof(*per_host));
+	unsigned *per_nic = calloc(p->nics, sizeof(*per_nic));
 	unsigned k = 0;
 	double nic = p->hw.nic_gbps * 1e9 / 8 * p->hw.nic_efficiency;
 
-	if (!per_host)
+	if (!per_nic)
 		return nic;
 	for (unsigned r = 0; r < p->gpus; r++)
-		if (off_host[r] && ++per_host[p->rank_host[r]] > k)
-			k = per_host[p->rank_host[r]];
-	free(per_host);
+		if (off_host[r] && ++per_nic[p->rank_nic[r]] > k)
+			k = per_nic[p->rank_nic[r]];
+	free(per_nic);
 	return k ? nic / k : p->hw.intra_host_Bps;
 }
 

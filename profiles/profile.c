@@ -464,10 +464,80 @@ static void map_ranks(struct ct_profile *p)
 			}
 }
 
+/*
+ * NICs per host and their addresses ($.placement.nics, host-major: host h's
+ * NIC k at h·nics_per_host + k). With one NIC per host they are the hosts'
+ * addresses; with several and no list, rail k of host h is 198.19.k.(h+1).
+ */
+static int load_nics(struct loader *L, json_object *o, struct ct_profile *p)
+{
+	json_object *list;
+	unsigned *seen;
+	unsigned N = 1;
+	int err = get_unsigned(L, o, "$.placement", "nics_per_host", false, 1, 64, &N);
+
+	if (err)
+		return err;
+	if (p->gpus_per_host % N)
+		return fail(L, "$.placement.nics_per_host",
+			    "%u GPUs per host cannot share %u NICs evenly", p->gpus_per_host, N);
+	p->nics_per_host = N;
+	p->nics = p->hosts * N;
+	p->rank_nic = calloc(p->gpus, sizeof(*p->rank_nic));
+	p->nic_addr = calloc(p->nics, sizeof(*p->nic_addr));
+	seen = calloc(p->hosts, sizeof(*seen));
+	if (!p->rank_nic || !p->nic_addr || !seen) {
+		free(seen);
+		return -ENOMEM;
+	}
+	for (unsigned r = 0; r < p->gpus; r++) {
+		unsigned h = p->rank_host[r], g = seen[h]++;
+
+		p->rank_nic[r] = h * N + (g < p->gpus_per_host ? g : p->gpus_per_host - 1) * N /
+						 p->gpus_per_host;
+	}
+	free(seen);
+	if (!json_object_object_get_ex(o, "nics", &list)) {
+		for (unsigned i = 0; i < p->nics; i++) {
+			char text[32];
+
+			if (N == 1) {
+				p->nic_addr[i] = p->host_addr[i];
+				continue;
+			}
+			snprintf(text, sizeof(text), "198.19.%u.%u", i % N, i / N + 1);
+			ct_addr_parse(text, &p->nic_addr[i]);
+		}
+		return 0;
+	}
+	if (p->host_addr_given)
+		return fail(L, "$.placement.nics",
+			    "give the hosts' addresses either in \"hosts\" or, NIC by NIC, here");
+	if (!json_object_is_type(list, json_type_array) ||
+	    json_object_array_length(list) != p->nics)
+		return fail(L, "$.placement.nics",
+			    "expected an array of %u addresses (%u hosts × %u NICs, host by host)",
+			    p->nics, p->hosts, N);
+	for (unsigned i = 0; i < p->nics; i++) {
+		json_object *v = json_object_array_get_idx(list, i);
+		char ip[64];
+
+		snprintf(ip, sizeof(ip), "$.placement.nics[%u]", i);
+		if (!json_object_is_type(v, json_type_string) ||
+		    ct_addr_parse(json_object_get_string(v), &p->nic_addr[i]))
+			return fail(L, ip, "expected an IPv4 or IPv6 address, got %s", shown(v));
+	}
+	/* flows map to hosts by their first NIC's address */
+	for (unsigned h = 0; h < p->hosts; h++)
+		p->host_addr[h] = p->nic_addr[h * N];
+	p->host_addr_given = true;
+	return 0;
+}
+
 static int load_placement(struct loader *L, json_object *root, struct ct_profile *p)
 {
-	static const char *const keys[] = {"gpus", "gpus_per_host", "mapping", "rank_hosts",
-					   "hosts", NULL};
+	static const char *const keys[] = {"gpus",  "gpus_per_host", "mapping", "rank_hosts",
+					   "hosts", "nics_per_host", "nics",	NULL};
 	static const char *const mappings[] = {"deepspeed-default", "custom", "explicit", NULL};
 	char sub[64], mapping[24];
 	json_object *o, *list;
@@ -552,7 +622,7 @@ static int load_placement(struct loader *L, json_object *root, struct ct_profile
 			ct_addr_parse(text, &p->host_addr[h]);
 		}
 	}
-	return 0;
+	return load_nics(L, o, p);
 }
 
 static int load_hardware(struct loader *L, json_object *root, struct ct_profile *p)
@@ -689,8 +759,12 @@ void ct_profile_free(struct ct_profile *p)
 	free(p->layer_params);
 	free(p->rank_host);
 	free(p->host_addr);
+	free(p->rank_nic);
+	free(p->nic_addr);
 	p->layer_params = NULL;
 	p->rank_host = NULL;
 	p->host_addr = NULL;
+	p->rank_nic = NULL;
+	p->nic_addr = NULL;
 }
 

@@ -91,6 +91,12 @@ struct ct_profile {
 	unsigned *rank_host;	 /* gpus entries: the host of each rank */
 	struct ct_addr *host_addr; /* hosts entries */
 	bool host_addr_given;
+	/* NICs: nics_per_host on every host (rail-optimized: one per GPU); a
+	 * host's GPUs are its ranks in rank order, GPU g sends through NIC
+	 * g·nics_per_host/gpus_per_host of its host */
+	unsigned nics_per_host, nics; /* nics = hosts·nics_per_host */
+	unsigned *rank_nic;	      /* gpus entries: global NIC index, host·nics_per_host + k */
+	struct ct_addr *nic_addr;     /* nics entries; with one NIC per host, the hosts' */
 
 	struct ct_hardware hw;
 	struct ct_nccl nccl;

@@ -50,7 +50,7 @@ enum pkt_type {
 /* One channel of a connection: a QP pair (RoCE) or a socket (TCP). */
 struct conn {
 	uint32_t src_rank, dst_rank; /* ranks, or UINT32_MAX for noise */
-	uint16_t src_host, dst_host; /* host index; UINT16_MAX: the storage server */
+	uint16_t src_nic, dst_nic;   /* NIC index (profile.h); UINT16_MAX: the storage server */
 	uint8_t cls;
 	uint8_t channel;
 	uint32_t qp_src, qp_dst;     /* RoCE QPs on the sending and receiving host */
@@ -162,8 +162,8 @@ static int index_grow(struct synth *S)
 }
 
 /* The connection (channel) from src to dst for a class, made on first use. */
-static int conn_get(struct synth *S, uint32_t src, uint32_t dst, uint16_t src_host,
-		    uint16_t dst_host, unsigned cls, unsigned ch, uint32_t *out)
+static int conn_get(struct synth *S, uint32_t src, uint32_t dst, uint16_t src_nic, uint16_t dst_nic,
+		    unsigned cls, unsigned ch, uint32_t *out)
 {
 	uint64_t key = conn_key(src, dst, cls, ch);
 	struct conn *c;
@@ -194,12 +194,12 @@ static int conn_get(struct synth *S, uint32_t src, uint32_t dst, uint16_t src_ho
 	memset(c, 0, sizeof(*c));
 	c->src_rank = src;
 	c->dst_rank = dst;
-	c->src_host = src_host;
-	c->dst_host = dst_host;
+	c->src_nic = src_nic;
+	c->dst_nic = dst_nic;
 	c->cls = (uint8_t)cls;
 	c->channel = (uint8_t)ch;
-	c->qp_src = S->next_qp[src_host == UINT16_MAX ? S->p->hosts : src_host]++;
-	c->qp_dst = S->next_qp[dst_host == UINT16_MAX ? S->p->hosts : dst_host]++;
+	c->qp_src = S->next_qp[src_nic == UINT16_MAX ? S->p->nics : src_nic]++;
+	c->qp_dst = S->next_qp[dst_nic == UINT16_MAX ? S->p->nics : dst_nic]++;
 	c->psn_fwd = (uint32_t)(rng_next(S) & 0xffffff);
 	c->psn_rev = (uint32_t)(rng_next(S) & 0xffffff);
 	c->seq_fwd = (uint32_t)rng_next(S);
@@ -261,7 +261,7 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 	struct conn *c = &S->conns[ci];
 	uint64_t t, cts_t = desired > CTS_LEAD_NS ? desired - CTS_LEAD_NS : desired;
 	unsigned n = (bytes + S->payload_max - 1) / S->payload_max;
-	int ce_host0 = S->cfg->noise && c->dst_host == 0;
+	int ce_host0 = S->cfg->noise && c->dst_nic == 0;
 	int err;
 
 	if (!n)
@@ -273,8 +273,8 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 	c->psn_rev = (c->psn_rev + 1) & 0xffffff;
 
 	t = desired;
-	if (S->nic_free[c->src_host] > t)
-		t = S->nic_free[c->src_host];
+	if (S->nic_free[c->src_nic] > t)
+		t = S->nic_free[c->src_nic];
 	for (unsigned k = 0; k < n && !err; k++) {
 		uint32_t len = k + 1 < n ? S->payload_max : bytes - (n - 1) * S->payload_max;
 		uint8_t op = n == 1 ? 0x0b : k == 0 ? 0x06 : k + 1 < n ? 0x07 : 0x09;
@@ -300,7 +300,7 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 		t += (uint64_t)llround((len + header_bytes(S, 1, k == 0 ? 16 : 4)) *
 				       S->nic_ns_per_byte);
 	}
-	S->nic_free[c->src_host] = t;
+	S->nic_free[c->src_nic] = t;
 	return err;
 }
 
@@ -311,7 +311,7 @@ static int tcp_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t 
 	uint64_t t = desired;
 	unsigned n = (bytes + S->payload_max - 1) / S->payload_max;
 	int err = 0;
-	unsigned host = c->src_host == UINT16_MAX ? S->p->hosts : c->src_host;
+	unsigned host = c->src_nic == UINT16_MAX ? S->p->nics : c->src_nic;
 
 	if (S->nic_free[host] > t)
 		t = S->nic_free[host];
@@ -331,11 +331,10 @@ static int tcp_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t 
 
 /* ---- frames ----------------------------------------------------------------- */
 
-static const struct ct_addr *host_addr(const struct synth *S, uint16_t host,
-				       struct ct_addr *storage)
+static const struct ct_addr *nic_addr(const struct synth *S, uint16_t nic, struct ct_addr *storage)
 {
-	if (host != UINT16_MAX)
-		return &S->p->host_addr[host];
+	if (nic != UINT16_MAX)
+		return &S->p->nic_addr[nic];
 	/* the storage server of the noise: 198.19.200.1 (or 2001:db8:ffff::1) */
 	memset(storage, 0, sizeof(*storage));
 	if (ct_addr_is_v4(&S->p->host_addr[0])) {
@@ -360,10 +359,10 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 			    uint32_t *truth_len)
 {
 	const struct conn *c = &S->conns[k->conn];
-	uint16_t sh = k->dir == DIR_FWD ? c->src_host : c->dst_host;
-	uint16_t dh = k->dir == DIR_FWD ? c->dst_host : c->src_host;
+	uint16_t sh = k->dir == DIR_FWD ? c->src_nic : c->dst_nic;
+	uint16_t dh = k->dir == DIR_FWD ? c->dst_nic : c->src_nic;
 	struct ct_addr st1, st2;
-	const struct ct_addr *src = host_addr(S, sh, &st1), *dst = host_addr(S, dh, &st2);
+	const struct ct_addr *src = nic_addr(S, sh, &st1), *dst = nic_addr(S, dh, &st2);
 	int v4 = ct_addr_is_v4(src), tcp = S->cfg->transport == CT_SYNTH_TCP ||
 					    c->cls == CT_CLASS_OTHER;
 	uint8_t *f = S->frame, *ip, *l4;
@@ -570,7 +569,7 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 		uint64_t bytes, step, nmsg, start;
 		double wire;
 
-		if (x->src_host == x->dst_host)
+		if (x->src_host == x->dst_host) /* inside a host: NVLink/PCIe, not the NIC */
 			continue;
 		if (x->cls == CT_CLASS_EP)
 			scaled *= ep_factor(S, it);
@@ -588,14 +587,14 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 			iter_bytes[x->cls] += (double)len;
 			/* NCCL's socket transport: the size (4 bytes) on the control connection */
 			if (S->p->nccl.given && cfg->transport == CT_SYNTH_TCP) {
-				err = conn_get(S, x->src_rank, x->dst_rank, x->src_host,
-					       x->dst_host, x->cls, CTRL_CHANNEL + ch, &ci);
+				err = conn_get(S, x->src_rank, x->dst_rank, x->src_nic, x->dst_nic,
+					       x->cls, CTRL_CHANNEL + ch, &ci);
 				err = err ?: msg_add(S, when, ci, 4);
 				iter_bytes[x->cls] += err ? 0 : 4;
 			}
 			err = err
-				      ?: conn_get(S, x->src_rank, x->dst_rank, x->src_host,
-						  x->dst_host, x->cls, ch, &ci);
+				      ?: conn_get(S, x->src_rank, x->dst_rank, x->src_nic,
+						  x->dst_nic, x->cls, ch, &ci);
 			err = err ?: msg_add(S, when, ci, (uint32_t)len);
 		}
 	}
@@ -606,7 +605,9 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 			uint64_t when = t0 + (uint64_t)(rng_uniform(S) * S->pr->t_iter * ts);
 			uint32_t bytes = (uint32_t)(16384 + rng_next(S) % 262144);
 
-			err = conn_get(S, UINT32_MAX - h, UINT32_MAX, (uint16_t)h, UINT16_MAX,
+			/* from the host's first NIC */
+			err = conn_get(S, UINT32_MAX - h, UINT32_MAX,
+				       (uint16_t)(h * S->p->nics_per_host), UINT16_MAX,
 				       CT_CLASS_OTHER, 0, &ci);
 			err = err ?: msg_add(S, when, ci, bytes);
 			iter_bytes[CT_CLASS_OTHER] += bytes;
@@ -631,17 +632,17 @@ static void truth_flow(json_object *flows, const struct synth *S, const struct c
 	json_object *o = json_object_new_object();
 	int tcp = S->cfg->transport == CT_SYNTH_TCP || c->cls == CT_CLASS_OTHER;
 	struct ct_addr st1, st2;
-	uint16_t sh = dir == DIR_FWD ? c->src_host : c->dst_host;
-	uint16_t dh = dir == DIR_FWD ? c->dst_host : c->src_host;
+	uint16_t sh = dir == DIR_FWD ? c->src_nic : c->dst_nic;
+	uint16_t dh = dir == DIR_FWD ? c->dst_nic : c->src_nic;
 	char a[64], b[64];
 
 	if (!c->packets[dir])
 		return;
 	json_object_object_add(o, "transport", json_object_new_string(tcp ? "tcp" : "roce"));
-	json_object_object_add(o, "src",
-			       json_object_new_string(ct_addr_format(host_addr(S, sh, &st1), a, 64)));
-	json_object_object_add(o, "dst",
-			       json_object_new_string(ct_addr_format(host_addr(S, dh, &st2), b, 64)));
+	json_object_object_add(
+		o, "src", json_object_new_string(ct_addr_format(nic_addr(S, sh, &st1), a, 64)));
+	json_object_object_add(
+		o, "dst", json_object_new_string(ct_addr_format(nic_addr(S, dh, &st2), b, 64)));
 	if (tcp) {
 		json_object_object_add(o, "sport", json_object_new_int(dir == DIR_FWD ? c->port_src
 										     : c->port_dst));
@@ -737,15 +738,15 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 									      : 20);
 	else
 		S->payload_max = cfg->mtu ? cfg->mtu : 4096;
-	S->nic_free = calloc(p->hosts + 1, sizeof(*S->nic_free));
-	S->next_qp = calloc(p->hosts + 1, sizeof(*S->next_qp));
+	S->nic_free = calloc(p->nics + 1, sizeof(*S->nic_free));
+	S->next_qp = calloc(p->nics + 1, sizeof(*S->next_qp));
 	starts = calloc(cfg->iterations + 1, sizeof(*starts));
 	per_iter = calloc((size_t)cfg->iterations * (CT_CLASS_COUNT + 1), sizeof(*per_iter));
 	if (!S->nic_free || !S->next_qp || !starts || !per_iter) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (unsigned h = 0; h <= p->hosts; h++)
+	for (unsigned h = 0; h <= p->nics; h++)
 		S->next_qp[h] = 0x100 + (uint32_t)(rng_next(S) % 0x1000) * 16;
 
 	for (unsigned it = 0; it < cfg->iterations && !err; it++) {

@@ -368,6 +368,81 @@ static void test_zero3_hand_computed(void **state)
 	ct_profile_free(&p);
 }
 
+/*
+ * A rail-optimized cluster: 2 hosts of 8 GPUs with 8 NICs of 100 Gb/s each,
+ * the tiny GPT with (p,t,d) = (1,8,2), custom mapping: host = dp, GPU = tp,
+ * so TP stays inside a host and each DP ring (one per tp) crosses between
+ * the two hosts' NICs of rail tp.
+ */
+static char *tiny_rail(unsigned nics)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"name\":\"tiny-rail\",\"model\":{\"kind\":\"gpt\",\"layers\":4,\"hidden\":64,"
+		 "\"seq_len\":32,\"vocab\":1000,\"global_batch\":8,\"micro_batch\":2,"
+		 "\"micro_batches\":2},"
+		 "\"parallelism\":{\"p\":1,\"t\":8,\"d\":2},"
+		 "\"placement\":{\"gpus\":16,\"gpus_per_host\":8,\"mapping\":\"custom\","
+		 "\"nics_per_host\":%u},"
+		 "\"hardware\":{\"peak_flops\":1e12,\"mu\":0.5,\"nic_gbps\":100,"
+		 "\"intra_host_GBps\":10}}",
+		 nics);
+	return buf;
+}
+
+static void test_rail_hand_computed(void **state)
+{
+	struct ct_profile p;
+	struct ct_prediction pr;
+	char text[64];
+
+	(void)state;
+	predict_text(tiny_rail(8), &p, &pr);
+	/*
+	 * One TP rank's parameters, t = 8: a layer 12h²/t + 7h/t + 6h = 6144 + 56 +
+	 * 384 = 6584, 4 layers 26336; the word embedding Vpad·h/t with V padded
+	 * to a multiple of 128·t = 1024: 1024·64/8 = 8192; positions s·h = 2048;
+	 * final norm 2h = 128: 36704, 73408 bytes in fp16.
+	 */
+	assert_float_equal(pr.stage_rank_params[0], 36704, 1e-6);
+	assert_int_equal(p.nics, 16);
+	/* rank 11 = dp 1, tp 3: host 1, its GPU 3, NIC 3 of host 1 = global NIC 11 */
+	assert_int_equal(p.rank_host[11], 1);
+	assert_int_equal(p.rank_nic[11], 11);
+	assert_string_equal(ct_addr_format(&p.nic_addr[11], text, sizeof(text)), "198.19.3.2");
+	/* DP ring of d = 2: rank 3 sends 2(d-1)/d · 73408 = 73408 bytes to rank 11,
+	 * NIC 3 of host 0 to NIC 3 of host 1, and nothing to other rails */
+	assert_float_equal(*ct_rank_matrix(&pr, CT_CLASS_DP, 3, 11), 73408, 1e-6);
+	for (size_t i = 0; i < pr.n_xfers; i++) {
+		const struct ct_transfer *x = &pr.xfers[i];
+
+		if (x->src_host != x->dst_host) {
+			assert_int_equal(x->cls, CT_CLASS_DP);
+			assert_int_equal(x->src_nic % 8, x->dst_nic % 8);
+			assert_int_equal(x->src_nic, p.rank_nic[x->src_rank]);
+			assert_int_equal(x->bytes, 73408);
+		}
+	}
+	/* the host pair carries 8 rails' worth: 8 · 73408 = 587264 bytes each way */
+	assert_float_equal(*ct_host_matrix(&pr, CT_CLASS_DP, 0, 1), 587264, 1e-6);
+	/*
+	 * Each NIC carries one rank's DP: C_DP = 0.9 · 12.5 GB/s = 11.25 GB/s, and
+	 * T_DP = 73408 / 11.25e9. With one NIC per host its 8 ranks share it:
+	 * 11.25e9 / 8 = 1.40625e9.
+	 */
+	assert_float_equal(pr.c[CT_CLASS_DP], 11.25e9, 1);
+	assert_float_equal(pr.t_class[CT_CLASS_DP], 73408 / 11.25e9, 1e-15);
+	ct_prediction_free(&pr);
+	ct_profile_free(&p);
+
+	predict_text(tiny_rail(1), &p, &pr);
+	assert_float_equal(pr.c[CT_CLASS_DP], 1.40625e9, 1);
+	assert_int_equal(p.rank_nic[11], 1);
+	ct_prediction_free(&pr);
+	ct_profile_free(&p);
+}
+
 static void test_validation_errors(void **state)
 {
 	(void)state;
@@ -461,6 +536,19 @@ static void test_validation_errors(void **state)
 		 "\"nccl\":{\"protocol\":\"LL64\"}}",
 		 hw);
 	expect_error(buf, "$.nccl.protocol: expected one of Simple, LL, LL128, got \"LL64\"");
+	/* NICs that do not divide the GPUs, and a NIC list of the wrong length */
+	snprintf(buf, sizeof(buf),
+		 "{\"name\":\"x\",\"model\":{\"kind\":\"ddp\",\"architecture\":\"vgg16\","
+		 "\"batch_per_gpu\":1},\"placement\":{\"gpus\":16,\"gpus_per_host\":8,"
+		 "\"nics_per_host\":3},%s}",
+		 hw);
+	expect_error(buf, "$.placement.nics_per_host: 8 GPUs per host cannot share 3 NICs evenly");
+	snprintf(buf, sizeof(buf),
+		 "{\"name\":\"x\",\"model\":{\"kind\":\"ddp\",\"architecture\":\"vgg16\","
+		 "\"batch_per_gpu\":1},\"placement\":{\"gpus\":16,\"gpus_per_host\":8,"
+		 "\"nics_per_host\":2,\"nics\":[\"198.18.0.1\"]},%s}",
+		 hw);
+	expect_error(buf, "$.placement.nics: expected an array of 4 addresses (2 hosts × 2 NICs");
 }
 
 int main(void)
@@ -472,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_moe_one_host_has_no_nic_traffic),
 		cmocka_unit_test(test_zero1_hand_computed),
 		cmocka_unit_test(test_zero3_hand_computed),
+		cmocka_unit_test(test_rail_hand_computed),
 		cmocka_unit_test(test_validation_errors),
 	};
 
