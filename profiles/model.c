@@ -211,6 +211,19 @@ static void tp_counts(const struct model *M, unsigned st, double *fwd, double *b
 	*ce_fwd = st == p->p - 1 ? CE_ALLREDUCES : 0;
 }
 
+/* The same for virtual stage q (a model chunk; q = the stage without interleaving). */
+static void tp_counts_chunk(const struct model *M, unsigned q, double *fwd, double *bwd,
+			    double *ce_fwd)
+{
+	const struct ct_profile *p = M->p;
+	unsigned v = p->virtual_stages, Q = p->p * v;
+	double layers = M->pr->stage_layers[q % p->p] / v;
+
+	*fwd = 2 * layers + (q == 0 ? 1 : 0);
+	*bwd = (p->recompute ? 4 : 2) * layers + (q == Q - 1 ? 1 : 0);
+	*ce_fwd = q == Q - 1 ? CE_ALLREDUCES : 0;
+}
+
 struct op {
 	double start, end;
 };
@@ -290,6 +303,87 @@ out:
 	return err;
 }
 
+/*
+ * Interleaved 1F1B (Megatron's virtual pipeline): stage s holds v model
+ * chunks, virtual stages q = c·P + s, so a micro-batch goes round the
+ * stages v times, from the last back to the first. Each stage runs
+ * (P - s - 1)·2 + (v - 1)·P warm-up forwards, then one forward and one
+ * backward alternately, then the rest of the backwards; its i-th forward
+ * is chunk (i / P) mod v of micro-batch (i / (P·v))·P + i mod P, its i-th
+ * backward the same micro-batch's chunk v - 1 - (i / P) mod v. fwd/bwd:
+ * [P·v][m] times out; f_dur/b_dur per chunk.
+ */
+static int pipeline_interleaved(struct model *M, const double *f_dur, const double *b_dur,
+				double pp_time, struct op *fwd, struct op *bwd)
+{
+	const struct ct_profile *p = M->p;
+	unsigned P = p->p, v = p->virtual_stages, m = p->micro_batches, Q = P * v, n = m * v;
+	unsigned *next = calloc(P, sizeof(*next));
+	double *free_at = calloc(P, sizeof(*free_at));
+	bool progress = true;
+	int err = 0;
+
+	if (!next || !free_at) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < (size_t)Q * m; i++)
+		fwd[i].end = bwd[i].end = -1;
+	while (progress) {
+		progress = false;
+		for (unsigned s = 0; s < P; s++) {
+			unsigned warm = (P - s - 1) * 2 + (v - 1) * P;
+
+			if (warm > n)
+				warm = n;
+			while (next[s] < 2 * n) {
+				unsigned k = next[s], i, q, j;
+				bool is_fwd;
+				double ready;
+
+				if (k < warm) {
+					is_fwd = true;
+					i = k;
+				} else if (k < warm + 2 * (n - warm)) {
+					is_fwd = !((k - warm) & 1);
+					i = is_fwd ? warm + (k - warm) / 2 : (k - warm) / 2;
+				} else {
+					is_fwd = false;
+					i = n - warm + (k - warm - 2 * (n - warm));
+				}
+				j = i / (P * v) * P + i % P;
+				q = (is_fwd ? (i / P) % v : v - 1 - (i / P) % v) * P + s;
+				if (is_fwd) {
+					if (q > 0 && fwd[(q - 1) * m + j].end < 0)
+						break;
+					ready = q > 0 ? fwd[(q - 1) * m + j].end + pp_time : 0;
+				} else {
+					if (q < Q - 1 && bwd[(q + 1) * m + j].end < 0)
+						break;
+					if (fwd[q * m + j].end < 0)
+						break;
+					ready = q < Q - 1 ? bwd[(q + 1) * m + j].end + pp_time
+							  : fwd[q * m + j].end;
+				}
+				struct op *o = is_fwd ? &fwd[q * m + j] : &bwd[q * m + j];
+
+				o->start = ready > free_at[s] ? ready : free_at[s];
+				o->end = o->start + (is_fwd ? f_dur[s] : b_dur[s]);
+				free_at[s] = o->end;
+				next[s]++;
+				progress = true;
+			}
+		}
+	}
+	for (unsigned s = 0; s < P; s++)
+		if (next[s] < 2 * n)
+			err = -EDEADLK; /* guards a broken schedule */
+out:
+	free(next);
+	free(free_at);
+	return err;
+}
+
 /* Ranks of a TP group, DP group or pipeline, into buf. */
 static unsigned tp_group(const struct ct_profile *p, unsigned st, unsigned dp, unsigned *buf)
 {
@@ -322,6 +416,10 @@ static void mark_off_host(const struct ct_profile *p, bool *off)
 				if (st + 1 < p->p && p->rank_host[ct_rank_of(p, st + 1, dp, tp)] != h)
 					OFF(CT_CLASS_PP, r) = true;
 				if (st > 0 && p->rank_host[ct_rank_of(p, st - 1, dp, tp)] != h)
+					OFF(CT_CLASS_PP, r) = true;
+				/* interleaved: the last stage sends on to the first */
+				if (p->virtual_stages > 1 && (st == 0 || st == p->p - 1) &&
+				    p->rank_host[ct_rank_of(p, st ? 0 : p->p - 1, dp, tp)] != h)
 					OFF(CT_CLASS_PP, r) = true;
 				if (p->p > 1 && (st == 0 || st == p->p - 1) &&
 				    p->rank_host[ct_rank_of(p, st == 0 ? p->p - 1 : 0, dp, tp)] != h)
@@ -436,10 +534,11 @@ static int gpt_timeline(struct model *M)
 {
 	const struct ct_profile *p = M->p;
 	struct ct_prediction *pr = M->pr;
-	unsigned P = p->p, m = p->micro_batches, *group = malloc(sizeof(unsigned) * p->gpus);
-	double *f_dur = calloc(P, sizeof(double)), *b_dur = calloc(P, sizeof(double));
-	struct op *fwd = calloc((size_t)P * m, sizeof(*fwd));
-	struct op *bwd = calloc((size_t)P * m, sizeof(*bwd));
+	unsigned P = p->p, m = p->micro_batches, v = p->virtual_stages, Q = P * v;
+	unsigned *group = malloc(sizeof(unsigned) * p->gpus);
+	double *f_dur = calloc(Q, sizeof(double)), *b_dur = calloc(Q, sizeof(double));
+	struct op *fwd = calloc((size_t)Q * m, sizeof(*fwd));
+	struct op *bwd = calloc((size_t)Q * m, sizeof(*bwd));
 	double comp_mb = pr->t_comp / m, ring = 2.0 * (p->t - 1) / p->t;
 	double f_share = p->recompute ? 2.0 / 8 : 2.0 / 6;
 	double pp_time = M->s_pp / pr->c[CT_CLASS_PP], ar_time = M->s_tp * ring / pr->c[CT_CLASS_TP];
@@ -451,25 +550,31 @@ static int gpt_timeline(struct model *M)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (unsigned s = 0; s < P; s++) {
+	/* per model chunk (the whole stage without interleaving) */
+	for (unsigned q = 0; q < Q; q++) {
 		double nf, nb, nce;
 
-		tp_counts(M, s, &nf, &nb, &nce);
-		f_dur[s] = comp_mb * f_share + (p->t > 1 ? nf * ar_time + nce * ce_time : 0);
-		b_dur[s] = comp_mb * (1 - f_share) + (p->t > 1 ? nb * ar_time : 0);
+		tp_counts_chunk(M, q, &nf, &nb, &nce);
+		f_dur[q] = comp_mb * f_share / v + (p->t > 1 ? nf * ar_time + nce * ce_time : 0);
+		b_dur[q] = comp_mb * (1 - f_share) / v + (p->t > 1 ? nb * ar_time : 0);
 	}
-	err = pipeline_1f1b(M, f_dur, b_dur, pp_time, fwd, bwd);
+	err = v > 1 ? pipeline_interleaved(M, f_dur, b_dur, pp_time, fwd, bwd)
+		    : pipeline_1f1b(M, f_dur, b_dur, pp_time, fwd, bwd);
 	if (err)
 		goto out;
-	pr->t_fwd_mb = f_dur[0];
-	pr->t_bwd_mb = b_dur[0];
+	pr->t_fwd_mb = pr->t_bwd_mb = 0;
+	for (unsigned c = 0; c < v; c++) {
+		pr->t_fwd_mb += f_dur[c * P];
+		pr->t_bwd_mb += b_dur[c * P];
+	}
 
-	for (unsigned s = 0; s < P && !err; s++) {
+	for (unsigned q = 0; q < Q && !err; q++) {
+		unsigned s = q % P;
 		double nf, nb, nce;
 
-		tp_counts(M, s, &nf, &nb, &nce);
+		tp_counts_chunk(M, q, &nf, &nb, &nce);
 		for (unsigned j = 0; j < m && !err; j++) {
-			const struct op *F = &fwd[s * m + j], *B = &bwd[s * m + j];
+			const struct op *F = &fwd[q * m + j], *B = &bwd[q * m + j];
 
 			for (unsigned dp = 0; dp < p->d && !err; dp++) {
 				unsigned n = tp_group(p, s, dp, group);
@@ -488,17 +593,19 @@ static int gpt_timeline(struct model *M)
 					err = ring_allreduce(M, CT_CLASS_TP, group, n, M->s_tp,
 							     B->start + k * (B->end - B->start) / nb,
 							     ar_time);
+				/* PP: on to the next virtual stage, back to the previous; with
+				 * interleaving the last stage's sends wrap round to the first */
 				for (unsigned tp = 0; tp < p->t && !err; tp++) {
 					unsigned r = ct_rank_of(p, s, dp, tp);
 
-					if (s + 1 < P)
+					if (q + 1 < Q)
 						err = send_recv(M, CT_CLASS_PP, r,
-								ct_rank_of(p, s + 1, dp, tp), M->s_pp,
-								F->end, pp_time);
-					if (!err && s > 0)
+								ct_rank_of(p, (q + 1) % P, dp, tp),
+								M->s_pp, F->end, pp_time);
+					if (!err && q > 0)
 						err = send_recv(M, CT_CLASS_PP, r,
-								ct_rank_of(p, s - 1, dp, tp), M->s_pp,
-								B->end, pp_time);
+								ct_rank_of(p, (q - 1) % P, dp, tp),
+								M->s_pp, B->end, pp_time);
 				}
 			}
 			if (!err && p->zero == 3)
@@ -529,13 +636,14 @@ static int gpt_timeline(struct model *M)
 			double zend = stage_end[s];
 
 			if (p->zero == 1) {
-				unsigned last = 0; /* the stage's last backward */
+				size_t last = s * m; /* the stage's last backward */
 
-				for (unsigned j = 1; j < m; j++)
-					if (bwd[s * m + j].end > bwd[s * m + last].end)
-						last = j;
-				err = zero1_traffic(M, s, &fwd[s * m], &bwd[s * m + last],
-						    stage_end[s], group, &zend);
+				for (unsigned q = s; q < Q; q += P)
+					for (unsigned j = 0; j < m; j++)
+						if (bwd[q * m + j].end > bwd[last].end)
+							last = q * m + j;
+				err = zero1_traffic(M, s, &fwd[s * m], &bwd[last], stage_end[s],
+						    group, &zend);
 			}
 			if (zend > end)
 				end = zend;
@@ -655,7 +763,8 @@ static int transformer_model(struct model *M)
 		dp_max = fmax(dp_max, pr->stage_rank_params[st] * p->bytes_per_elem);
 	}
 	pr->t_class[CT_CLASS_TP] = m * tp_mb_max / pr->c[CT_CLASS_TP];
-	pr->t_class[CT_CLASS_PP] = p->p > 1 ? m * 2 * M->s_pp / pr->c[CT_CLASS_PP] : 0;
+	pr->t_class[CT_CLASS_PP] =
+		p->p > 1 ? m * 2 * M->s_pp * p->virtual_stages / pr->c[CT_CLASS_PP] : 0;
 	/* ZeRO-1: reduce-scatter + all-gather, the all-reduce's bytes; ZeRO-3: two
 	 * all-gathers and a reduce-scatter of the parameters per micro-batch */
 	pr->t_class[CT_CLASS_DP] =
@@ -664,9 +773,11 @@ static int transformer_model(struct model *M)
 	if (p->kind == CT_MODEL_MOE)
 		pr->t_class[CT_CLASS_EP] = m * M->n_moe_layers * (p->recompute ? 6 : 4) * M->s_a2a *
 					   (p->ep - 1) / p->ep / pr->c[CT_CLASS_EP];
+	/* interleaving divides the bubble by the chunks per stage (Megatron's (p-1)/(v·m)) */
 	pr->t_bubble = (p->p - 1) *
-		       (pr->t_comp + pr->t_class[CT_CLASS_PP] + pr->t_class[CT_CLASS_TP]) / m;
-	pr->r_bubble = (p->p - 1) / (p->p - 1 + m);
+		       (pr->t_comp + pr->t_class[CT_CLASS_PP] + pr->t_class[CT_CLASS_TP]) / m /
+		       p->virtual_stages;
+	pr->r_bubble = (p->p - 1) / (p->p - 1 + m * p->virtual_stages);
 	return p->kind == CT_MODEL_MOE ? moe_timeline(M) : gpt_timeline(M);
 }
 

@@ -317,15 +317,19 @@ static int load_model(struct loader *L, json_object *root, struct ct_profile *p)
 
 static int load_parallelism(struct loader *L, json_object *root, struct ct_profile *p)
 {
-	static const char *const keys[] = {
-		"p", "t", "d", "ep", "schedule", "recompute", "zero", "zero_overlap", NULL};
-	static const char *const schedules[] = {"1f1b", NULL};
-	char sub[64], sched[8];
+	static const char *const keys[] = {"p",		"t",	    "d",
+					   "ep",	"schedule", "virtual_stages",
+					   "recompute", "zero",	    "zero_overlap",
+					   NULL};
+	static const char *const schedules[] = {"1f1b", "interleaved-1f1b", NULL};
+	char sub[64], sched[24];
+	int interleaved = 0;
 	json_object *o;
 	bool transformer = p->kind != CT_MODEL_DDP;
 	int err = get_object(L, root, "$", "parallelism", transformer, &o, sub, sizeof(sub));
 
 	p->p = p->t = p->ep = 1;
+	p->virtual_stages = 0;
 	p->d = 0;
 	p->recompute = p->kind == CT_MODEL_GPT;
 	if (err || !o)
@@ -335,11 +339,45 @@ static int load_parallelism(struct loader *L, json_object *root, struct ct_profi
 	err = err ?: get_unsigned(L, o, sub, "t", transformer, 1, 4096, &p->t);
 	err = err ?: get_unsigned(L, o, sub, "d", transformer, 1, 1 << 20, &p->d);
 	err = err ?: get_unsigned(L, o, sub, "ep", false, 1, 1 << 20, &p->ep);
-	err = err ?: get_string(L, o, sub, "schedule", false, schedules, sched, sizeof(sched), NULL);
+	err = err
+		      ?: get_string(L, o, sub, "schedule", false, schedules, sched, sizeof(sched),
+				    &interleaved);
+	err = err ?: get_unsigned(L, o, sub, "virtual_stages", false, 2, 64, &p->virtual_stages);
+	if (!err && interleaved && !p->virtual_stages)
+		err = fail(
+			L, "$.parallelism.virtual_stages",
+			"missing (schedule \"interleaved-1f1b\" needs the model chunks per stage, "
+			">= 2)");
+	if (!err && !interleaved && p->virtual_stages)
+		err = fail(L, "$.parallelism.virtual_stages",
+			   "only with schedule \"interleaved-1f1b\"");
 	err = err ?: get_bool(L, o, sub, "recompute", &p->recompute);
 	err = err ?: get_unsigned(L, o, sub, "zero", false, 0, 3, &p->zero);
 	err = err ?: get_bool(L, o, sub, "zero_overlap", &p->zero_overlap);
 	return err;
+}
+
+/* Interleaved 1F1B as Megatron runs it: m a multiple of p, whole layers per chunk. */
+static int validate_interleave(struct loader *L, struct ct_profile *p)
+{
+	unsigned v = p->virtual_stages;
+
+	if (!v) {
+		p->virtual_stages = 1;
+		return 0;
+	}
+	if (p->kind != CT_MODEL_GPT || p->p < 2)
+		return fail(L, "$.parallelism.virtual_stages",
+			    "interleaving needs model kind \"gpt\" and p >= 2, got p = %u", p->p);
+	if (p->micro_batches % p->p)
+		return fail(
+			L, "$.parallelism.virtual_stages",
+			"interleaving needs the micro-batches (m = %u) to be a multiple of p = %u",
+			p->micro_batches, p->p);
+	if (p->layers % (p->p * v))
+		return fail(L, "$.parallelism.virtual_stages",
+			    "%u layers do not split into p·v = %u·%u chunks", p->layers, p->p, v);
+	return 0;
 }
 
 /* ZeRO shards what the DP replicas hold: stage 1 the optimizer, stage 3 the parameters. */
@@ -418,7 +456,7 @@ static int validate(struct loader *L, struct ct_profile *p)
 		if (p->d != p->gpus)
 			return fail(L, "$.parallelism.d", "d = %u but the job has %u GPUs "
 						 "($.placement.gpus)", p->d, p->gpus);
-		return validate_zero(L, p);
+		return validate_interleave(L, p) ?: validate_zero(L, p);
 	}
 	if ((uint64_t)p->p * p->t * p->d != p->gpus)
 		return fail(L, "$.parallelism",
@@ -445,7 +483,7 @@ static int validate(struct loader *L, struct ct_profile *p)
 	} else if (p->ep != 1) {
 		return fail(L, "$.parallelism.ep", "expert parallelism needs model kind \"moe\"");
 	}
-	return validate_zero(L, p);
+	return validate_interleave(L, p) ?: validate_zero(L, p);
 }
 
 /* Rank -> host for the named mappings (see profile.h for rank numbering). */

@@ -82,6 +82,7 @@ struct ct_profile {
 	/* parallelism */
 	unsigned p, t, d, ep;
 	bool recompute;
+	unsigned virtual_stages; /* interleaved 1F1B: model chunks per stage (1: plain 1F1B) */
 	unsigned zero;	   /* ZeRO stage: 0 (plain DP all-reduce), 1 (distributed optimizer), 3 */
 	bool zero_overlap; /* ZeRO-1: reduce-scatter during backward, all-gather during forward */
 

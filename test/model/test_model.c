@@ -443,6 +443,44 @@ static void test_rail_hand_computed(void **state)
 	ct_profile_free(&p);
 }
 
+/*
+ * Interleaved 1F1B on the tiny GPT, (p,t,d) = (2,1,1), v = 2 chunks per
+ * stage (layers 0 and 2 on stage 0, 1 and 3 on stage 1: virtual stages
+ * q = 0..3), m = 2. One activation or gradient is 2bsh = 8192 bytes.
+ */
+static void test_interleaved_hand_computed(void **state)
+{
+	const char *json =
+		"{\"name\":\"tiny-vpp\",\"model\":{\"kind\":\"gpt\",\"layers\":4,\"hidden\":64,"
+		"\"seq_len\":32,\"vocab\":1000,\"global_batch\":4,\"micro_batch\":2,"
+		"\"micro_batches\":2},"
+		"\"parallelism\":{\"p\":2,\"t\":1,\"d\":1,\"schedule\":\"interleaved-1f1b\","
+		"\"virtual_stages\":2},"
+		"\"placement\":{\"gpus\":2,\"gpus_per_host\":1,\"mapping\":\"deepspeed-default\"},"
+		"\"hardware\":{\"peak_flops\":1e12,\"mu\":0.5,\"nic_gbps\":100,"
+		"\"intra_host_GBps\":10}}";
+	struct ct_profile p;
+	struct ct_prediction pr;
+
+	(void)state;
+	predict_text(json, &p, &pr);
+	/*
+	 * Per micro-batch, stage 0 sends forward q0->q1 and q2->q3 and backward
+	 * q2->q1: 3 sends to stage 1; stage 1 sends forward q1->q2 (the wrap from
+	 * the last stage to the first) and backward q3->q2 and q1->q0: 3 to stage
+	 * 0. m = 2: 6 sends of 8192 bytes each way (plain 1F1B: 2).
+	 */
+	assert_float_equal(*ct_rank_matrix(&pr, CT_CLASS_PP, 0, 1), 6 * 8192.0, 1e-6);
+	assert_float_equal(*ct_rank_matrix(&pr, CT_CLASS_PP, 1, 0), 6 * 8192.0, 1e-6);
+	assert_float_equal(ct_rank_traffic(&pr, 1, CT_CLASS_PP)->messages, 6, 1e-9);
+	/* the bubble shrinks by v: R_bubble = (p-1)/(p-1 + v·m) = 1/5 */
+	assert_float_equal(pr.r_bubble, 1.0 / 5, 1e-12);
+	/* every op was scheduled: the iteration ends after the last backward */
+	assert_true(pr.t_iter > 0);
+	ct_prediction_free(&pr);
+	ct_profile_free(&p);
+}
+
 static void test_validation_errors(void **state)
 {
 	(void)state;
@@ -549,6 +587,15 @@ static void test_validation_errors(void **state)
 		 "\"nics_per_host\":2,\"nics\":[\"198.18.0.1\"]},%s}",
 		 hw);
 	expect_error(buf, "$.placement.nics: expected an array of 4 addresses (2 hosts × 2 NICs");
+	/* interleaving with m not a multiple of p */
+	expect_error(
+		"{\"name\":\"x\",\"model\":{\"kind\":\"gpt\",\"layers\":8,\"hidden\":64,"
+		"\"seq_len\":8,\"global_batch\":6,\"micro_batch\":1,\"micro_batches\":3},"
+		"\"parallelism\":{\"p\":2,\"t\":2,\"d\":2,\"schedule\":\"interleaved-1f1b\","
+		"\"virtual_stages\":2},\"placement\":{\"gpus\":8,\"mapping\":\"custom\"},"
+		"\"hardware\":{\"platform\":\"A100\"}}",
+		"$.parallelism.virtual_stages: interleaving needs the micro-batches (m = 3) to "
+		"be a multiple of p = 2");
 }
 
 int main(void)
@@ -561,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_zero1_hand_computed),
 		cmocka_unit_test(test_zero3_hand_computed),
 		cmocka_unit_test(test_rail_hand_computed),
+		cmocka_unit_test(test_interleaved_hand_computed),
 		cmocka_unit_test(test_validation_errors),
 	};
 
