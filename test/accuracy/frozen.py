@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """The frozen held-out part (test/accuracy/frozen/README.md).
 
-  frozen.py write  COMMTAP NEGCTL_DIR [--cache DIR]
+  frozen.py write  COMMTAP [NEGCTL_DIR] [--cache DIR]
   frozen.py verify COMMTAP [--cache DIR] [--matrix]
 
-`write` (once, before any classification or period rule changes): builds
-the frozen share of the layout matrix (make_matrix.py --subset frozen),
-copies the negative controls from NEGCTL_DIR (as negctl_roce.py and
-negctl_tcp.py wrote them) into frozen/negctl/ (captures xz-compressed,
-truths as they are) and writes frozen/SHA256SUMS: the SHA-256 of every
-capture and truth, uncompressed, by the names below.
+`write` (before any classification or period rule changes): builds the
+frozen share of the layout matrix (make_matrix.py --subset frozen), copies
+the negative controls from NEGCTL_DIR (as negctl_roce.py and negctl_tcp.py
+wrote them; without it the committed ones stay) into frozen/negctl/
+(captures xz-compressed, truths as they are) and writes frozen/SHA256SUMS:
+the SHA-256 of every capture and truth, uncompressed, by the names below.
+It only adds: an entry already frozen that would change or go stops it.
 
   matrix/CASE/capture.pcap, matrix/CASE/capture.truth.json
       made again from the recipe (make_matrix.py) into the cache
@@ -58,31 +59,47 @@ def negctl_bytes(name):
 
 
 def write(commtap, negdir, cache):
-    lines = []
+    """Freeze: the negative controls of negdir (None: keep the committed ones)
+    and every frozen matrix case. An entry already frozen must come out the
+    same: write adds cases (new layouts), it never changes a checksum."""
+    old = read_sums()
+    sums = {}
     os.makedirs(os.path.join(FROZEN, "negctl"), exist_ok=True)
-    names = sorted(f[:-5] for f in os.listdir(negdir) if f.endswith(".pcap"))
-    for name in names:
-        with open(os.path.join(negdir, name + ".pcap"), "rb") as f:
-            pcap = f.read()
-        with lzma.open(os.path.join(FROZEN, "negctl", name + ".pcap.xz"), "wb",
-                       preset=9) as f:
-            f.write(pcap)
-        shutil.copyfile(os.path.join(negdir, name + ".truth.json"),
-                        os.path.join(FROZEN, "negctl", name + ".truth.json"))
-        pcap, truth = negctl_bytes(name)
-        lines.append("%s  negctl/%s.pcap" % (sha256_bytes(pcap), name))
-        lines.append("%s  negctl/%s.truth.json" % (sha256_bytes(truth), name))
+    if negdir:
+        for name in sorted(f[:-5] for f in os.listdir(negdir) if f.endswith(".pcap")):
+            with open(os.path.join(negdir, name + ".pcap"), "rb") as f:
+                pcap = f.read()
+            with lzma.open(os.path.join(FROZEN, "negctl", name + ".pcap.xz"), "wb",
+                           preset=9) as f:
+                f.write(pcap)
+            shutil.copyfile(os.path.join(negdir, name + ".truth.json"),
+                            os.path.join(FROZEN, "negctl", name + ".truth.json"))
+    for f in sorted(os.listdir(os.path.join(FROZEN, "negctl"))):
+        if f.endswith(".pcap.xz"):
+            name = f[: -len(".pcap.xz")]
+            pcap, truth = negctl_bytes(name)
+            sums["negctl/%s.pcap" % name] = sha256_bytes(pcap)
+            sums["negctl/%s.truth.json" % name] = sha256_bytes(truth)
     for case in make_matrix.subset("frozen"):
         pcap, truth, _ = make_matrix.build(commtap, case, cache)
-        lines.append("%s  matrix/%s/capture.pcap" % (make_matrix.sha256(pcap), case["name"]))
-        lines.append("%s  matrix/%s/capture.truth.json"
-                     % (make_matrix.sha256(truth), case["name"]))
+        sums["matrix/%s/capture.pcap" % case["name"]] = make_matrix.sha256(pcap)
+        sums["matrix/%s/capture.truth.json" % case["name"]] = make_matrix.sha256(truth)
+    changed = sorted(k for k in old if k in sums and sums[k] != old[k])
+    dropped = sorted(k for k in old if k not in sums)
+    if changed or dropped:
+        for k in changed:
+            print("FAIL %s: would change a frozen checksum" % k)
+        for k in dropped:
+            print("FAIL %s: would drop a frozen entry" % k)
+        return 1
     with open(SUMS, "w") as f:
         f.write("# SHA-256 of the frozen held-out captures and truths (frozen/README.md).\n")
         f.write("# negctl/*: committed in frozen/negctl/ (captures .xz-compressed; the sum\n")
         f.write("# is of the uncompressed pcap); matrix/*: made again by make_matrix.py.\n")
-        f.write("\n".join(lines) + "\n")
-    print("%d checksums written to %s" % (len(lines), SUMS))
+        for k in sorted(sums, key=lambda k: (not k.startswith("negctl/"), k)):
+            f.write("%s  %s\n" % (sums[k], k))
+    print("%d checksums in %s, %d of them new" % (len(sums), SUMS, len(set(sums) - set(old))))
+    return 0
 
 
 def verify(commtap, cache, matrix):
@@ -127,8 +144,9 @@ def verify(commtap, cache, matrix):
 def main():
     args = sys.argv[1:]
     cache = make_matrix.cache_dir(args) if "--cache" in args or args[:1] == ["write"] else None
-    if len(args) >= 3 and args[0] == "write":
-        return write(args[1], args[2], cache)
+    if len(args) >= 2 and args[0] == "write":
+        rest = [a for a in args[2:] if a != "--cache" and a != cache]
+        return write(args[1], rest[0] if rest else None, cache)
     if len(args) >= 2 and args[0] == "verify":
         return verify(args[1], cache, "--matrix" in args)
     raise SystemExit(__doc__)

@@ -48,7 +48,9 @@ FROZEN_SEED = 3
 TRANSPORTS = ["roce", "tcp"]
 # layouts held out whole (every seed and transport): the classification
 # work must not look at them while tuning
-HELD_OUT_LAYOUTS = ["gpt-p3t2d2-1gph", "gpt-p2t4d2-4gph-tp-across", "two-gpt-jobs"]
+HELD_OUT_LAYOUTS = ["gpt-p3t2d2-1gph", "gpt-p2t4d2-4gph-tp-across", "two-gpt-jobs",
+                    "gpt-p4t8d1-8gph-rail-ds", "gpt-p1t2d4-1gph-zero3",
+                    "gpt-p2t2d2-1gph-nccl-ll128"]
 # the CI subset: seed 1, one transport each, spread over the axes
 CI_CASES = [
     "gpt-p2t2d2-1gph-roce-s1",
@@ -58,11 +60,16 @@ CI_CASES = [
     "gpt-p4t2d2-4gph-custom-roce-s1",
     "moe-d4ep4-1gph-roce-s1",
     "gpt-and-ddp-roce-s1",
+    "gpt-p2t8d2-8gph-rail-custom-roce-s1",
+    "gpt-p2t2d2-1gph-zero1-overlap-tcp-s1",
+    "gpt-p1t1d8-2gph-zero3-roce-s1",
+    "gpt-p4t1d2-1gph-vpp2-roce-s1",
+    "gpt-p2t2d2-1gph-nccl-ll-tcp-s1",
 ]
 
 
 def gpt(name, p, t, d, gph, mapping="deepspeed-default", hosts_base=0, rank_hosts=None,
-        micro_batches=8, desc=""):
+        micro_batches=8, desc="", par=None, place=None, nccl=None):
     prof = {
         "name": name,
         "description": desc or "GPT-350M-like, (p,t,d)=(%d,%d,%d), %d GPU(s) per host, %s"
@@ -74,6 +81,10 @@ def gpt(name, p, t, d, gph, mapping="deepspeed-default", hosts_base=0, rank_host
         "placement": {"gpus": p * t * d, "gpus_per_host": gph, "mapping": mapping},
         "hardware": {"platform": "A100"},
     }
+    prof["parallelism"].update(par or {})
+    prof["placement"].update(place or {})
+    if nccl is not None:
+        prof["nccl"] = nccl
     if rank_hosts is not None:
         prof["placement"]["rank_hosts"] = rank_hosts
     if hosts_base:
@@ -141,6 +152,29 @@ def layouts():
     # TP across hosts with 4 GPUs per host (explicit placement)
     add(gpt("gpt-p2t4d2-4gph-tp-across", 2, 4, 2, 4, "explicit",
             rank_hosts=tp_across_hosts(2, 4, 2)))
+    # rail-optimized hosts: 8 GPUs, 8 NICs, each GPU's traffic on its own NIC
+    rail = {"nics_per_host": 8}
+    add(gpt("gpt-p2t8d2-8gph-rail-custom", 2, 8, 2, 8, "custom", place=rail))
+    add(gpt("gpt-p4t8d1-8gph-rail-ds", 4, 8, 1, 8, place=rail))
+    # ZeRO-1 (distributed optimizer, plain and overlapped) and ZeRO-3 / FSDP
+    add(gpt("gpt-p2t2d2-1gph-zero1", 2, 2, 2, 1, par={"zero": 1}))
+    add(gpt("gpt-p2t2d2-1gph-zero1-overlap", 2, 2, 2, 1,
+            par={"zero": 1, "zero_overlap": True}))
+    add(gpt("gpt-p1t2d4-1gph-zero3", 1, 2, 4, 1, par={"zero": 3}))
+    add(gpt("gpt-p1t1d8-2gph-zero3", 1, 1, 8, 2, par={"zero": 3}))
+    # interleaved 1F1B: the pipeline wraps from the last stage to the first
+    vpp = {"schedule": "interleaved-1f1b", "virtual_stages": 2}
+    add(gpt("gpt-p2t2d2-1gph-vpp2", 2, 2, 2, 1, par=vpp))
+    add(gpt("gpt-p4t1d2-1gph-vpp2", 4, 1, 2, 1, par=vpp))
+    add(gpt("gpt-p8t1d1-1gph-vpp3", 8, 1, 1, 1,
+            par={"schedule": "interleaved-1f1b", "virtual_stages": 3}))
+    # NCCL's chunking: protocol, algorithm, buffer, p2p chunk, channels
+    for tag, nccl in [("ring", {}), ("tree", {"algorithm": "tree"}),
+                      ("ll128", {"protocol": "LL128"}),
+                      ("ll", {"protocol": "LL", "channels": 4}),
+                      ("1mib-p2p512k", {"buffsize": 1 << 20, "p2p_chunksize": 512 << 10,
+                                        "channels": 1})]:
+        add(gpt("gpt-p2t2d2-1gph-nccl-" + tag, 2, 2, 2, 1, nccl=nccl))
     add(moe("moe-d4ep4-1gph", 4, 4, 1))
     add(moe("moe-d8ep4-2gph", 8, 4, 2))
     add(ddp("ddp-resnet50-4gpu-1gph", "resnet50", 4, 1))
