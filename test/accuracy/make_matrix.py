@@ -7,6 +7,7 @@ NCCL's socket transport, and scored against their truth.
   make_matrix.py build COMMTAP [--subset S] [--cache DIR]
   make_matrix.py score COMMTAP [--subset S] [--cache DIR] [--json] [--markdown]
   make_matrix.py check COMMTAP [--subset S] [--cache DIR]
+  make_matrix.py table SCORES.json       (docs/accuracy.md's table from score --json)
 
 Subsets: `full` (every case), `ci` (a fixed deterministic handful, a
 couple of minutes on 2 cores), `frozen` (the held-out share: every case of
@@ -394,8 +395,53 @@ def row_markdown(r):
         score.fmt_confusion(r["no_profile"]["confusion"]))
 
 
+def table(rows):
+    """docs/accuracy.md's matrix table from `score --json` rows: one line per
+    development layout and transport (seeds side by side), the frozen share
+    as totals only, so that nobody tunes on its cases."""
+    dev = {}
+    for r in rows:
+        if not r["frozen"]:
+            dev.setdefault((r["layout"], r["transport"]), []).append(r)
+    out = ["| layout | transport | no profile (per seed) | with profile | labels | period "
+           "(error) | calibration | where the bytes went (no profile, first seed) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (layout, transport), rs in dev.items():
+        rs.sort(key=lambda r: r["seed"])
+
+        def per(mode):
+            return " / ".join(pct(r[mode]["accuracy"]) if mode in r else "-" for r in rs)
+
+        def period(r):
+            s = r["no_profile"]
+            return ("%.4g s (%s)" % (s["period_s"], pct(s["period_error"])) if s["period_s"]
+                    else "none")
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            layout, transport, per("no_profile"), per("profile"), per("labels"),
+            " / ".join(period(r) for r in rs),
+            " / ".join(pct(r["no_profile"]["calibration"]) for r in rs),
+            score.fmt_confusion(rs[0]["no_profile"]["confusion"])))
+    frozen = [r for r in rows if r["frozen"]]
+    if frozen:
+        def weighted(mode):
+            have = [r for r in frozen if mode in r]
+            tot = sum(r[mode]["bytes"] for r in have)
+            return sum(r[mode]["accuracy"] * r[mode]["bytes"] for r in have) / tot, len(have)
+        np_acc, n = weighted("no_profile")
+        pr_acc, m = weighted("profile")
+        periods = sum(1 for r in frozen if r["no_profile"]["period_s"])
+        out.append("")
+        out.append("Frozen share (%d cases, not shown case by case): %s of bytes classed right "
+                   "with no profile, %s with the profile (%d cases with one), a period "
+                   "claimed in %d of %d." % (n, pct(np_acc), pct(pr_acc), m, periods, n))
+    return "\n".join(out)
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["table"] and len(args) == 2:
+        print(table(json.load(open(args[1]))))
+        return 0
     if not args:
         raise SystemExit(__doc__)
     cmd = args[0]
