@@ -346,13 +346,12 @@ static json_object *u64(uint64_t v)
 	return json_object_new_uint64(v);
 }
 
-static char *host_json(struct ct_collect *c, uint64_t evictions)
+static json_object *host_json(struct ct_collect *c, uint64_t evictions)
 {
 	json_object *root = json_object_new_object();
 	json_object *probe = json_object_new_object();
 	json_object *ifaces = json_object_new_array();
 	const uint64_t *t = c->totals;
-	char *text;
 
 	for (unsigned i = 0; i < c->n_probes; i++) {
 		json_object *o = json_object_new_object();
@@ -395,12 +394,10 @@ static char *host_json(struct ct_collect *c, uint64_t evictions)
 	json_object_object_add(probe, "ring_drops_bursts", u64(t[CTP_T_RING_DROPS_BURST]));
 	json_object_object_add(root, "probe", probe);
 	json_object_object_add(root, "rdma", ct_rdma_json());
-	text = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
-	json_object_put(root);
-	return text;
+	return root;
 }
 
-int ct_collect_report(struct ct_collect *c, struct ct_report *r, char **host)
+int ct_collect_report(struct ct_collect *c, struct ct_report *r, json_object **host)
 {
 	struct ct_engine_counters *k = &r->counters;
 	const uint64_t *t = c->totals;

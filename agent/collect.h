@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * From the probes' maps and rings to flow summaries, bursts and counters:
- * the input of the same analysis `commtap analyze` runs (cli/analysis.h).
+ * the input of the same analysis `commtap analyze` runs (commtap/analysis.h).
  *
  * The kernel evicts LRU entries silently, so each read keeps the last copy
  * of every live flow; a flow gone from the map (or re-created, told by its
@@ -10,6 +10,8 @@
  */
 #ifndef COMMTAP_AGENT_COLLECT_H
 #define COMMTAP_AGENT_COLLECT_H
+
+#include <json-c/json.h>
 
 #include <commtap/flow_set.h>
 #include <commtap/periodicity.h>
@@ -53,10 +55,9 @@ int ct_collect_poll(struct ct_collect *c, int timeout_ms);
 int ct_collect_read(struct ct_collect *c, int final);
 
 /*
- * Fill r (flows unsorted, counters, host JSON in host_json, which the
- * caller frees) from the last read; bursts for the periodicity in *bursts
- * (pointing into c).
+ * Fill r (flows unsorted, counters) from the last read, and *host with the
+ * report's "host" section (probe and RDMA counters; json_object_put() it).
  */
-int ct_collect_report(struct ct_collect *c, struct ct_report *r, char **host_json);
+int ct_collect_report(struct ct_collect *c, struct ct_report *r, struct json_object **host);
 
 #endif

@@ -11,6 +11,10 @@
  */
 #include "gpu_link.h"
 
+#include "atomic_file.h"
+
+#include <json-c/json.h>
+
 #include "gpu_corr.h"
 #ifdef COMMTAP_HAVE_MNL
 #include "rdma_qp.h"
@@ -75,12 +79,17 @@ static int flows_of_report(const struct ct_report *r, const struct ct_burst_log 
 	return 0;
 }
 
-/* The correlation's JSON (gc_write_report prints it) as one string. */
+/*
+ * The correlation's section. gc_write_report (host_gpu/, shared with
+ * commtap-gpu) prints it, so it is read back here: once per final report,
+ * never per scrape.
+ */
 static int gpu_json_of(const struct gc_job *j, const struct gc_flows *f,
-		       const struct ct_knowledge *k, double nic_gbps, char **out)
+		       const struct ct_knowledge *k, double nic_gbps, json_object **out)
 {
+	char *text = NULL;
 	size_t len = 0;
-	FILE *m = open_memstream(out, &len);
+	FILE *m = open_memstream(&text, &len);
 	int err;
 
 	if (!m)
@@ -89,36 +98,36 @@ static int gpu_json_of(const struct gc_job *j, const struct gc_flows *f,
 			      k->have_profile ? &k->prediction : NULL, nic_gbps, m);
 	if (fclose(m) && !err)
 		err = -EIO;
-	if (err) {
-		free(*out);
-		*out = NULL;
+	if (!err) {
+		*out = json_tokener_parse(text);
+		err = *out ? 0 : -EINVAL;
 	}
+	free(text);
 	return err;
+}
+
+struct labels_ctx {
+	const struct gc_job *job;
+	const struct gc_flows *flows;
+};
+
+static int write_labels(FILE *out, void *ctx)
+{
+	const struct labels_ctx *l = ctx;
+
+	return gc_write_labels(l->job, l->flows, out);
 }
 
 static int labels_write(const struct gc_job *j, const struct gc_flows *f, const char *path)
 {
-	char tmp[4200];
-	FILE *out;
-	int err;
+	struct labels_ctx l = {j, f};
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	out = fopen(tmp, "w");
-	if (!out)
-		return -errno;
-	err = gc_write_labels(j, f, out);
-	if (fclose(out) && !err)
-		err = -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		remove(tmp);
-	return err;
+	return ct_write_file_atomic(path, write_labels, &l);
 }
 
 int ct_gpu_link(const char *ring_dir, const struct ct_knowledge *k, const struct ct_report *r,
 		const struct ct_burst_log *bursts, double nic_gbps, const char *labels_path,
-		char **gpu_json, char *err, size_t errlen)
+		json_object **gpu_json, char *err, size_t errlen)
 {
 	struct gc_job job;
 	struct gc_flows flows = {0};
@@ -127,6 +136,10 @@ int ct_gpu_link(const char *ring_dir, const struct ct_knowledge *k, const struct
 	*gpu_json = NULL;
 	gc_job_init(&job);
 	rc = gc_job_read_dir(&job, ring_dir);
+	if (job.rings_skipped)
+		fprintf(stderr,
+			"commtap agent: warning: %s: %u GPU ring file(s) skipped, first %s\n",
+			ring_dir, job.rings_skipped, job.skip_note);
 	if (rc <= 0) { /* no ring, or no such directory: nothing to join */
 		if (rc < 0 && rc != -ENOENT)
 			snprintf(err, errlen, "%s: %s", ring_dir, strerror(-rc));

@@ -8,17 +8,17 @@
 #include <commtap/periodicity.h>
 #include <commtap/report.h>
 
-#include "analysis.h"
+#include <commtap/analysis.h>
 
 /*
  * Read the rings in ring_dir and join them to report r's flows (their
- * bursts in bursts): *gpu_json gets the commtap.gpu/v1 object (free() it),
+ * bursts in bursts): *gpu_json gets the commtap.gpu/v1 object (json_object_put() it),
  * labels_path (if not NULL) the agent labels. Returns 1 when rings were
  * found and joined, 0 when there are none, or a negative errno with err
  * saying what failed.
  */
 int ct_gpu_link(const char *ring_dir, const struct ct_knowledge *k, const struct ct_report *r,
 		const struct ct_burst_log *bursts, double nic_gbps, const char *labels_path,
-		char **gpu_json, char *err, size_t errlen);
+		struct json_object **gpu_json, char *err, size_t errlen);
 
 #endif

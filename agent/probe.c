@@ -7,7 +7,8 @@
  * a dispatcher) is never replaced. TC egress is a clsact filter with
  * commtap's own handle. The maps are pinned: a later agent finds them, and
  * with them the counters, and takes over programs an agent left attached
- * with --persist.
+ * with --persist. Pins are per network namespace and ifindex, and one agent
+ * at a time holds them.
  */
 #include "probe.h"
 
@@ -19,11 +20,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -45,7 +48,10 @@
 struct ct_probe {
 	char ifname[IF_NAMESIZE];
 	int ifindex;
-	char pin_dir[512];
+	unsigned long long netns; /* inode of the network namespace the agent runs in */
+	char ns_dir[496];	  /* pin root/ns<inode> */
+	char pin_dir[512];	  /* ns_dir/<ifindex> */
+	int lock_fd;		  /* pin_dir, flock'ed while this agent uses the pins */
 	struct ctp_probe *skel;
 	struct xdp_program *xdp; /* attached by this agent, NULL when taken over */
 	enum xdp_attach_mode xdp_mode;
@@ -152,6 +158,57 @@ static int mkdir_p(const char *dir)
 	if (mkdir(buf, 0700) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+/*
+ * Pins are keyed by the network namespace and the interface index: two
+ * namespaces may each have an interface of the same name (or index), and
+ * the agent usually runs in the host's mount namespace, so they share one
+ * bpffs.
+ */
+static int set_pin_dir(struct ct_probe *p, const char *root, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st))
+		return fail(err, errlen, -errno,
+			    "cannot tell the network namespace (/proc/self/ns/net): %s",
+			    strerror(errno));
+	p->netns = (unsigned long long)st.st_ino;
+	snprintf(p->ns_dir, sizeof(p->ns_dir), "%s/ns%llu", root, p->netns);
+	snprintf(p->pin_dir, sizeof(p->pin_dir), "%s/%d", p->ns_dir, p->ifindex);
+	return 0;
+}
+
+/*
+ * One agent per set of pins: an exclusive flock on the pin directory, held
+ * until exit (the kernel drops it when an agent is killed, so --persist
+ * resumes after kill -9).
+ */
+static int lock_pins(struct ct_probe *p, char *err, size_t errlen)
+{
+	p->lock_fd = open(p->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->lock_fd < 0)
+		return fail(err, errlen, -errno, "cannot open %s: %s", p->pin_dir, strerror(errno));
+	if (!flock(p->lock_fd, LOCK_EX | LOCK_NB))
+		return 0;
+	if (errno == EWOULDBLOCK)
+		return fail(err, errlen, -EBUSY,
+			    "%s: another commtap agent is running on this interface (network "
+			    "namespace %llu, ifindex %d: %s is locked); stop it first",
+			    p->ifname, p->netns, p->ifindex, p->pin_dir);
+	return fail(err, errlen, -errno, "cannot lock %s: %s", p->pin_dir, strerror(errno));
+}
+
+static void release_pins(struct ct_probe *p, int unpin)
+{
+	if (unpin) {
+		rmdir(p->pin_dir);
+		rmdir(p->ns_dir); /* fails while another interface of the namespace is pinned */
+	}
+	if (p->lock_fd >= 0)
+		close(p->lock_fd);
+	p->lock_fd = -1;
 }
 
 void ct_probe_fill_opcodes(volatile uint32_t *out)
@@ -484,15 +541,20 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return fail(err, errlen, -ENOMEM, "out of memory");
+	p->lock_fd = -1;
 	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
 	p->ifindex = (int)if_nametoindex(ifname);
-	snprintf(p->pin_dir, sizeof(p->pin_dir), "%s/%s",
-		 cfg->pin_root ? cfg->pin_root : CT_PROBE_PIN_ROOT, ifname);
+	rc = set_pin_dir(p, cfg->pin_root ? cfg->pin_root : CT_PROBE_PIN_ROOT, err, errlen);
+	if (rc)
+		goto err;
 	rc = mkdir_p(p->pin_dir);
 	if (rc) {
 		fail(err, errlen, rc, "cannot create %s: %s", p->pin_dir, strerror(-rc));
 		goto err;
 	}
+	rc = lock_pins(p, err, errlen);
+	if (rc)
+		goto err;
 	rc = check_pinned_abi(p, err, errlen);
 	if (rc)
 		goto err;
@@ -538,6 +600,7 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 	return 0;
 err:
 	close_skeleton(p);
+	release_pins(p, 0);
 	free(p);
 	return rc;
 }
@@ -553,8 +616,8 @@ void ct_probe_close(struct ct_probe *p, int persist)
 			xdp_detach_ours(p);
 		detach_tc(p);
 		bpf_object__unpin_maps(p->skel->obj, NULL);
-		rmdir(p->pin_dir);
 	}
+	release_pins(p, !persist);
 	close_skeleton(p);
 	free(p);
 }

@@ -2,7 +2,8 @@
 /*
  * One interface's probe: the BPF object loaded, XDP attached on ingress
  * through libxdp's dispatcher, TC egress through clsact, maps pinned under
- * /sys/fs/bpf/commtap/<iface>/.
+ * /sys/fs/bpf/commtap/ns<netns inode>/<ifindex>/, a directory one agent at
+ * a time holds (flock).
  */
 #ifndef COMMTAP_AGENT_PROBE_H
 #define COMMTAP_AGENT_PROBE_H
@@ -30,7 +31,9 @@ struct ct_probe;
 /*
  * Load and attach on ifname. When an earlier agent left the probe attached
  * and its maps pinned (--persist), they are taken over and the counters go
- * on. On failure returns a negative errno with a one-line reason in err.
+ * on. An agent already running on the interface (same namespace) is refused
+ * with -EBUSY. On failure returns a negative errno with a one-line reason in
+ * err.
  */
 int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct ct_probe **out,
 		  char *err, size_t errlen);

@@ -2,6 +2,9 @@
 /* commtap: one binary, one subcommand per job. */
 #include "commands.h"
 
+#include <commtap/log.h>
+
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,9 +32,42 @@ static const struct command commands[] = {
 #endif
 };
 
+static char log_prefix[64] = "commtap";
+
+/* The libraries' messages, one line each, named after the subcommand. */
+static int print_line(enum ct_log_level level, const char *fmt, va_list args)
+{
+	(void)level;
+	fprintf(stderr, "%s: ", log_prefix);
+	vfprintf(stderr, fmt, args);
+	fputc('\n', stderr);
+	return 0;
+}
+
+/* -v/--verbose anywhere before "--": the libraries' debug messages too. Removed from argv. */
+static int take_verbose(int argc, char **argv)
+{
+	int out = 1, verbose = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+			verbose = 1;
+		else
+			argv[out++] = argv[i];
+	}
+	argv[out] = NULL;
+	ct_set_log_level(verbose ? CT_LOG_DEBUG : CT_LOG_INFO);
+	return out;
+}
+
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: commtap COMMAND [options]\n\ncommands:\n");
+	fprintf(out, "usage: commtap [-v|--verbose] COMMAND [options]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'commtap COMMAND --help' describes a command's options.\n");
@@ -39,6 +75,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	argc = take_verbose(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return CT_EXIT_ERROR;
@@ -52,8 +89,11 @@ int main(int argc, char **argv)
 		return CT_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
+		if (!strcmp(argv[1], commands[i].name)) {
+			snprintf(log_prefix, sizeof(log_prefix), "commtap %s", commands[i].name);
+			ct_set_print(print_line);
 			return commands[i].run(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "commtap: unknown command '%s' (try 'commtap --help')\n", argv[1]);
 	return CT_EXIT_ERROR;
 }

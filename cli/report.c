@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* commtap report: one or more reports as one self-contained HTML page. */
 #include "commands.h"
+
+#include <commtap/params.h>
 #include "report_input.h"
 
 #include "html.h"
@@ -49,16 +51,12 @@ static void usage(FILE *out)
 
 static int positive(const char *flag, const char *text, double max, double *out)
 {
-	char *end;
+	char err[256];
+	int rc = ct_parse_number(flag + 2, text, 0, max, 1, out, err, sizeof(err));
 
-	errno = 0;
-	*out = strtod(text, &end);
-	if (errno || end == text || *end || !(*out > 0) || *out > max) {
-		fprintf(stderr, "commtap report: %s: '%s' is not a number in (0, %g]\n", flag, text,
-			max);
-		return -EINVAL;
-	}
-	return 0;
+	if (rc)
+		fprintf(stderr, "commtap report: %s\n", err);
+	return rc;
 }
 
 static int parse_args(int argc, char **argv, struct report_opts *o)

@@ -5,6 +5,8 @@
  */
 #include "commands.h"
 
+#include <commtap/params.h>
+
 #include "model.h"
 #include "profile.h"
 #include "synth.h"
@@ -58,18 +60,12 @@ static void usage(FILE *out)
 
 static int number(const char *flag, const char *text, double min, double max, double *out)
 {
-	char *end;
-	double v;
+	char err[256];
+	int rc = ct_parse_number(flag + 2, text, min, max, 0, out, err, sizeof(err));
 
-	errno = 0;
-	v = strtod(text, &end);
-	if (errno || end == text || *end || !(v >= min && v <= max)) {
-		fprintf(stderr, "commtap synth: %s: '%s' is not a number in [%g, %g]\n", flag, text,
-			min, max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
+	if (rc)
+		fprintf(stderr, "commtap synth: %s\n", err);
+	return rc;
 }
 
 int cmd_synth(int argc, char **argv)

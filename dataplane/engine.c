@@ -20,24 +20,6 @@
 #define DEFAULT_EVICT_RING 4096
 #define DEFAULT_BURST_RING 65536
 
-static void *default_alloc(size_t size, size_t align, void *ctx)
-{
-	void *p;
-
-	(void)ctx;
-	size = (size + align - 1) / align * align;
-	p = aligned_alloc(align, size);
-	if (p)
-		memset(p, 0, size);
-	return p;
-}
-
-static void default_free(void *ptr, void *ctx)
-{
-	(void)ctx;
-	free(ptr);
-}
-
 /* The open burst of f ends at its last packet: queue it for the slow path. */
 static void burst_emit(struct ct_engine *e, const struct ct_flow *f)
 {
@@ -111,7 +93,7 @@ static void on_evict(void *ctx, const struct ct_flow *flow, enum ct_evict_reason
 
 int ct_engine_create(const struct ct_engine_config *cfg, struct ct_engine **out)
 {
-	struct ct_allocator a = {default_alloc, default_free, NULL};
+	struct ct_allocator a = ct_default_allocator;
 	struct ct_engine *e;
 	int err;
 

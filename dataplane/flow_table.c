@@ -25,6 +25,8 @@ static void default_free(void *ptr, void *ctx)
 	free(ptr);
 }
 
+const struct ct_allocator ct_default_allocator = {default_alloc, default_free, NULL};
+
 static uint32_t slots_for(uint32_t capacity)
 {
 	uint32_t n = 16;
@@ -65,7 +67,7 @@ int ct_flow_table_create(size_t budget_bytes, uint64_t idle_timeout_ns,
 			 const struct ct_allocator *alloc, ct_evict_fn on_evict, void *evict_ctx,
 			 struct ct_flow_table **out)
 {
-	struct ct_allocator a = {default_alloc, default_free, NULL};
+	struct ct_allocator a = ct_default_allocator;
 	struct ct_flow_table *t;
 	uint32_t cap = ct_flow_table_capacity_for(budget_bytes);
 

@@ -96,8 +96,10 @@ void ct_html_summary(FILE *out, const struct ct_view *v)
 		}
 		fputs("</dd>\n", out);
 	}
-	fprintf(out, "<dt>flows</dt><dd>%zu between %zu hosts, classified by %s</dd>\n", v->n_flows,
-		v->n_hosts, method ? method : "nothing (no classes in this report)");
+	fprintf(out, "<dt>flows</dt><dd>%zu between %zu hosts, classified by ", v->n_flows,
+		v->n_hosts);
+	ct_html_text(out, method ? method : "nothing (no classes in this report)");
+	fputs("</dd>\n", out);
 	fputs("<dt>iteration</dt><dd>", out);
 	if (v->periodic) {
 		ct_html_seconds(out, v->period_s);

@@ -14,8 +14,17 @@
 
 #define CONTENT_TYPE	  "text/plain; version=0.0.4; charset=utf-8"
 #define CONNECTION_MEMORY (32 * 1024)
-#define MAX_CONNECTIONS	  32
-#define TIMEOUT_S	  10
+/*
+ * Idle clients must not starve scrapes: the library's thread polls every
+ * connection (epoll), so open ones cost memory, not time; a client gets at
+ * most PER_IP_CONNECTIONS of MAX_CONNECTIONS, and a connection that has not
+ * sent its request headers is closed after REQUEST_TIMEOUT_S of silence.
+ * Once a request is in, RESPONSE_TIMEOUT_S lets a slow reader finish.
+ */
+#define MAX_CONNECTIONS	   256
+#define PER_IP_CONNECTIONS 16
+#define REQUEST_TIMEOUT_S  2
+#define RESPONSE_TIMEOUT_S 10
 
 struct ct_metrics_server {
 	struct MHD_Daemon *daemon;
@@ -74,6 +83,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)upload;
 	if (!*state) {
 		*state = &checked;
+		MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+					  (unsigned)RESPONSE_TIMEOUT_S);
 		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 			return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET /metrics\n");
 		if (has_body(c))
@@ -179,8 +190,9 @@ int ct_metrics_server_start(const char *listen, struct ct_metrics_server **out, 
 	s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
 				     (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 				     (size_t)CONNECTION_MEMORY, MHD_OPTION_CONNECTION_LIMIT,
-				     (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-				     (unsigned)TIMEOUT_S, MHD_OPTION_END);
+				     (unsigned)MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				     (unsigned)PER_IP_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+				     (unsigned)REQUEST_TIMEOUT_S, MHD_OPTION_END);
 	if (!s->daemon) {
 		rc = errno ? -errno : -EADDRNOTAVAIL;
 		snprintf(err, errlen, "cannot listen on %s: %s", listen, strerror(-rc));

@@ -4,11 +4,13 @@
  * the exposition (prom.h) after each report and publishes it; scrapes get
  * the latest copy. GET or HEAD /metrics only; anything else is answered
  * with an HTTP error. Requests are bounded: headers larger than the
- * connection memory (32 KiB) get 431 from the library, bodies 413, and at
- * most 32 connections are open at once, each timing out after 10 s.
+ * connection memory (32 KiB) get 431 from the library, bodies 413. Idle
+ * clients cannot starve scrapes: at most 256 connections at once and 16 per
+ * client address; a connection is closed after 2 s without its request
+ * headers, 10 s of silence once a request is in.
  *
- * Used by commtap analyze --listen; commtap agent and commtap-mirror are
- * meant to publish through the same calls.
+ * The report sink (report_sink.h) starts it for every producer's --listen
+ * and publishes each report's exposition.
  */
 #ifndef COMMTAP_EXPORT_METRICS_SERVER_H
 #define COMMTAP_EXPORT_METRICS_SERVER_H

@@ -9,7 +9,8 @@
  * series labelled "_other", so the sums still match the report.
  *
  * commtap analyze --listen, commtap agent and commtap-mirror all publish
- * their reports through this writer and metrics_server.h.
+ * their reports through this writer and metrics_server.h, from the
+ * document the report sink built (report_sink.h).
  */
 #ifndef COMMTAP_EXPORT_PROM_H
 #define COMMTAP_EXPORT_PROM_H

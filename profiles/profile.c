@@ -740,14 +740,32 @@ static int parse_file(struct loader *L, const char *path, json_object **root)
 	fclose(f);
 	text[size] = 0;
 	tok = json_tokener_new();
-	*root = tok ? json_tokener_parse_ex(tok, text, (int)size + 1) : NULL;
-	if (!*root) {
+	if (tok) /* invalid UTF-8 is an error, with its position */
+		json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
+	*root = tok ? json_tokener_parse_ex(tok, text, (int)size) : NULL;
+	if (*root && (size_t)tok->char_offset < (size_t)size &&
+	    text[tok->char_offset + strspn(text + tok->char_offset, " \t\r\n")]) {
+		/* a document is one value: anything but white space after it is refused */
+		size_t off = (size_t)tok->char_offset + strspn(text + tok->char_offset, " \t\r\n");
+		unsigned line = 1;
+
+		for (size_t i = 0; i < off; i++)
+			line += text[i] == '\n';
+		snprintf(L->err, L->errlen,
+			 "%s: line %u (byte %zu): trailing data after the JSON "
+			 "object",
+			 path, line, off);
+		json_object_put(*root);
+		*root = NULL;
+		err = -EINVAL;
+	} else if (!*root) {
 		size_t off = tok ? tok->char_offset : 0;
 		unsigned line = 1;
 
 		for (size_t i = 0; i < off && i < (size_t)size; i++)
 			line += text[i] == '\n';
-		snprintf(L->err, L->errlen, "%s: line %u: not valid JSON: %s", path, line,
+		snprintf(L->err, L->errlen, "%s: line %u (byte %zu): not valid JSON: %s", path,
+			 line, off,
 			 tok ? json_tokener_error_desc(json_tokener_get_error(tok)) : "no memory");
 		err = -EINVAL;
 	} else if (!json_object_is_type(*root, json_type_object)) {

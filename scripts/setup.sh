@@ -20,8 +20,11 @@ PACKAGES="$PACKAGES libmicrohttpd-dev prometheus curl chromium"
 PACKAGES="$PACKAGES libmnl-dev"
 # commtap-mirror (DPDK) and its live-mirror test
 PACKAGES="$PACKAGES libdpdk-dev dpdk"
-# test/accuracy: the RoCE negative controls are built with scapy's RoCE layers
-PACKAGES="$PACKAGES python3-scapy xz-utils"
+# the bad-number tests run the programs under valgrind (memcheck)
+PACKAGES="$PACKAGES valgrind"
+# test/realtrain: real PyTorch training (gloo over TCP) in network namespaces;
+# scapy for the RoCE negative controls of the evaluation corpus
+PACKAGES="$PACKAGES python3-torch python3-psutil python3-scapy"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then

@@ -12,6 +12,7 @@
 #include <rte_seqlock.h>
 
 #include "mirror_clock.h"
+#include "producer_options.h"
 
 #include <commtap/dataplane.h>
 #include <commtap/snapshot.h>
@@ -20,19 +21,10 @@
 #define MIRROR_BURST	    64
 
 struct mirror_opts {
-	uint16_t port;
-	double interval_s;	/* 0: only a final report */
-	const char *report_dir; /* interval and final reports */
-	const char *json_path;	/* the final report also here */
-	const char *profile_path;
-	const char *labels_path;
-	const char *listen;   /* serve /metrics here */
-	size_t memory_budget; /* per engine */
-	uint64_t idle_timeout_ns;
-	uint64_t tcp_msg_gap_ns;
-	uint64_t burst_gap_ns;
-	double min_period_s;
-	double nic_gbps;
+	uint32_t port;
+	const char *json_path; /* the final report also here */
+	/* --memory is per engine; --interval 0: only a final report */
+	struct ct_producer_options common;
 	double exit_on_idle_s;	  /* stop after this long without a packet; 0 never */
 	double duration_s;	  /* stop after this long; 0 never */
 	uint64_t dedup_window_ns; /* 0: no de-duplication */
@@ -82,7 +74,7 @@ uint32_t mirror_flow_hash(const uint8_t *data, uint32_t len);
 uint64_t mirror_dedup_digest(const uint8_t *data, uint32_t len);
 
 struct ct_knowledge;
-struct ct_metrics_server;
+struct ct_report_sink;
 
 /* The running app, shared by its files. */
 struct mirror {
@@ -110,13 +102,15 @@ struct mirror {
 	const char *clock;
 	/* report state */
 	struct ct_knowledge *know;
-	struct ct_metrics_server *metrics; /* NULL without --listen */
+	struct ct_report_sink *sink;
 	uint64_t prev_packets, prev_bytes, prev_tsc, start_tsc;
-	unsigned seq;
 };
 
-/* mirror_report.c: merge the workers' snapshots (already taken) and write a report. */
-int mirror_write_report(struct mirror *m, const char *path, int final);
+/* Whether SIGINT/SIGTERM asked the mirror to stop (the final report then meets a deadline). */
+int mirror_stop_requested(void);
+
+/* mirror_report.c: merge the workers' snapshots (already taken) and hand a report to the sink. */
+int mirror_put_report(struct mirror *m, int final);
 void mirror_telemetry_register(struct mirror *m);
 
 #endif

@@ -6,10 +6,13 @@
  * cumulative reports, and a final report on SIGINT/SIGTERM or end of replay.
  */
 #include "mirror.h"
-#include "analysis.h"
-#include "metrics_publish.h"
+#include "report_sink.h"
+
+#include <commtap/analysis.h>
+#include <commtap/log.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +37,11 @@
 #define MBUF_DATA_ROOM (RTE_PKTMBUF_HEADROOM + 9728)
 
 static volatile sig_atomic_t stop_requested;
+
+int mirror_stop_requested(void)
+{
+	return stop_requested;
+}
 static volatile int workers_quit;
 static volatile int distributor_done; /* nothing more will enter the rings */
 
@@ -487,10 +495,10 @@ static int setup_workers(struct mirror *m, int socket)
 {
 	struct ct_allocator alloc = {socket_alloc, socket_free, (void *)(intptr_t)socket};
 	struct ct_engine_config cfg = {
-		.memory_budget = m->o.memory_budget,
-		.idle_timeout_ns = m->o.idle_timeout_ns,
-		.tcp_msg_gap_ns = m->o.tcp_msg_gap_ns,
-		.burst_gap_ns = m->o.burst_gap_ns,
+		.memory_budget = m->o.common.memory_budget,
+		.idle_timeout_ns = m->o.common.idle_timeout_ns,
+		.tcp_msg_gap_ns = m->o.common.tcp_msg_gap_ns,
+		.burst_gap_ns = m->o.common.burst_gap_ns,
 		.alloc = &alloc,
 	};
 	unsigned lcore, i = 0;
@@ -537,7 +545,7 @@ static int setup_workers(struct mirror *m, int socket)
 				"commtap-mirror: cannot create an engine of %zu bytes on socket "
 				"%d: %s "
 				"(give EAL more memory with -m, or a smaller --memory)\n",
-				m->o.memory_budget, socket, strerror(-rc));
+				m->o.common.memory_budget, socket, strerror(-rc));
 			return rc;
 		}
 		if (m->o.dedup_window_ns) {
@@ -548,6 +556,30 @@ static int setup_workers(struct mirror *m, int socket)
 		}
 	}
 	return 0;
+}
+
+/* Cycles each interval report took (--bench prints their median). */
+#define REPORT_TIMES 1024
+static uint64_t report_cycles[REPORT_TIMES];
+static unsigned n_report_times;
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void print_report_times(const struct mirror *m)
+{
+	if (!n_report_times)
+		return;
+	qsort(report_cycles, n_report_times, sizeof(report_cycles[0]), cmp_u64);
+	printf("reports: %u interval reports, %.3f ms each (median; min %.3f, max %.3f)\n",
+	       n_report_times,
+	       (double)report_cycles[n_report_times / 2] * 1e3 / (double)m->tsc_hz,
+	       (double)report_cycles[0] * 1e3 / (double)m->tsc_hz,
+	       (double)report_cycles[n_report_times - 1] * 1e3 / (double)m->tsc_hz);
 }
 
 static void print_bench(const struct mirror *m)
@@ -580,24 +612,28 @@ static void print_bench(const struct mirror *m)
 	printf("memory: mbuf pool %zu bytes, engines %zu bytes each (budget)\n",
 	       (size_t)m->pool->size *
 		       (m->pool->elt_size + m->pool->header_size + m->pool->trailer_size),
-	       m->o.bare ? (size_t)0 : m->o.memory_budget);
+	       m->o.bare ? (size_t)0 : m->o.common.memory_budget);
+	print_report_times(m);
 	(void)end;
 	fflush(stdout);
 }
 
-static void report_path(const struct mirror *m, char *path, size_t len, int final)
+/* The libraries' messages, one line each. */
+static int print_line(enum ct_log_level level, const char *fmt, va_list args)
 {
-	if (final)
-		snprintf(path, len, "%s/commtap-report-final.json", m->o.report_dir);
-	else
-		snprintf(path, len, "%s/commtap-report-%06u.json", m->o.report_dir, m->seq);
+	(void)level;
+	fputs("commtap-mirror: ", stderr);
+	vfprintf(stderr, fmt, args);
+	fputc('\n', stderr);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct mirror *m = &app;
 	struct ct_knowledge know = {0};
-	char path[4096];
+	struct ct_report_sink_config sink_cfg = {0};
+	char err[768];
 	int sep = argc, rc, socket, status = 1, inline_worker;
 	uint64_t next_report = 0, now, last;
 	int idle;
@@ -624,20 +660,28 @@ int main(int argc, char **argv)
 		if (rc)
 			return 1;
 	}
-	if (ct_knowledge_load("commtap-mirror", m->o.labels_path, m->o.profile_path, &know))
+	ct_set_print(print_line);
+	if (ct_knowledge_load(m->o.common.labels_path, m->o.common.profile_path, &know, err,
+			      sizeof(err))) {
+		fprintf(stderr, "commtap-mirror: %s\n", err);
 		return 1;
-	m->know = &know;
-	if (m->o.listen) {
-		char err[256];
-
-		if (ct_metrics_server_start(m->o.listen, &m->metrics, err, sizeof(err))) {
-			fprintf(stderr, "commtap-mirror: --listen %s\n", err);
-			ct_knowledge_free(&know);
-			return 1;
-		}
-		fprintf(stderr, "commtap-mirror: serving /metrics on port %u\n",
-			ct_metrics_server_port(m->metrics));
 	}
+	m->know = &know;
+	sink_cfg = (struct ct_report_sink_config){
+		.json_path = m->o.json_path,
+		.report_dir = m->o.common.report_dir,
+		.final_in_dir = 1,
+		.listen = m->o.common.listen,
+		.shutdown_deadline_s = m->o.common.shutdown_deadline_s,
+	};
+	if (ct_report_sink_open(&sink_cfg, &m->sink, err, sizeof(err))) {
+		fprintf(stderr, "commtap-mirror: %s\n", err);
+		ct_knowledge_free(&know);
+		return 1;
+	}
+	if (m->o.common.listen)
+		fprintf(stderr, "commtap-mirror: serving /metrics on port %u\n",
+			ct_report_sink_port(m->sink));
 	m->port = m->o.port;
 	rc = eal_init(sep, argv);
 	if (rc < 0)
@@ -666,8 +710,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "commtap-mirror: port %u (%s): %u worker(s), %s, %s\n", m->port, m->driver,
 		m->n_workers, m->mode, m->o.bare ? "bare (no engine)" : "engine");
 
-	if (m->o.interval_s)
-		next_report = m->start_tsc + (uint64_t)(m->o.interval_s * (double)m->tsc_hz);
+	if (m->o.common.interval_s)
+		next_report = m->start_tsc + (uint64_t)(m->o.common.interval_s * (double)m->tsc_hz);
 	while (!stop_requested) {
 		if (inline_worker)
 			for (int i = 0; i < 64; i++)
@@ -679,10 +723,18 @@ int main(int argc, char **argv)
 			nic_clock_update(m);
 		if (next_report && now >= next_report && !m->o.bare) {
 			snapshot_all(m, 0, inline_worker);
-			report_path(m, path, sizeof(path), 0);
-			mirror_write_report(m, path, 0);
-			m->seq++;
-			next_report += (uint64_t)(m->o.interval_s * (double)m->tsc_hz);
+			{
+				uint64_t t0 = rte_rdtsc();
+
+				mirror_put_report(m, 0);
+				if (n_report_times < REPORT_TIMES)
+					report_cycles[n_report_times++] = rte_rdtsc() - t0;
+			}
+			/* a report that took longer than the interval skips, not stacks, the next
+			 */
+			while (next_report <= now)
+				next_report +=
+					(uint64_t)(m->o.common.interval_s * (double)m->tsc_hz);
 		}
 		/*
 		 * Idle: every worker polled without a packet for the whole span, by
@@ -710,12 +762,8 @@ int main(int argc, char **argv)
 	status = 0;
 	if (!m->o.bare) {
 		snapshot_all(m, 1, 1);
-		if (m->o.report_dir) {
-			report_path(m, path, sizeof(path), 1);
-			status |= mirror_write_report(m, path, 1) ? 1 : 0;
-		}
-		if (m->o.json_path)
-			status |= mirror_write_report(m, m->o.json_path, 1) ? 1 : 0;
+		if (m->o.common.report_dir || m->o.json_path)
+			status |= mirror_put_report(m, 1) ? 1 : 0;
 	}
 	if (m->o.bench)
 		print_bench(m);
@@ -732,7 +780,7 @@ out:
 	}
 	rte_free(m->workers);
 	rte_mempool_free(m->pool);
-	ct_metrics_server_stop(m->metrics);
+	ct_report_sink_close(m->sink);
 	ct_knowledge_free(&know);
 	rte_eal_cleanup();
 	return status;

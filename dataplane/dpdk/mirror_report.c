@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Reports of commtap-mirror: the workers' snapshots merged into the same
- * commtap.report/v1 JSON that `commtap analyze` writes, with a "mirror"
- * section beside it (port and per-queue drops, capture loss, the last
- * interval's rates), written whole and renamed into place. Also the
- * rte_telemetry command for live counters.
+ * Reports of commtap-mirror: the workers' snapshots merged and analysed as
+ * `commtap analyze` does, with a "mirror" section beside it (port and
+ * per-queue drops, capture loss, the last interval's rates), handed to the
+ * report sink. Also the rte_telemetry command for live counters.
  */
 #include "mirror.h"
-#include "analysis.h"
-#include "metrics_publish.h"
+#include "report_sink.h"
+
+#include <commtap/analysis.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -108,38 +108,13 @@ static struct json_object *mirror_section(struct mirror *m, const struct ct_snap
 	return o;
 }
 
-/* Write text to path through path.tmp and a rename; one line on failure. */
-static int write_atomic(const char *path, const char *text)
-{
-	char tmp[4200];
-	FILE *f;
-	int err = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0)
-		err = -errno ?: -EIO;
-	if (f && fclose(f) && !err)
-		err = -errno ?: -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err) {
-		fprintf(stderr, "commtap-mirror: cannot write %s: %s\n", path, strerror(-err));
-		unlink(tmp);
-	}
-	return err;
-}
-
-int mirror_write_report(struct mirror *m, const char *path, int final)
+int mirror_put_report(struct mirror *m, int final)
 {
 	struct ct_snapshot all;
 	struct ct_report r = {0};
 	struct ct_burst_log bursts = {0};
-	struct ct_analysis an = {0};
-	struct json_object *root = NULL;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem;
+	struct ct_report_input in = {.know = m->know, .min_period_s = m->o.common.min_period_s};
+	struct json_object *section = NULL;
 	int err = 0;
 
 	ct_snapshot_init(&all);
@@ -152,39 +127,22 @@ int mirror_write_report(struct mirror *m, const char *path, int final)
 	for (size_t i = 0; i < all.n_bursts && !err; i++)
 		err = ct_burst_log_add(&bursts, &all.bursts[i]);
 	if (err) {
-		fprintf(stderr, "commtap-mirror: out of memory for the report %s\n", path);
+		fprintf(stderr, "commtap-mirror: out of memory for a report\n");
 		goto out;
 	}
 	r.counters = all.counters;
-	ct_analysis_run("commtap-mirror", m->know, &r, all.cm, (unsigned)all.n_cm, &bursts,
-			m->o.min_period_s, &an);
+	in.cm = all.cm;
+	in.n_cm = (unsigned)all.n_cm;
+	in.bursts = &bursts;
 	r.source = m->driver;
 	r.source_kind = "dpdk";
 	r.clock = m->clock;
-	r.nic_gbps = m->o.nic_gbps;
-	r.error = final ? NULL : "interval report: the mirror goes on";
-	if (m->metrics && ct_metrics_publish_report(m->metrics, &r, NULL))
-		fprintf(stderr, "commtap-mirror: /metrics not updated for %s\n", path);
-	mem = open_memstream(&text, &len);
-	if (!mem || ct_report_write_json(&r, mem) || fclose(mem)) {
-		err = -ENOMEM;
-		fprintf(stderr, "commtap-mirror: cannot format the report %s\n", path);
-		goto out;
-	}
-	root = json_tokener_parse(text);
-	if (!root) {
-		err = -EINVAL;
-		fprintf(stderr, "commtap-mirror: the report %s is not valid JSON\n", path);
-		goto out;
-	}
-	json_object_object_add(root, "mirror", mirror_section(m, &all, final));
-	err = write_atomic(path,
-			   json_object_to_json_string_ext(
-				   root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	r.nic_gbps = m->o.common.nic_gbps;
+	section = mirror_section(m, &all, final);
+	ct_report_add_section(&r, "mirror", section);
+	err = ct_report_sink_analyse(m->sink, &in, &r, final, final && mirror_stop_requested());
 out:
-	json_object_put(root);
-	free(text);
-	ct_analysis_free(&an);
+	json_object_put(section);
 	ct_burst_log_free(&bursts);
 	ct_flow_set_free(&r.flows);
 	ct_snapshot_free(&all);

@@ -51,6 +51,7 @@ static int flow_of(struct gc_flows *f, const struct ct_pkt *k, size_t *hint)
 		f->v[f->n].qpn = k->roce.dqpn;
 	}
 	f->v[f->n].comm = -1;
+	f->v[f->n].qp = -1;
 	f->v[f->n].cls = CT_CLASS_OTHER;
 	*hint = f->n;
 	return (int)f->n++;
@@ -212,7 +213,7 @@ static int best_comm(const struct gc_job *j, const struct gc_flows *f, size_t fi
 
 /* Each packet of a linked flow goes to the operation of its communicator
  * whose window (± slack) holds it: the bursts each collective caused. */
-static void join_ops(struct gc_job *j, const struct gc_flows *f, uint64_t slack)
+static void join_ops(struct gc_job *j, struct gc_flows *f, uint64_t slack)
 {
 	size_t *idx = malloc((j->n_ops + 1) * sizeof(*idx));
 
@@ -246,7 +247,14 @@ static void join_ops(struct gc_job *j, const struct gc_flows *f, uint64_t slack)
 				struct gc_op *o = &j->ops[idx[k - 1]];
 
 				if (o->t_end + slack >= pk->ts) {
+					struct gc_flow *fl = &f->v[pk->flow];
+
 					o->wire_bytes += pk->bytes;
+					if (!o->p2p && (!fl->has_seq || o->seq < fl->seq_first))
+						fl->seq_first = o->seq;
+					if (!o->p2p && (!fl->has_seq || o->seq > fl->seq_last))
+						fl->seq_last = o->seq;
+					fl->has_seq |= !o->p2p;
 					break;
 				}
 			}
@@ -299,6 +307,34 @@ static bool flow_has_owner(const struct gc_job *j, const struct gc_flow *fl)
 	return false;
 }
 
+/* The local QP whose communicator is known (network events or its
+ * connection, gc_assign_qps) and whose mapping holds over all of the flow's
+ * packets: the flow goes to that communicator without weighing windows. */
+static int qp_of_flow(const struct gc_job *j, const struct gc_flows *f, size_t fi)
+{
+	const struct gc_flow *fl = &f->v[fi];
+	uint64_t first = UINT64_MAX, last = 0;
+
+	if (fl->tcp)
+		return -1;
+	for (size_t i = 0; i < f->n_pkts; i++) {
+		if (f->pkts[i].flow != fi)
+			continue;
+		if (f->pkts[i].ts < first)
+			first = f->pkts[i].ts;
+		if (f->pkts[i].ts > last)
+			last = f->pkts[i].ts;
+	}
+	for (size_t q = 0; q < j->n_qps; q++) {
+		const struct gc_qp *qp = &j->qps[q];
+
+		if (qp->rqpn == fl->qpn && qp->comm >= 0 && qp->valid_from <= first &&
+		    last < qp->valid_to)
+			return (int)q;
+	}
+	return -1;
+}
+
 size_t gc_join(struct gc_job *j, struct gc_flows *f, uint64_t slack_ns)
 {
 	struct window *w = malloc((j->n_ops + 1) * sizeof(*w));
@@ -316,6 +352,13 @@ size_t gc_join(struct gc_job *j, struct gc_flows *f, uint64_t slack_ns)
 		 * operation's end: widen the windows tenfold, twice, before
 		 * giving up on a flow. */
 		fl->comm = -1;
+		fl->has_seq = false;
+		fl->qp = qp_of_flow(j, f, fi);
+		if (fl->qp >= 0) {
+			fl->comm = j->qps[fl->qp].comm;
+			bytes_inside(f, fi, w, comm_windows(j, (size_t)fl->comm, slack_ns, w),
+				     &payload);
+		}
 		for (uint64_t s = slack_ns, k = 0; k < 3 && fl->comm < 0; k++, s *= 10)
 			fl->comm = best_comm(j, f, fi, s, w, &payload);
 		if (fl->comm < 0 && !flow_has_owner(j, fl))
@@ -329,6 +372,38 @@ size_t gc_join(struct gc_job *j, struct gc_flows *f, uint64_t slack_ns)
 	free(w);
 	join_ops(j, f, slack_ns);
 	return linked;
+}
+
+/* What the join knows beyond the class: the communicator's name and this
+ * host's rank in it, the collectives the flow's packets fell in, and for a
+ * RoCE flow linked by its QP, how and for which window. */
+static void add_comm_fields(json_object *o, const struct gc_job *j, const struct gc_flows *f,
+			    const struct gc_flow *fl)
+{
+	static const char *const source[] = {"process", "net_event", "connect"};
+	const struct gc_comm *c = &j->comms[fl->comm];
+
+	(void)f;
+	if (c->name[0])
+		json_object_object_add(o, "comm_name", json_object_new_string(c->name));
+	json_object_object_add(o, "rank", json_object_new_int(c->rank));
+	json_object_object_add(o, "nranks", json_object_new_int(c->nranks));
+	if (fl->has_seq) {
+		json_object_object_add(o, "seq_first",
+				       json_object_new_int64((int64_t)fl->seq_first));
+		json_object_object_add(o, "seq_last", json_object_new_int64((int64_t)fl->seq_last));
+	}
+	if (fl->qp >= 0) {
+		const struct gc_qp *q = &j->qps[fl->qp];
+
+		json_object_object_add(o, "lqpn", json_object_new_int64(q->lqpn));
+		json_object_object_add(o, "qp_from", json_object_new_string(source[q->source % 3]));
+		json_object_object_add(o, "valid_from_ns",
+				       json_object_new_int64((int64_t)q->valid_from));
+		if (q->valid_to != UINT64_MAX)
+			json_object_object_add(o, "valid_to_ns",
+					       json_object_new_int64((int64_t)q->valid_to));
+	}
 }
 
 int gc_write_labels(const struct gc_job *j, const struct gc_flows *f, FILE *out)
@@ -360,6 +435,7 @@ int gc_write_labels(const struct gc_job *j, const struct gc_flows *f, FILE *out)
 			o, "class", json_object_new_string(ct_class_name((enum ct_class)fl->cls)));
 		snprintf(h, sizeof(h), "0x%llx", (unsigned long long)j->comms[fl->comm].hash);
 		json_object_object_add(o, "comm", json_object_new_string(h));
+		add_comm_fields(o, j, f, fl);
 		json_object_array_add(flows, o);
 	}
 	json_object_object_add(root, "flows", flows);

@@ -33,6 +33,9 @@ struct gc_comm {
 	unsigned n_coll, n_p2p; /* operations seen */
 	uint64_t bytes;		/* sum of operation bytes */
 	uint8_t main_func;	/* the most frequent function */
+	uint64_t t_init;	/* the plugin's init for it (its COMM record) */
+	uint64_t t_first_op;	/* its first operation's enqueue, 0 if none: it
+				 * connected (created its QPs) in between */
 };
 
 struct gc_op {
@@ -47,6 +50,7 @@ struct gc_op {
 	uint8_t func;
 	bool p2p;
 	int32_t peer;
+	uint64_t seq; /* NCCL's collective sequence number */
 };
 
 struct gc_kernel {
@@ -55,9 +59,22 @@ struct gc_kernel {
 	uint8_t kclass;
 };
 
+/* How a QP's communicator is known. */
+enum gc_qp_source {
+	GC_QP_PROCESS = 0,   /* the process only (one netlink dump) */
+	GC_QP_NET_EVENT = 1, /* the plugin's IB QP network events name it */
+	GC_QP_CONNECT = 2,   /* created while that communicator connected */
+};
+
+/* A local QP. QP numbers are reused: the mapping holds in [valid_from,
+ * valid_to) only (0 and UINT64_MAX when unbounded). */
 struct gc_qp {
 	int32_t pid;
 	uint32_t lqpn, rqpn;
+	int comm;	/* index into comms, -1 when not known */
+	uint8_t source; /* enum gc_qp_source */
+	uint64_t valid_from, valid_to;
+	uint64_t seen_first; /* QP tables: the first snapshot holding it, else 0 */
 };
 
 /* A TCP socket of a local process (NCCL's socket transport). */
@@ -79,6 +96,8 @@ struct gc_job {
 	size_t n_socks, cap_socks;
 	uint64_t dropped, errors; /* summed over the rings read */
 	unsigned rings;
+	unsigned rings_skipped; /* files in the ring directory that failed validation */
+	char skip_note[320];	/* the first one: "NAME: why" */
 };
 
 void gc_job_init(struct gc_job *j);
@@ -86,10 +105,27 @@ void gc_job_free(struct gc_job *j);
 
 /* Read every record of one ring file (plugin or CUPTI). 0 or -errno. */
 int gc_job_read_ring(struct gc_job *j, const char *path);
-/* Read every commtap-nccl.* and commtap-cupti.* ring in dir. Count or -errno. */
+/*
+ * Read every commtap-nccl.* and commtap-cupti.* ring in dir. A file that is
+ * no valid ring (not a regular file, too short, wrong magic, version or
+ * sizes) or that is owned by someone else than root, the directory's owner
+ * or the user of the process its header names is skipped: counted in
+ * rings_skipped, the first in skip_note. Rings read, or -errno (-ENOMEM, or
+ * the directory cannot be read).
+ */
 int gc_job_read_dir(struct gc_job *j, const char *dir);
 /* Add a QP of the RDMA QP map (or of a plugin network event). */
 int gc_job_add_qp(struct gc_job *j, int32_t pid, uint32_t lqpn, uint32_t rqpn);
+/* QP table snapshots as `commtap-rdma-qp` writes them, each after a line
+ * "# at NS" (CLOCK_REALTIME): a QP's validity runs from the last snapshot
+ * without it before its first one to the first snapshot without it after.
+ * `name` is for errors; err gets one line. Returns QPs added or -errno. */
+int gc_job_read_qp_table(struct gc_job *j, FILE *in, const char *name, char *err, size_t errlen);
+/* After gc_job_finish: give each QP whose communicator is not known the one
+ * communicator of its process that connected (between its init and its
+ * first operation) while the QP may have been created; none when several
+ * could have. Returns the QPs assigned. */
+size_t gc_assign_qps(struct gc_job *j);
 /* Add a TCP socket of a local process (from /proc or the agent's BPF). */
 int gc_job_add_socket(struct gc_job *j, int32_t pid, uint16_t lport, uint16_t rport);
 /* The TCP sockets of every process on this host, from /proc/net/tcp{,6} and
@@ -113,6 +149,9 @@ struct gc_flow {
 	int comm;	       /* linked communicator, -1 if none */
 	int cls;	       /* label, CT_CLASS_OTHER if none */
 	uint64_t joined_bytes; /* bytes inside the linked comm's operation windows */
+	int qp;		       /* the local QP that linked it, -1 if none */
+	bool has_seq;	       /* the collectives its packets fell in: */
+	uint64_t seq_first, seq_last;
 };
 
 struct gc_flows {

@@ -5,7 +5,7 @@
  *   commtap-gpu dump RING                 print a ring's records, one a line
  *   commtap-gpu check EVENTS CUPTI_RING [NCCL_RING]   the GPU check (docs/gpu.md)
  *   commtap-gpu correlate --rings DIR --pcap FILE --local ADDR
- *               [--profile FILE] [--qp-map live|none] [--pid PID]
+ *               [--profile FILE] [--qp-map live|none|QP-TABLE] [--pid PID]
  *               [--labels OUT] [--report OUT] [--nic-gbps G]
  */
 #include <errno.h>
@@ -178,7 +178,7 @@ static int usage(void)
 	fprintf(stderr, "usage: commtap-gpu dump RING\n"
 			"       commtap-gpu check EVENTS CUPTI_RING [NCCL_RING]\n"
 			"       commtap-gpu correlate --rings DIR --pcap FILE --local ADDR "
-			"[--profile FILE] [--qp-map live|none] [--pid PID] [--labels OUT] "
+			"[--profile FILE] [--qp-map live|none|QP-TABLE] [--pid PID] [--labels OUT] "
 			"[--report OUT] [--nic-gbps G]\n");
 	return 2;
 }
@@ -283,10 +283,22 @@ static int correlate(int argc, char **argv)
 		if (c < 0)
 			fprintf(stderr, "commtap-gpu: /proc sockets: %s\n", strerror(-c));
 	} else if (strcmp(qpmap, "none")) {
-		fprintf(stderr, "commtap-gpu: --qp-map %s: expected live or none\n", qpmap);
-		goto out;
+		/* A QP table: snapshots of commtap-rdma-qp taken over the job. */
+		FILE *t = fopen(qpmap, "r");
+
+		if (!t) {
+			fprintf(stderr, "commtap-gpu: --qp-map %s: %s\n", qpmap, strerror(errno));
+			goto out;
+		}
+		c = gc_job_read_qp_table(&job, t, qpmap, err, sizeof(err));
+		fclose(t);
+		if (c < 0) {
+			fprintf(stderr, "commtap-gpu: %s\n", err);
+			goto out;
+		}
 	}
 	gc_job_finish(&job);
+	gc_assign_qps(&job);
 	gc_classify(&job, have_prof ? &prof : NULL, have_prof ? &pred : NULL);
 	if (gc_flows_read_pcap(&fl, pcap, &local, err, sizeof(err))) {
 		fprintf(stderr, "commtap-gpu: %s\n", err);

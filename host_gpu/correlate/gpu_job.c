@@ -2,8 +2,11 @@
 /* Reading the plugin's and CUPTI's rings into communicators, operations and kernels. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commtap/gpu_names.h"
 #include "gpu_corr.h"
@@ -68,6 +71,7 @@ static int add_comm(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 	memcpy(c->name, r->comm.name, sizeof(c->name));
 	c->name[sizeof(c->name) - 1] = 0;
 	c->cls = CT_CLASS_OTHER;
+	c->t_init = r->t_start;
 	return 0;
 }
 
@@ -84,7 +88,8 @@ int gc_job_add_qp(struct gc_job *j, int32_t pid, uint32_t lqpn, uint32_t rqpn)
 {
 	if (grow((void **)&j->qps, &j->cap_qps, j->n_qps, sizeof(*j->qps)))
 		return -ENOMEM;
-	j->qps[j->n_qps++] = (struct gc_qp){.pid = pid, .lqpn = lqpn, .rqpn = rqpn};
+	j->qps[j->n_qps++] = (struct gc_qp){
+		.pid = pid, .lqpn = lqpn, .rqpn = rqpn, .comm = -1, .valid_to = UINT64_MAX};
 	return 0;
 }
 
@@ -124,6 +129,7 @@ static int add_rec(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 		o->func = r->op.func;
 		o->p2p = r->type == CT_GPU_REC_P2P;
 		o->peer = r->op.peer;
+		o->seq = r->op.seq;
 		return 0;
 	}
 	case CT_GPU_REC_KERNEL_CH:
@@ -135,12 +141,32 @@ static int add_rec(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 		children[n_children++] =
 			(struct pending_child){pid, r->parent_id, r->t_start, r->t_stop};
 		return 0;
-	case CT_GPU_REC_NET_QP:
-		/* The plugin saw the QP itself (NCCL built with network events). */
-		for (size_t i = 0; i < j->n_qps; i++)
-			if (j->qps[i].pid == pid && j->qps[i].lqpn == r->net.qpn)
-				return 0;
-		return gc_job_add_qp(j, pid, r->net.qpn, UINT32_MAX);
+	case CT_GPU_REC_NET_QP: {
+		/* The plugin saw the QP itself (NCCL built with network events):
+		 * it belongs to this record's communicator, for as long as its
+		 * events last (the netlink table may widen that). */
+		struct gc_qp *q = NULL;
+
+		ci = comm_index(j, r->comm_hash, pid);
+		for (size_t i = 0; i < j->n_qps && !q; i++)
+			if (j->qps[i].pid == pid && j->qps[i].lqpn == r->net.qpn &&
+			    j->qps[i].source == GC_QP_NET_EVENT && j->qps[i].comm == ci)
+				q = &j->qps[i];
+		if (!q) {
+			if (gc_job_add_qp(j, pid, r->net.qpn, UINT32_MAX))
+				return -ENOMEM;
+			q = &j->qps[j->n_qps - 1];
+			q->comm = ci;
+			q->source = ci >= 0 ? GC_QP_NET_EVENT : GC_QP_PROCESS;
+			q->valid_from = r->t_start;
+			q->valid_to = r->t_stop + 1;
+		}
+		if (r->t_start < q->valid_from)
+			q->valid_from = r->t_start;
+		if (r->t_stop + 1 > q->valid_to)
+			q->valid_to = r->t_stop + 1;
+		return 0;
+	}
 	case CT_GPU_REC_CUPTI_KERNEL:
 		if (grow((void **)&j->kernels, &j->cap_kernels, j->n_kernels, sizeof(*j->kernels)))
 			return -ENOMEM;
@@ -154,7 +180,28 @@ static int add_rec(struct gc_job *j, const struct ct_gpu_rec *r, int32_t pid)
 	}
 }
 
-int gc_job_read_ring(struct gc_job *j, const char *path)
+/*
+ * A ring speaks for the process its header names: any local user can write
+ * a shared ring directory such as /dev/shm, so a file is read only when it
+ * belongs to root, to this reader, to the directory's owner, or to the user
+ * that process runs as.
+ */
+static int ring_owner_ok(const struct ct_gpu_ring *ring, uid_t dir_uid)
+{
+	struct stat file, proc;
+	char path[32];
+
+	if (fstat(ring->fd, &file))
+		return -errno;
+	if (file.st_uid == 0 || file.st_uid == geteuid() || file.st_uid == dir_uid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d", (int)ring->hdr->pid);
+	if (ring->hdr->pid > 0 && !stat(path, &proc) && proc.st_uid == file.st_uid)
+		return 0;
+	return -EPERM;
+}
+
+static int read_ring(struct gc_job *j, const char *path, uid_t dir_uid)
 {
 	struct ct_gpu_ring ring;
 	struct ct_gpu_rec r;
@@ -162,6 +209,11 @@ int gc_job_read_ring(struct gc_job *j, const char *path)
 
 	if (err)
 		return err;
+	err = ring_owner_ok(&ring, dir_uid);
+	if (err) {
+		ct_gpu_ring_close(&ring);
+		return err;
+	}
 	while (ct_gpu_ring_pop(&ring, &r) == 1) {
 		err = add_rec(j, &r, ring.hdr->pid);
 		if (err)
@@ -174,23 +226,58 @@ int gc_job_read_ring(struct gc_job *j, const char *path)
 	return err;
 }
 
+int gc_job_read_ring(struct gc_job *j, const char *path)
+{
+	return read_ring(j, path, (uid_t)-1);
+}
+
+static const char *skip_reason(int err, char *buf, size_t len)
+{
+	switch (err) {
+	case -ELOOP:
+		return "a symbolic link";
+	case -EINVAL:
+		return "not a regular file, or shorter than a ring header";
+	case -EPROTO:
+		return "not a commtap ring (magic, version or sizes)";
+	case -EPERM:
+		return "owned by another user than root, the directory's owner or its writer";
+	default:
+		snprintf(buf, len, "%s", strerror(-err));
+		return buf;
+	}
+}
+
 int gc_job_read_dir(struct gc_job *j, const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	char path[1024];
+	struct stat st;
+	char path[1024], why[64];
 	int n = 0, err = 0;
 
 	if (!d)
 		return -errno;
+	if (fstat(dirfd(d), &st)) {
+		err = -errno;
+		closedir(d);
+		return err;
+	}
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "commtap-nccl.", 13) &&
 		    strncmp(e->d_name, "commtap-cupti.", 14))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		err = gc_job_read_ring(j, path);
-		if (err)
+		err = read_ring(j, path, st.st_uid);
+		if (err == -ENOMEM)
 			break;
+		if (err) {
+			if (!j->rings_skipped++)
+				snprintf(j->skip_note, sizeof(j->skip_note), "%.240s: %s",
+					 e->d_name, skip_reason(err, why, sizeof(why)));
+			err = 0;
+			continue;
+		}
 		n++;
 	}
 	closedir(d);
@@ -236,6 +323,8 @@ void gc_job_finish(struct gc_job *j)
 
 		if (!o->t_start)
 			o->t_start = o->t_enqueue;
+		if (!c->t_first_op || o->t_enqueue < c->t_first_op)
+			c->t_first_op = o->t_enqueue;
 		if (o->p2p)
 			c->n_p2p++;
 		else

@@ -285,6 +285,7 @@ int gc_write_report(const struct gc_job *j, const struct gc_flows *f, int32_t pi
 	}
 	json_object_object_add(root, "clocks", clocks);
 	json_object_object_add(root, "rings", json_object_new_int((int)j->rings));
+	json_object_object_add(root, "rings_skipped", json_object_new_int((int)j->rings_skipped));
 	json_object_object_add(root, "records_dropped", json_object_new_uint64(j->dropped));
 	json_object_object_add(root, "records_lost", json_object_new_uint64(j->errors));
 

@@ -19,17 +19,21 @@ struct np_ctx {
 	int mask; /* activation mask handed to NCCL */
 };
 
-/* A started event: the record it will become, built in place. */
+/* A started event: the record it will become, built in place, in two cache
+ * lines. The record's first 8 bytes are the ring's sequence word, never
+ * copied into the ring: the event keeps its `busy` flag there. Its slot in
+ * the pool and its generation are in its id. */
 struct np_event {
-	struct ct_gpu_rec rec;
-	const struct np_ctx *ctx;
-	uint32_t index;
-	uint32_t gen;
-	uint32_t busy;	 /* started, not yet stopped */
-	uint8_t is_send; /* proxy op / step */
-	uint8_t channel;
-	int32_t peer;
+	union {
+		struct ct_gpu_rec rec;
+		struct {
+			uint32_t busy; /* started, not yet stopped */
+			uint32_t pad;
+		} m;
+	};
 } __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct np_event) == 128, "an event object is two cache lines");
 
 extern int np_disabled;
 
@@ -47,8 +51,24 @@ void np_ctx_finalize(struct np_ctx *ctx);
  * empty (counted) or the plugin is off. `parent` may be anything NCCL
  * passed: it is only used when it is one of ours. */
 struct np_event *np_event_start(const struct np_ctx *ctx, uint16_t type, int rank, void *parent);
-/* The event a handle names, or NULL (stale, foreign or NULL handle). */
-struct np_event *np_event_of(void *handle);
+/* The pool, for the inline lookups below. */
+extern struct np_event *np_events;
+extern uint32_t np_events_mask;
+
+/* The event a handle names, or NULL (stale, foreign or NULL handle). A
+ * handle is the event's id, not a pointer: (generation << 24 | slot) + 1.
+ * It resolves only while the slot still holds that event, so stale and
+ * foreign handles are recognised without dereferencing them. */
+static inline struct np_event *np_event_of(void *handle)
+{
+	uint64_t id = (uintptr_t)handle;
+	struct np_event *ev;
+
+	if (!id || !np_events)
+		return NULL;
+	ev = &np_events[(id - 1) & np_events_mask];
+	return __atomic_load_n(&ev->rec.id, __ATOMIC_RELAXED) == id ? ev : NULL;
+}
 /* The handle NCCL gets for an event. */
 void *np_event_handle(const struct np_event *ev);
 void np_event_stop(struct np_event *ev);
@@ -65,5 +85,12 @@ void np_fill_proxy_op(struct np_event *ev, const struct np_proxy_op *p);
 void np_fill_proxy_step(struct np_event *ev, int step);
 void np_fill_kernel_ch(struct np_event *ev, const struct np_kernel_ch *k);
 void np_fill_net(struct np_event *ev, const struct np_net_plugin *n);
+
+/* The v5 event set (plugin_v5.c); v6 adds the copy-engine events to it. */
+nccl_result_t np_start_v5(const struct np_ctx *ctx, void **handle, uint64_t type_bit, void *parent,
+			  int rank, const void *u);
+nccl_result_t np_stop(void *handle);
+nccl_result_t np_state(void *handle, int state, union np_state_args *a);
+nccl_result_t np_finalize(void *ctx);
 
 #endif

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* commtap-rdma-qp: the host's RDMA QPs as commtap sees them (compare with
- * `rdma resource show qp`). */
+ * `rdma resource show qp`), after a "# at NS" line (CLOCK_REALTIME): one
+ * snapshot of a QP table that `commtap-gpu correlate --qp-table` reads. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "rdma_qp.h"
 
@@ -21,12 +23,16 @@ static void print_qp(void *arg, const struct ct_rdma_qp *qp)
 
 int main(int argc, char **argv)
 {
+	struct timespec ts;
 	int n;
 
 	if (argc > 1) {
 		fprintf(stderr, "usage: %s (no arguments)\n", argv[0]);
 		return 2;
 	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	printf("# at %llu\n",
+	       (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
 	n = ct_rdma_qp_dump(print_qp, NULL);
 	if (n < 0) {
 		fprintf(stderr, "commtap-rdma-qp: netlink RDMA resource dump: %s\n", strerror(-n));

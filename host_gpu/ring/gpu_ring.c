@@ -11,9 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
-/* This thread's lane, chosen at its first record (-1: none yet). */
-static __thread int tl_lane __attribute__((tls_model("initial-exec"))) = -1;
+/* This thread's lane in the ring it last wrote, chosen at its first record
+ * there: a lane of its own while there are free ones (written with plain
+ * stores), else one shared round-robin (claimed with a CAS). */
+static __thread uint32_t tl_epoch __attribute__((tls_model("initial-exec")));
+static __thread unsigned tl_lane __attribute__((tls_model("initial-exec")));
+static __thread bool tl_own __attribute__((tls_model("initial-exec")));
 static uint32_t lane_next;
+static uint32_t ring_epochs; /* rings created in this process: their epochs */
 
 static uint32_t round_pow2(uint32_t v, uint32_t p)
 {
@@ -104,6 +109,7 @@ int ct_gpu_ring_create(struct ct_gpu_ring *r, const char *path, uint32_t slots, 
 		r->slots[i].seq = i % per;
 	r->mask = per - 1;
 	r->lanes = nl;
+	r->epoch = __atomic_add_fetch(&ring_epochs, 1, __ATOMIC_RELAXED);
 	/* Readers check the magic last: everything above is visible first. */
 	__atomic_store_n(&h->magic, CT_GPU_RING_MAGIC, __ATOMIC_RELEASE);
 	return 0;
@@ -122,10 +128,11 @@ int ct_gpu_ring_open(struct ct_gpu_ring *r, const char *path)
 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || (size_t)st.st_size < CT_GPU_RING_HDR_SIZE) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size < CT_GPU_RING_HDR_SIZE) {
 		close(fd);
 		return -EINVAL;
 	}
@@ -158,11 +165,30 @@ void ct_gpu_ring_close(struct ct_gpu_ring *r)
 	r->fd = -1;
 }
 
-static unsigned my_lane(const struct ct_gpu_ring *r)
+static void pick_lane(struct ct_gpu_ring *r)
 {
-	if (tl_lane < 0)
-		tl_lane = (int)__atomic_fetch_add(&lane_next, 1, __ATOMIC_RELAXED);
-	return (unsigned)tl_lane & (r->lanes - 1);
+	uint32_t owned = __atomic_load_n(&r->owned, __ATOMIC_RELAXED);
+
+	tl_epoch = r->epoch;
+	tl_own = false;
+	while (owned != (1u << r->lanes) - 1) {
+		unsigned lane = (unsigned)__builtin_ctz(~owned);
+
+		if (__atomic_compare_exchange_n(&r->owned, &owned, owned | 1u << lane, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			tl_lane = lane;
+			tl_own = true;
+			return;
+		}
+	}
+	tl_lane = __atomic_fetch_add(&lane_next, 1, __ATOMIC_RELAXED) & (r->lanes - 1);
+}
+
+static unsigned my_lane(struct ct_gpu_ring *r)
+{
+	if (__builtin_expect(tl_epoch != r->epoch, 0))
+		pick_lane(r);
+	return tl_lane;
 }
 
 bool ct_gpu_ring_push(struct ct_gpu_ring *r, const struct ct_gpu_rec *rec)
@@ -173,21 +199,31 @@ bool ct_gpu_ring_push(struct ct_gpu_ring *r, const struct ct_gpu_rec *rec)
 	uint64_t pos = __atomic_load_n(&ctl->tail, __ATOMIC_RELAXED);
 	struct ct_gpu_rec *slot;
 
-	for (;;) {
+	if (tl_own) {
+		/* The only producer of this lane: no claim needed. */
 		slot = &base[pos & r->mask];
-		uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-		int64_t diff = (int64_t)(seq - pos);
-
-		if (diff == 0) {
-			if (__atomic_compare_exchange_n(&ctl->tail, &pos, pos + 1, true,
-							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-				break;
-		} else if (diff < 0) {
-			/* The reader has not freed this slot: full. */
-			__atomic_fetch_add(&ctl->dropped, 1, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) != pos) {
+			__atomic_store_n(&ctl->dropped, ctl->dropped + 1, __ATOMIC_RELAXED);
 			return false;
-		} else {
-			pos = __atomic_load_n(&ctl->tail, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&ctl->tail, pos + 1, __ATOMIC_RELAXED);
+	} else {
+		for (;;) {
+			slot = &base[pos & r->mask];
+			uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+			int64_t diff = (int64_t)(seq - pos);
+
+			if (diff == 0) {
+				if (__atomic_compare_exchange_n(&ctl->tail, &pos, pos + 1, true,
+								__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+					break;
+			} else if (diff < 0) {
+				/* The reader has not freed this slot: full. */
+				__atomic_fetch_add(&ctl->dropped, 1, __ATOMIC_RELAXED);
+				return false;
+			} else {
+				pos = __atomic_load_n(&ctl->tail, __ATOMIC_RELAXED);
+			}
 		}
 	}
 	memcpy((char *)slot + sizeof(slot->seq), (const char *)rec + sizeof(rec->seq),

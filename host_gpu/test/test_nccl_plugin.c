@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Harness test of libnccl-profiler-commtap.so: dlopen it, drive the v5 and v4
- * tables as NCCL does from several threads, and check what reaches the ring.
+ * Harness test of libnccl-profiler-commtap.so: dlopen it, drive the v6, v5
+ * and v4 tables as NCCL does (from several threads), and check what reaches
+ * the ring.
  * argv[1]: the plugin's path.
  */
 #include <pthread.h>
@@ -263,6 +264,93 @@ static void test_threads_v5_v4(void **state)
 	free(sorted);
 }
 
+/* Each table NCCL may take (v6 on 2.29+, v5 on 2.28, v4 on 2.27), as the
+ * driver loads it: the communicator record names the version, every event
+ * NCCL started comes back, and v6's copy-engine events keep their fields
+ * and their parents. */
+static void test_each_table(void **state)
+{
+	struct drv_coll op = allreduce;
+
+	assert_int_equal(drv_newest(&lib), 6);
+	assert_non_null(lib.v6);
+	assert_non_null(lib.v5);
+	assert_non_null(lib.v4);
+	for (int v = 4; v <= 6; v++) {
+		const uint64_t hash = 0x7ab0 + (uint64_t)v;
+		const struct ct_gpu_rec *comm = NULL, *ce = NULL, *coll_api = NULL;
+		unsigned long syncs = 0, batches = 0, complete = 0;
+		uint64_t batch_bytes = 0;
+		struct drv_comm c;
+
+		reset_recs();
+		assert_int_equal(drv_init(&c, &lib, v, hash, "table", 2, 4, 1), 0);
+		assert_int_equal(!!(c.mask & NP_CE_COLL), v == 6);
+		op.seq = 41;
+		drv_collective(&c, &op);
+		drv_p2p(&c, "Send", 4096, 2, 2);
+		drv_ce_collective(&c, &op, 3);
+		assert_int_equal(drv_finalize(&c), 0);
+		drain();
+		assert_int_equal(c.null_handles, 0);
+		for (int t = CT_GPU_REC_GROUP_API; t <= CT_GPU_REC_CE_BATCH; t++)
+			if (t != CT_GPU_REC_NET_OTHER && t != CT_GPU_REC_COMM_END)
+				assert_int_equal(count_type(hash, (uint16_t)t), c.started[t]);
+		for (size_t i = 0; i < n_recs; i++) {
+			const struct ct_gpu_rec *r = &recs[i];
+
+			if (r->comm_hash != hash)
+				continue;
+			if (r->type == CT_GPU_REC_COMM)
+				comm = r;
+			else if (r->type == CT_GPU_REC_CE_COLL)
+				ce = r;
+			else if (r->type == CT_GPU_REC_COLL_API && r->op.seq == 0 && !coll_api)
+				coll_api = r;
+		}
+		assert_non_null(comm);
+		assert_int_equal(comm->comm.version, v);
+		if (v < 6) {
+			assert_null(ce);
+			continue;
+		}
+		/* The CE collective's API event is the last collective API one. */
+		for (size_t i = 0; i < n_recs; i++)
+			if (recs[i].comm_hash == hash && recs[i].type == CT_GPU_REC_COLL_API)
+				coll_api = &recs[i];
+		assert_non_null(ce);
+		assert_int_equal(ce->parent_id, coll_api->id);
+		assert_int_equal(ce->ce.seq, 41);
+		assert_int_equal(ce->ce.ce_seq, 41);
+		assert_int_equal(ce->ce.func, CT_FUNC_ALL_REDUCE);
+		assert_int_equal(ce->ce.count, allreduce.count);
+		assert_int_equal(ce->ce.bytes, allreduce.count * 4);
+		assert_int_equal(ce->ce.sync, 2);
+		assert_true(ce->t_stop >= ce->t_start);
+		for (size_t i = 0; i < n_recs; i++) {
+			const struct ct_gpu_rec *r = &recs[i];
+
+			if (r->comm_hash != hash)
+				continue;
+			if (r->type == CT_GPU_REC_CE_SYNC) {
+				assert_int_equal(r->parent_id, ce->id);
+				assert_int_equal(r->ce.n_ranks, 4);
+				syncs++;
+				complete += r->ce.complete;
+			} else if (r->type == CT_GPU_REC_CE_BATCH) {
+				assert_int_equal(r->parent_id, ce->id);
+				assert_int_equal(r->ce.n_ops, 4);
+				batches++;
+				batch_bytes += r->ce.bytes;
+			}
+		}
+		assert_int_equal(syncs, 2);
+		assert_int_equal(complete, 1);
+		assert_int_equal(batches, 3);
+		assert_int_equal(batch_bytes, allreduce.count * 2 / 3 * 3);
+	}
+}
+
 /* A disabled parent type: NCCL passes NULL parents to the children. */
 static void test_disabled_parents(void **state)
 {
@@ -498,7 +586,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads_v5_v4),	cmocka_unit_test(test_disabled_parents),
 		cmocka_unit_test(test_odd_values),	cmocka_unit_test(test_ring_full_drops),
-		cmocka_unit_test(test_pool_exhaustion),
+		cmocka_unit_test(test_pool_exhaustion), cmocka_unit_test(test_each_table),
 	};
 
 	if (argc < 2) {

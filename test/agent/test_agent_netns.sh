@@ -5,7 +5,7 @@
 # compared with `commtap analyze` on the same capture.
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
-# CASE: xdp | tc | period | persist | ring | lru | gpu | errors
+# CASE: xdp | tc | period | persist | ring | lru | gpu | errors | twins
 # (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
@@ -20,10 +20,13 @@ for tool in ip tcpreplay nsenter python3; do
 done
 
 id=$$
-nsa=ctA$id nsb=ctB$id
+nsa=ctA$id nsb=ctB$id nsc= nsd=
 vetha=cta$id vethb=ctb$id
 work=$(mktemp -d)
 agent_pid=
+agent2_pid=
+pinsb=
+twins=
 replay_pid=
 tcpdump_pid=
 foreign=
@@ -32,11 +35,16 @@ cleanup() {
 	[ -n "$foreign" ] && nsenter --net=/var/run/netns/$nsb xdp-loader unload $vethb --all >/dev/null 2>&1
 	[ -n "$agent_pid" ] && kill -CONT "$agent_pid" 2>/dev/null
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+	[ -n "$agent2_pid" ] && kill "$agent2_pid" 2>/dev/null && wait "$agent2_pid" 2>/dev/null
 	[ -n "$replay_pid" ] && kill "$replay_pid" 2>/dev/null && wait "$replay_pid" 2>/dev/null
 	[ -n "$tcpdump_pid" ] && kill "$tcpdump_pid" 2>/dev/null && wait "$tcpdump_pid" 2>/dev/null
 	ip netns del $nsa 2>/dev/null
 	ip netns del $nsb 2>/dev/null
-	rm -rf /sys/fs/bpf/commtap/$vethb; [ -n "${KEEP:-}" ] || rm -rf "$work"
+	for d in $pinsb $twins; do
+		case $d in /sys/fs/bpf/commtap/ns*/*) rm -rf "$d" && rmdir "${d%/*}" 2>/dev/null ;; esac
+	done
+	for ns in $nsc $nsd; do ip netns del $ns 2>/dev/null; done
+	[ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -52,6 +60,12 @@ for pair in $nsa:$vetha:198.18.0.101 $nsb:$vethb:198.18.0.102; do
 	ip -n $ns link set $dev mtu 9000 up || exit 1
 	ip -n $ns addr add $addr/24 dev $dev || exit 1
 done
+
+# The probe's pins: per network namespace (inode) and interface index.
+pins_of() { # namespace, device
+	echo "/sys/fs/bpf/commtap/ns$(stat -L -c %i /var/run/netns/$1)/$(ip -n $1 -o link show $2 | cut -d: -f1)"
+}
+pinsb=$(pins_of $nsb $vethb)
 
 # The agent runs in ctB's network namespace but the host's mount namespace,
 # so its pins in /sys/fs/bpf outlive it (ip netns exec would remount /sys).
@@ -213,17 +227,24 @@ persist) # an agent restarted mid-replay with --persist loses no counts
 	replay_pid=$!
 	sleep 0.7
 	stop_agent TERM
-	[ -e /sys/fs/bpf/commtap/$vethb/flows ] || fail "--persist left no pinned maps"
+	[ -e $pinsb/flows ] || fail "--persist left no pinned maps in $pinsb"
 	ip -n $nsb link show $vethb | grep -q "prog/xdp" || fail "--persist left no XDP program"
 	rm -f "$work"/reports/*.json
-	start_agent "$work/reports" --tcp-gap 10000
+	# killed with -9 while holding the pins: its lock goes with it
+	start_agent "$work/reports" --persist --tcp-gap 10000
 	grep -q "continuing the pinned probe's counters" "$work/agent.err" ||
 		fail "the second agent did not take over the pinned probe"
+	kill -KILL $agent_pid
+	wait $agent_pid
+	agent_pid=
+	start_agent "$work/reports" --tcp-gap 10000
+	grep -q "continuing the pinned probe's counters" "$work/agent.err" ||
+		fail "the agent after kill -9 did not take over the pinned probe"
 	wait $replay_pid || fail "tcpreplay"
 	replay_pid=
 	stop_agent INT
 	compare "$work/roce.pcap.gap.json" "$final"
-	if [ -e /sys/fs/bpf/commtap/$vethb/flows ]; then
+	if [ -e $pinsb/flows ] || [ -e $pinsb ]; then
 		fail "maps still pinned after a clean exit"
 	fi
 	if ip -n $nsb link show $vethb | grep -q "prog/xdp"; then
@@ -299,7 +320,7 @@ errors) # the loader's error paths
 	# maps pinned by a probe of another layout (an older agent's --persist) are
 	# refused, never misread: version 1 had one 40-byte-key flow map and no abi pin
 	if command -v bpftool >/dev/null; then
-		pins=/sys/fs/bpf/commtap/$vethb
+		pins=$pinsb
 		mkdir -p $pins
 		bpftool map create $pins/flows type lru_hash key 40 value 176 entries 64 name ctp_flows ||
 			fail "bpftool cannot pin a map"
@@ -318,6 +339,51 @@ errors) # the loader's error paths
 		rm -rf $pins
 	fi
 	echo "errors: as expected"
+	;;
+twins) # two namespaces, one interface name: each agent its own pins and flows
+	nsc=ctC$id nsd=ctD$id
+	ip netns add $nsc && ip netns add $nsd || fail "cannot create more namespaces"
+	# ctD's end has the name of ctB's interface
+	ip link add ctc$id netns $nsc type veth peer name $vethb netns $nsd ||
+		fail "cannot create a second veth pair"
+	for pair in $nsc:ctc$id $nsd:$vethb; do
+		ip netns exec ${pair%%:*} sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1
+		ip -n ${pair%%:*} link set ${pair#*:} mtu 9000 up || exit 1
+	done
+	twins=$(pins_of $nsd $vethb)
+	[ "$twins" != "$pinsb" ] || fail "both namespaces map to $pinsb"
+	synth "$work/roce.pcap" --noise
+	synth "$work/tcp.pcap" --transport tcp
+	start_agent "$work/reports" --tcp-gap 10000
+	mkdir -p "$work/reports-d"
+	nsenter --net=/var/run/netns/$nsd "$commtap" agent --iface $vethb --interval 0.5 \
+		--report-dir "$work/reports-d" --tcp-gap 10000 2>"$work/agent-d.err" &
+	agent2_pid=$!
+	for _ in $(seq 100); do
+		grep -q "commtap agent: watching" "$work/agent-d.err" && break
+		kill -0 $agent2_pid 2>/dev/null || { cat "$work/agent-d.err"; fail "the agent in $nsd exited"; }
+		sleep 0.1
+	done
+	grep -q "continuing the pinned probe" "$work/agent-d.err" &&
+		fail "the agent in $nsd took over the probe of $nsb"
+	[ -e $pinsb/flows ] && [ -e $twins/flows ] || fail "pins missing: $pinsb, $twins"
+	# a second agent on the same interface of the same namespace is refused
+	out=$(in_b "$commtap" agent --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
+		fail "a second agent on $vethb in $nsb ran beside the first"
+	echo "$out" | grep -q "another commtap agent is running on this interface" ||
+		fail "unclear error: $out"
+	echo "refused: $out"
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	replay $nsc ctc$id "$work/tcp.pcap"
+	stop_agent INT
+	kill -INT $agent2_pid
+	wait $agent2_pid || { cat "$work/agent-d.err"; fail "the agent in $nsd failed"; }
+	agent2_pid=
+	compare "$work/roce.pcap.gap.json" "$final" --fields packets,bytes,messages,message_bytes,msg_size_hist,cnp,ecn_ce,retransmits
+	compare "$work/tcp.pcap.gap.json" "$work/reports-d/commtap-report-final.json" --fields packets,bytes,messages,message_bytes,retransmits
+	[ -e $pinsb ] || [ -e $twins ] && fail "pins left after clean exits"
+	echo "twins: each agent reported its own namespace's flows"
 	;;
 *)
 	fail "unknown case $case_"

@@ -488,7 +488,7 @@ static void test_validation_errors(void **state)
 	char buf[1024];
 
 	/* syntax */
-	expect_error("{\"name\": \"x\",\n \"model\": {", "line 2: not valid JSON");
+	expect_error("{\"name\": \"x\",\n \"model\": {", "line 2 (byte 25): not valid JSON");
 	/* unknown key */
 	snprintf(buf, sizeof(buf),
 		 "{\"name\":\"x\",\"model\":{\"kind\":\"ddp\",\"architecture\":\"vgg16\","

@@ -41,6 +41,9 @@ struct ct_allocator {
 	void *ctx;
 };
 
+/* Aligned, zeroed heap memory: what a table or an engine uses when given no allocator. */
+extern const struct ct_allocator ct_default_allocator;
+
 struct ct_flow_table_stats {
 	uint64_t inserts;
 	uint64_t evicted_idle;

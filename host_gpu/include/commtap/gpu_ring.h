@@ -4,9 +4,10 @@
  * and the CUPTI injection library write and the agent reads.
  *
  * Layout (version 1, see docs/gpu.md): a 4 KiB header, then `lanes` lanes of
- * `lane_slots` fixed-size 128-byte slots each. A writing thread is given one
- * lane (round-robin at its first record), so threads rarely share one; a
- * lane is still a bounded multi-producer queue: a producer claims position p
+ * `lane_slots` fixed-size 128-byte slots each. A writing thread takes a lane
+ * of its own at its first record while there are free ones (it then
+ * advances `tail` with plain stores), later threads share lanes
+ * round-robin; a shared lane is a bounded multi-producer queue: a producer claims position p
  * with a CAS on the lane's `tail` when slot p % lane_slots has seq == p,
  * writes the record and publishes seq = p + 1; the reader consumes position
  * h when seq == h + 1 and frees the slot with seq = h + lane_slots. A
@@ -83,6 +84,9 @@ enum ct_gpu_rec_type {
 	CT_GPU_REC_NET_QP = 12,	   /* network plugin IB QP event */
 	CT_GPU_REC_NET_OTHER = 13, /* a network plugin event of another kind */
 	CT_GPU_REC_COMM_END = 14,  /* finalize of a communicator */
+	CT_GPU_REC_CE_COLL = 15,   /* v6 copy-engine collective */
+	CT_GPU_REC_CE_SYNC = 16,   /* v6 its synchronisation */
+	CT_GPU_REC_CE_BATCH = 17,  /* v6 a batch of its copies */
 	CT_GPU_REC_CUPTI_KERNEL = 20,
 	CT_GPU_REC_CUPTI_MEMCPY = 21,
 };
@@ -114,7 +118,7 @@ struct ct_gpu_comm_info {
 	int32_t n_nodes;
 	int32_t n_ranks;
 	int32_t rank;
-	uint32_t version; /* profiler ABI version NCCL picked (4 or 5) */
+	uint32_t version; /* profiler ABI version NCCL picked (4, 5 or 6) */
 };
 
 struct ct_gpu_op_info {
@@ -168,6 +172,25 @@ struct ct_gpu_net_info {
 	uint32_t plugin_id; /* type << 16 | version */
 };
 
+/* v6 copy-engine events (CE_COLL, CE_SYNC, CE_BATCH). */
+struct ct_gpu_ce_info {
+	uint64_t seq;	     /* CE_COLL: NCCL seqNumber */
+	uint64_t count;	     /* CE_COLL: elements */
+	uint64_t bytes;	     /* CE_COLL: count * datatype size; CE_BATCH: total bytes */
+	uint64_t stream;     /* CE_COLL: opaque CUDA stream handle */
+	uint8_t func;	     /* enum ct_gpu_func */
+	uint8_t datatype;    /* enum ct_gpu_dtype */
+	uint8_t sync;	     /* CE_COLL: 1 multicast ("MC"), 2 unicast ("UC"), 0 other */
+	uint8_t intra_sync;  /* CE_COLL: intraBatchSync; CE_BATCH: useIntraSync */
+	int32_t root;	     /* CE_COLL */
+	uint32_t batch_size; /* CE_COLL */
+	uint32_t n_batches;  /* CE_COLL */
+	uint32_t ce_seq;     /* CE_COLL: the copy-engine sequence number */
+	int32_t n_ranks;     /* CE_SYNC */
+	int32_t n_ops;	     /* CE_BATCH */
+	uint8_t complete;    /* CE_SYNC: isComplete */
+};
+
 struct ct_gpu_cupti_info {
 	uint64_t gpu_start; /* CUPTI timestamps (CLOCK_REALTIME via callback) */
 	uint64_t gpu_end;
@@ -199,6 +222,7 @@ struct ct_gpu_rec {
 		struct ct_gpu_kernel_ch_info kch;
 		struct ct_gpu_net_info net;
 		struct ct_gpu_cupti_info cupti;
+		struct ct_gpu_ce_info ce;
 		uint8_t raw[72];
 	};
 };
@@ -213,6 +237,8 @@ struct ct_gpu_ring {
 	uint32_t mask; /* lane_slots - 1 */
 	uint32_t lanes;
 	uint32_t next_lane; /* reader: lane to look at first */
+	uint32_t owned;	    /* producer: lanes a thread has for itself (bit per lane) */
+	uint32_t epoch;	    /* producer: which ring of the process this is (from 1) */
 	size_t map_len;
 	int fd;
 };

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report: what an analysis found, written as versioned JSON
+ * (commtap.report/v1, docs/report-schema.md), as a readable table, or as one
+ * deterministic line per flow (for golden tests).
+ */
+#ifndef COMMTAP_REPORT_H
+#define COMMTAP_REPORT_H
+
+#include <stdio.h>
+
+#include <commtap/classify.h>
+#include <commtap/dataplane.h>
+#include <commtap/flow_set.h>
+#include <commtap/periodicity.h>
+
+struct json_object;
+
+#define CT_REPORT_SCHEMA "commtap.report/v1"
+#define CT_REPORT_MAX_SECTIONS	  4  /* producers' own sections */
+#define CT_REPORT_BURSTS_PER_FLOW 64 /* bursts listed per flow in the JSON */
+
+struct ct_report {
+	const char *source;	  /* capture file or interface */
+	const char *source_kind;  /* "pcap" */
+	const char *clock;	  /* where the timestamps come from */
+	const char *error;	  /* why reading stopped early, NULL when complete */
+	struct ct_engine_counters counters;
+	struct ct_flow_set flows; /* sorted and paired */
+	const struct ct_periodicity *periodicity; /* NULL when not computed */
+	const struct ct_classification *classes;  /* NULL when not computed */
+	double nic_gbps; /* receivers' NIC rate, for the cc section */
+	/*
+	 * An interval report: the input goes on (the report is not complete,
+	 * and that is no error). seq numbers a producer's reports from 0.
+	 */
+	int interval;
+	unsigned seq;
+	/* what the analysis left out to meet a deadline (shutdown), NULL: nothing */
+	const char *cut_short;
+	/*
+	 * A producer's own top-level sections, in the report as they are: the
+	 * agent's "host" (probe and RDMA counters) and "gpu" (commtap.gpu/v1),
+	 * the mirror's "mirror" (port, queues, capture loss). The producer
+	 * keeps its reference; the document takes one of its own.
+	 */
+	struct ct_report_section {
+		const char *name;
+		struct json_object *value;
+	} sections[CT_REPORT_MAX_SECTIONS];
+	unsigned n_sections;
+};
+
+/* Add a section (see above); -ENOSPC past CT_REPORT_MAX_SECTIONS. */
+int ct_report_add_section(struct ct_report *r, const char *name, struct json_object *value);
+
+/*
+ * The report as a commtap.report/v1 document (json-c): what the JSON file
+ * holds and what every export (Prometheus, the page, merge) reads, whether
+ * built here or loaded from a file. json_object_put() it. NULL when out of
+ * memory.
+ */
+struct json_object *ct_report_document(const struct ct_report *r);
+/* Write a document as the report's JSON text. Returns 0 or -EIO. */
+int ct_report_document_write(struct json_object *doc, FILE *out);
+
+/* Write the JSON report. Returns 0 or a negative errno. */
+int ct_report_write_json(const struct ct_report *r, FILE *out);
+void ct_report_write_table(const struct ct_report *r, FILE *out);
+void ct_report_write_lines(const struct ct_report *r, FILE *out);
+
+#endif

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The report sink (report_sink.h). Where a report goes: ct_report_document
+ * -> ct_prom_render -> the /metrics server; the same document -> the JSON
+ * file through ct_write_file_atomic.
+ */
+#include "report_sink.h"
+
+#include "atomic_file.h"
+#include "metrics_server.h"
+#include "prom.h"
+
+#include <commtap/log.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ct_report_sink {
+	struct ct_report_sink_config cfg;
+	struct ct_metrics_server *metrics;
+	unsigned seq; /* the next interval report's number */
+};
+
+/* Interval reports go on from the highest number already in the directory. */
+static unsigned next_seq_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned seq = 0, n;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (sscanf(e->d_name, "commtap-report-%6u.json", &n) == 1 && n + 1 > seq)
+			seq = n + 1;
+	closedir(d);
+	return seq;
+}
+
+int ct_report_sink_open(const struct ct_report_sink_config *cfg, struct ct_report_sink **out,
+			char *err, size_t errlen)
+{
+	const char *outputs[] = {cfg->json_path, cfg->lines_path};
+	struct ct_report_sink *s;
+	int rc;
+
+	*out = NULL;
+	for (unsigned i = 0; i < 2; i++)
+		if (ct_same_file(outputs[i], cfg->input_path)) {
+			snprintf(err, errlen, "--%s %s is the input: it would be overwritten",
+				 i ? "lines" : "json", outputs[i]);
+			return -EINVAL;
+		}
+	if (cfg->report_dir && access(cfg->report_dir, W_OK)) {
+		snprintf(err, errlen, "--report-dir %s: %s", cfg->report_dir, strerror(errno));
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->cfg = *cfg;
+	if (cfg->report_dir && cfg->resume_numbering)
+		s->seq = next_seq_in(cfg->report_dir);
+	if (cfg->listen) {
+		char why[512];
+
+		rc = ct_metrics_server_start(cfg->listen, &s->metrics, why, sizeof(why));
+		if (rc) {
+			snprintf(err, errlen, "--listen %s", why);
+			free(s);
+			return rc;
+		}
+	}
+	*out = s;
+	return 0;
+}
+
+uint16_t ct_report_sink_port(const struct ct_report_sink *s)
+{
+	return s && s->metrics ? ct_metrics_server_port(s->metrics) : 0;
+}
+
+static int publish(struct ct_report_sink *s, json_object *doc)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = ct_prom_render(doc, NULL, &text, &len);
+
+	if (!rc)
+		rc = ct_metrics_server_publish(s->metrics, text, len);
+	free(text);
+	return rc;
+}
+
+static int write_document(FILE *out, void *ctx)
+{
+	return ct_report_document_write(ctx, out);
+}
+
+static int write_lines(FILE *out, void *ctx)
+{
+	ct_report_write_lines(ctx, out);
+	return 0;
+}
+
+/* One destination; a failure is said here, once, and returned. */
+static int put_file(const char *path, ct_file_writer_fn write, void *ctx)
+{
+	int rc = ct_write_file_atomic(path, write, ctx);
+
+	if (rc)
+		ct_log(CT_LOG_WARN, "cannot write %s: %s", path, strerror(-rc));
+	return rc;
+}
+
+int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
+{
+	const struct ct_report_sink_config *c = &s->cfg;
+	char path[PATH_MAX];
+	json_object *doc;
+	int rc, first = 0;
+
+	r->interval = !final;
+	r->seq = s->seq;
+	doc = ct_report_document(r);
+	if (!doc) {
+		ct_log(CT_LOG_WARN, "out of memory: report %u is not written", s->seq);
+		return -ENOMEM;
+	}
+	if (s->metrics) {
+		rc = publish(s, doc);
+		if (rc)
+			ct_log(CT_LOG_WARN, "report %u: /metrics not updated: %s", s->seq,
+			       strerror(-rc));
+		first = first ?: rc;
+	}
+	if (!final && c->report_dir) {
+		snprintf(path, sizeof(path), "%s/commtap-report-%06u.json", c->report_dir, s->seq);
+		rc = put_file(path, write_document, doc);
+		first = first ?: rc;
+	}
+	if (final && c->report_dir && c->final_in_dir) {
+		snprintf(path, sizeof(path), "%s/commtap-report-final.json", c->report_dir);
+		rc = put_file(path, write_document, doc);
+		first = first ?: rc;
+	}
+	if (final && c->json_path) {
+		rc = put_file(c->json_path, write_document, doc);
+		first = first ?: rc;
+	}
+	if (final && c->lines_path) {
+		rc = put_file(c->lines_path, write_lines, r);
+		first = first ?: rc;
+	}
+	if (final && c->table) {
+		ct_report_write_table(r, stdout);
+		fflush(stdout);
+	}
+	if (!final)
+		s->seq++;
+	json_object_put(doc);
+	return first;
+}
+
+static int analyse_and_put(struct ct_report_sink *s, const struct ct_report_input *in,
+			   struct ct_report *r, int final, uint64_t deadline_ns)
+{
+	struct ct_analysis an = {.deadline_ns = deadline_ns};
+	int rc;
+
+	rc = ct_analysis_run(in->know, r, in->cm, in->n_cm, in->bursts, in->min_period_s, &an);
+	if (rc != -ETIMEDOUT && in->analysed)
+		in->analysed(r, in->ctx);
+	rc = ct_report_sink_put(s, r, final);
+	ct_analysis_free(&an);
+	ct_report_forget_analysis(r);
+	return rc;
+}
+
+int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_input *in,
+			   struct ct_report *r, int final, int stopping)
+{
+	double deadline_s = s->cfg.shutdown_deadline_s;
+	uint64_t start;
+	int rc;
+
+	if (!final || !stopping)
+		return analyse_and_put(s, in, r, final, 0);
+	/* a deadline already passed: flows and counters only, written at once */
+	start = ct_monotonic_ns();
+	rc = analyse_and_put(s, in, r, final, 1);
+	if (rc || deadline_s <= 0)
+		return rc;
+	ct_log(CT_LOG_INFO,
+	       "stopping: the final report of flows and counters is written; "
+	       "the whole analysis has %g s to replace it",
+	       deadline_s);
+	return analyse_and_put(s, in, r, final, start + (uint64_t)(deadline_s * 1e9));
+}
+
+void ct_report_sink_close(struct ct_report_sink *s)
+{
+	if (!s)
+		return;
+	ct_metrics_server_stop(s->metrics);
+	free(s);
+}

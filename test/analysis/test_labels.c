@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Agent labels (analysis/labels.c): loading commtap.labels/v1 files, errors
+ * that name the file and the JSON path, the lookup by flow key, and labels
+ * overriding a profile in ct_classify.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <commtap/classify.h>
+
+#include "flow_builder.h"
+
+#define A "198.18.0.1"
+#define B "198.18.0.2"
+
+static char dir[64], file[96];
+
+static int make_dir(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/ct-labels-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(file, sizeof(file), "%s/labels.json", dir);
+	return 0;
+}
+
+static int remove_dir(void **state)
+{
+	(void)state;
+	unlink(file);
+	return rmdir(dir);
+}
+
+static void write_file(const char *text)
+{
+	FILE *f = fopen(file, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Loading text must fail with -EINVAL and an error starting with want. */
+static void assert_load_error(const char *text, const char *want)
+{
+	struct ct_labels l;
+	char err[512] = "";
+
+	write_file(text);
+	assert_int_equal(ct_labels_load(file, &l, err, sizeof(err)), -EINVAL);
+	if (strncmp(err, want, strlen(want)))
+		fail_msg("error \"%s\", expected it to start with \"%s\"", err, want);
+	assert_null(l.l);
+	assert_int_equal(l.n, 0);
+}
+
+/*
+ * Three labels, out of key order: the RoCE flow A -> B QP 0x11 is PP of
+ * communicator "pp0", the TCP flow B:40000 -> A:5201 DP, A -> B QP 0x12
+ * EP. Each is found by its key; A -> B QP 0x13, B -> A QP 0x11 (the
+ * reverse addresses) and the TCP flow's other direction are not labelled.
+ */
+static void test_load_and_find(void **state)
+{
+	struct ct_flow_key pp = roce_key(A, B, 0x11), ep = roce_key(A, B, 0x12);
+	struct ct_flow_key dp = tcp_key(B, A, 40000, 5201);
+	struct ct_flow_key none[] = {roce_key(A, B, 0x13), roce_key(B, A, 0x11),
+				     tcp_key(A, B, 5201, 40000)};
+	const struct ct_label *l;
+	struct ct_labels labels;
+	char err[256] = "";
+
+	(void)state;
+	write_file("{\"schema\": \"commtap.labels/v1\", \"flows\": [\n"
+		   " {\"transport\": \"tcp\", \"src\": \"" B "\", \"dst\": \"" A "\","
+		   "  \"sport\": 40000, \"dport\": 5201, \"class\": \"DP\"},\n"
+		   " {\"transport\": \"roce\", \"src\": \"" A "\", \"dst\": \"" B "\","
+		   "  \"qpn\": 18, \"class\": \"EP\"},\n"
+		   " {\"transport\": \"roce\", \"src\": \"" A "\", \"dst\": \"" B "\","
+		   "  \"qpn\": 17, \"class\": \"PP\", \"comm\": \"pp0\"}]}\n");
+	assert_int_equal(ct_labels_load(file, &labels, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_int_equal(labels.n, 3);
+	l = ct_labels_find(&labels, &pp);
+	assert_non_null(l);
+	assert_int_equal(l->cls, CT_CLASS_PP);
+	assert_string_equal(l->comm, "pp0");
+	l = ct_labels_find(&labels, &ep);
+	assert_non_null(l);
+	assert_int_equal(l->cls, CT_CLASS_EP);
+	assert_string_equal(l->comm, "");
+	l = ct_labels_find(&labels, &dp);
+	assert_non_null(l);
+	assert_int_equal(l->cls, CT_CLASS_DP);
+	for (int i = 0; i < 3; i++)
+		assert_null(ct_labels_find(&labels, &none[i]));
+	ct_labels_free(&labels);
+	assert_null(ct_labels_find(&labels, &pp)); /* none left */
+	assert_null(ct_labels_find(NULL, &pp));
+}
+
+/* A synth truth file has the same list of flows and loads too; the same label twice is one. */
+static void test_truth_schema_and_repeats(void **state)
+{
+	struct ct_flow_key k = roce_key(A, B, 7);
+	struct ct_labels labels;
+	char err[256] = "";
+
+	(void)state;
+	write_file("{\"schema\": \"commtap.truth/v1\", \"flows\": [\n"
+		   " {\"transport\": \"roce\", \"src\": \"" A "\", \"dst\": \"" B "\", \"qpn\": 7,"
+		   "  \"class\": \"EmbTableSyn\"},\n"
+		   " {\"transport\": \"roce\", \"src\": \"" A "\", \"dst\": \"" B "\", \"qpn\": 7,"
+		   "  \"class\": \"EmbTableSyn\"}]}\n");
+	assert_int_equal(ct_labels_load(file, &labels, err, sizeof(err)), 0);
+	assert_non_null(ct_labels_find(&labels, &k));
+	assert_int_equal(ct_labels_find(&labels, &k)->cls, CT_CLASS_EMB);
+	ct_labels_free(&labels);
+}
+
+#define FLOW(fields) "{\"schema\": \"commtap.labels/v1\", \"flows\": [" fields "]}"
+#define GOOD                                                                                       \
+	"{\"transport\": \"roce\", \"src\": \"" A "\", \"dst\": \"" B                              \
+	"\", \"qpn\": 1, \"class\": \"PP\"}"
+
+/* Each error names the file, the JSON path and what is wrong there. */
+static void test_errors_name_the_path(void **state)
+{
+	(void)state;
+	assert_load_error("[1, 2]", "labels.json: $: expected a JSON object");
+	assert_load_error("{\"schema\": \"commtap.report/v1\", \"flows\": []}",
+			  "labels.json: $.schema: expected \"commtap.labels/v1\"");
+	assert_load_error("{\"schema\": \"commtap.labels/v1\", \"flows\": {}}",
+			  "labels.json: $.flows: expected a list of flows");
+	assert_load_error(FLOW(GOOD ", 7"), "labels.json: $.flows[1]: expected an object");
+	assert_load_error(FLOW(GOOD ", {\"transport\": \"roce\", \"src\": \"" A "\", \"dst\": \"" B
+				    "\", \"qpn\": 2, \"class\": \"XP\"}"),
+			  "labels.json: $.flows[1]: \"class\": \"XP\" is not one of");
+	assert_load_error(FLOW("{\"transport\": \"roce\", \"src\": \"" A "\", \"dst\": \"" B
+			       "\", \"class\": \"PP\"}"),
+			  "labels.json: $.flows[0]: \"qpn\": missing");
+	assert_load_error(FLOW("{\"transport\": \"roce\", \"src\": \"" A "\", \"dst\": \"" B
+			       "\", \"qpn\": 16777216, \"class\": \"PP\"}"),
+			  "labels.json: $.flows[0]: \"qpn\": expected an integer in [0, 16777215]");
+	assert_load_error(FLOW(GOOD ", " GOOD ", {\"transport\": \"tcp\", \"src\": \"" A
+				    "\", \"dst\": \"" B "\", \"sport\": 1, \"class\": \"DP\"}"),
+			  "labels.json: $.flows[2]: \"sport\" and \"dport\": both needed");
+	assert_load_error(FLOW("{\"transport\": \"udp\", \"src\": \"" A "\", \"dst\": \"" B
+			       "\", \"class\": \"DP\"}"),
+			  "labels.json: $.flows[0]: \"transport\": \"udp\" is not");
+	assert_load_error(FLOW("{\"transport\": \"roce\", \"src\": \"198.18.0.300\", \"dst\": \"" B
+			       "\", \"qpn\": 1, \"class\": \"DP\"}"),
+			  "labels.json: $.flows[0]: \"src\": \"198.18.0.300\" is not an IPv4");
+	assert_load_error(FLOW("{\"transport\": \"roce\", \"dst\": \"" B
+			       "\", \"qpn\": 1, \"class\": \"DP\"}"),
+			  "labels.json: $.flows[0]: \"src\": expected a string");
+	assert_load_error(FLOW(GOOD ", {\"transport\": \"roce\", \"src\": \"" A "\", \"dst\": \"" B
+				    "\", \"qpn\": 1, \"class\": \"DP\"}"),
+			  "labels.json: $.flows: one flow labelled both PP and DP");
+}
+
+/* Not JSON, and no file: the whole path then, and -ENOENT for the missing one. */
+static void test_unreadable(void **state)
+{
+	struct ct_labels l;
+	char err[512] = "", want[160];
+
+	(void)state;
+	write_file("{\"schema\": ");
+	assert_int_equal(ct_labels_load(file, &l, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: not valid JSON", file);
+	assert_int_equal(strncmp(err, want, strlen(want)), 0);
+	assert_int_not_equal(err[strlen(err) - 1], '\n');
+	unlink(file);
+	assert_int_equal(ct_labels_load(file, &l, err, sizeof(err)), -ENOENT);
+	snprintf(want, sizeof(want), "%s: cannot open", file);
+	assert_int_equal(strncmp(err, want, strlen(want)), 0);
+}
+
+/* Labels an agent builds in memory are found once sorted. */
+static void test_in_memory_sorted(void **state)
+{
+	struct ct_label l[3] = {
+		{.key = roce_key(B, A, 3), .cls = CT_CLASS_TP},
+		{.key = roce_key(A, B, 9), .cls = CT_CLASS_DP},
+		{.key = roce_key(A, B, 2), .cls = CT_CLASS_PP},
+	};
+	struct ct_labels labels = {l, 3};
+	struct ct_flow_key k = roce_key(A, B, 2);
+
+	(void)state;
+	ct_labels_sort(&labels);
+	assert_non_null(ct_labels_find(&labels, &k));
+	assert_int_equal(ct_labels_find(&labels, &k)->cls, CT_CLASS_PP);
+	k = roce_key(B, A, 3);
+	assert_int_equal(ct_labels_find(&labels, &k)->cls, CT_CLASS_TP);
+	k = roce_key(A, B, 9);
+	assert_int_equal(ct_labels_find(&labels, &k)->cls, CT_CLASS_DP);
+}
+
+/*
+ * A profile says host A -> host B carries PP only; the agent labelled the
+ * connection's data direction A -> B/0x11 DP: the label wins (DP, by label,
+ * confidence 1). Its reverse B -> A/0x22 (paired by its PSNs, fewer
+ * bytes) has no label and takes its data direction's class: DP, by
+ * connection. A -> B/0x12, unlabelled, is PP by the profile.
+ */
+static void test_labels_override_profile(void **state)
+{
+	struct ct_flow_key data = roce_key(A, B, 0x11), back = roce_key(B, A, 0x22);
+	struct ct_flow_key other = roce_key(A, B, 0x12);
+	struct ct_flow_summary s[3] = {
+		summary_of(&data, 1 << 20, T0, T0 + 10 * MS),
+		summary_of(&back, 6400, T0, T0 + 10 * MS),
+		summary_of(&other, 1 << 20, T0, T0 + 10 * MS),
+	};
+	struct ct_label label = {.key = data, .cls = CT_CLASS_DP};
+	struct ct_labels labels = {&label, 1};
+	const struct ct_addr hosts[2] = {addr_of(A), addr_of(B)};
+	const struct ct_expect_xfer xfer = {
+		.src_host = 0, .dst_host = 1, .cls = CT_CLASS_PP, .phase_end = 0.5, .bytes = 1e6};
+	const struct ct_class_expect expect = {"test", 2, hosts, &xfer, 1};
+	struct ct_classification c;
+	struct ct_flow_set set;
+	size_t i;
+
+	(void)state;
+	s[0].seen |= CT_SEEN_REQ_PSN;
+	s[0].req_first_psn = 100;
+	s[0].req_last_psn = 199;
+	s[1].seen |= CT_SEEN_RESP_PSN;
+	s[1].resp_first_psn = 100;
+	s[1].resp_last_psn = 199;
+	ct_flow_set_init(&set);
+	for (int k = 0; k < 3; k++)
+		set_add(&set, &s[k]);
+	ct_flow_set_sort(&set);
+	ct_flow_set_pair(&set, NULL, 0);
+	assert_int_equal(ct_classify(&set, NULL, &labels, &expect, &c), 0);
+	assert_string_equal(c.method, "labels");
+	i = set_index(&set, &data);
+	assert_int_equal(c.flows[i].cls, CT_CLASS_DP);
+	assert_int_equal(c.flows[i].source, CT_CLASS_BY_LABEL);
+	assert_near(c.flows[i].confidence, 1, 0);
+	i = set_index(&set, &back);
+	assert_int_equal(c.flows[i].cls, CT_CLASS_DP);
+	assert_int_equal(c.flows[i].source, CT_CLASS_BY_CONNECTION);
+	i = set_index(&set, &other);
+	assert_int_equal(c.flows[i].cls, CT_CLASS_PP);
+	assert_int_equal(c.flows[i].source, CT_CLASS_BY_PROFILE);
+	ct_classification_free(&c);
+	ct_flow_set_free(&set);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_load_and_find),
+		cmocka_unit_test(test_truth_schema_and_repeats),
+		cmocka_unit_test(test_errors_name_the_path),
+		cmocka_unit_test(test_unreadable),
+		cmocka_unit_test(test_in_memory_sorted),
+		cmocka_unit_test(test_labels_override_profile),
+	};
+
+	return cmocka_run_group_tests(tests, make_dir, remove_dir);
+}

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The report sink and its atomic writes (export/report_sink.h,
+ * atomic_file.h): the document a report is written from reads back equal
+ * (model -> JSON -> model), a link planted where the temporary file would
+ * go is never followed, a failed write leaves the previous file whole, an
+ * output that is the input is refused, interval reports are numbered on
+ * from what the directory holds.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "atomic_file.h"
+#include "report_doc.h"
+#include "report_sink.h"
+
+#include <commtap/analysis.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	snprintf(dir, sizeof(dir), "/tmp/commtap-sink-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+static void add_flow(struct ct_flow_set *set, const char *src, const char *dst, uint32_t qpn,
+		     uint64_t packets, uint64_t bytes, uint64_t t0)
+{
+	struct ct_flow_summary s = {0};
+
+	assert_int_equal(ct_addr_parse(src, &s.key.src), 0);
+	assert_int_equal(ct_addr_parse(dst, &s.key.dst), 0);
+	s.key.id = qpn;
+	s.key.transport = CT_TRANSPORT_ROCE;
+	s.packets = packets;
+	s.bytes = bytes;
+	s.first_ts = t0;
+	s.last_ts = t0 + 1000;
+	s.messages = 2;
+	s.message_bytes = bytes - 64 * packets;
+	s.reverse = -1;
+	assert_int_equal(ct_flow_set_add_summary(set, &s), 0);
+}
+
+/* A small report, analysed as every producer does. */
+static void make_report(struct ct_report *r, struct ct_analysis *an, struct ct_knowledge *k,
+			struct ct_burst_log *bursts)
+{
+	memset(r, 0, sizeof(*r));
+	ct_flow_set_init(&r->flows);
+	add_flow(&r->flows, "198.18.0.1", "198.18.0.2", 17, 10, 40000, 1700000000000000000ull);
+	add_flow(&r->flows, "198.18.0.2", "198.18.0.3", 18, 20, 80000, 1700000000000005000ull);
+	r->counters.packets = 30;
+	r->counters.bytes = 120000;
+	r->counters.first_ts = 1700000000000000000ull;
+	r->counters.last_ts = 1700000000000006000ull;
+	assert_int_equal(ct_analysis_run(k, r, NULL, 0, bursts, 0.001, an), 0);
+	r->source = "<test> & \"quotes\"";
+	r->source_kind = "pcap";
+	r->clock = "test clock";
+	r->nic_gbps = 100;
+}
+
+static void free_report(struct ct_report *r, struct ct_analysis *an)
+{
+	ct_analysis_free(an);
+	ct_flow_set_free(&r->flows);
+}
+
+/* model -> JSON file -> model: what the sink wrote reads back as the document it wrote. */
+static void test_round_trip(void **state)
+{
+	struct ct_report r;
+	struct ct_analysis an = {0};
+	struct ct_knowledge k = {0};
+	struct ct_burst_log bursts = {0};
+	struct ct_report_sink_config cfg = {0};
+	struct ct_report_sink *sink;
+	json_object *extra = json_object_new_object(), *model, *back, *again;
+	char path[128], err[256];
+
+	snprintf(path, sizeof(path), "%s/final.json", dir);
+	cfg.json_path = path;
+	cfg.report_dir = dir;
+	assert_int_equal(ct_report_sink_open(&cfg, &sink, err, sizeof(err)), 0);
+	make_report(&r, &an, &k, &bursts);
+	json_object_object_add(extra, "port", json_object_new_int(3));
+	assert_int_equal(ct_report_add_section(&r, "mirror", extra), 0);
+
+	assert_int_equal(ct_report_sink_put(sink, &r, 0), 0); /* interval 0 */
+	assert_int_equal(ct_report_sink_put(sink, &r, 1), 0); /* final */
+	model = ct_report_document(&r);
+	assert_int_equal(ct_doc_load(path, &back, err, sizeof(err)), 0);
+	assert_true(json_object_equal(model, back));
+	assert_int_equal(json_object_get_int(json_object_object_get(
+				 json_object_object_get(back, "mirror"), "port")),
+			 3);
+	/* the interval report says so, and is no error */
+	snprintf(path, sizeof(path), "%s/commtap-report-000000.json", dir);
+	assert_int_equal(ct_doc_load(path, &again, err, sizeof(err)), 0);
+	assert_string_equal(ct_doc_str(ct_doc_get(again, "report"), "kind"), "interval");
+	assert_false(ct_doc_bool(ct_doc_get(again, "capture"), "complete"));
+	assert_null(ct_doc_str(ct_doc_get(again, "capture"), "error"));
+	assert_null(ct_doc_get(back, "report"));
+	assert_true(ct_doc_bool(ct_doc_get(back, "capture"), "complete"));
+
+	json_object_put(model);
+	json_object_put(back);
+	json_object_put(again);
+	json_object_put(extra);
+	ct_report_sink_close(sink);
+	free_report(&r, &an);
+}
+
+static int write_text(FILE *out, void *ctx)
+{
+	return fputs(ctx, out) < 0 ? -EIO : 0;
+}
+
+static int write_then_fail(FILE *out, void *ctx)
+{
+	fputs("half a rep", out);
+	return -ENOSPC;
+}
+
+static void slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+/* Nothing but the target and its victim: no temporary file left behind. */
+static unsigned entries(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned n = 0;
+
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * The last landed commit wrote REPORT_DIR/x.json.tmp with fopen("w"): the
+ * directory's owner could plant a link there and have a root writer clobber
+ * any file. The temporary name is now random and created O_EXCL.
+ */
+static void test_planted_link(void **state)
+{
+	char victim[128], target[128], tmp[160], buf[64];
+
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(target, sizeof(target), "%s/report.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", target);
+	assert_int_equal(ct_write_file_atomic(victim, write_text, "precious"), 0);
+	assert_int_equal(symlink(victim, tmp), 0);
+	assert_int_equal(symlink(victim, target), 0);
+	assert_int_equal(ct_write_file_atomic(target, write_text, "report"), 0);
+	slurp(victim, buf, sizeof(buf));
+	assert_string_equal(buf, "precious");
+	slurp(target, buf, sizeof(buf));
+	assert_string_equal(buf, "report");
+	unlink(tmp);
+	assert_int_equal(entries(), 2);
+}
+
+static void test_failed_write_keeps_previous(void **state)
+{
+	char target[128], buf[64];
+
+	snprintf(target, sizeof(target), "%s/report.json", dir);
+	assert_int_equal(ct_write_file_atomic(target, write_text, "whole"), 0);
+	assert_int_equal(ct_write_file_atomic(target, write_then_fail, NULL), -ENOSPC);
+	slurp(target, buf, sizeof(buf));
+	assert_string_equal(buf, "whole");
+	assert_int_equal(entries(), 1);
+}
+
+static void test_output_is_input(void **state)
+{
+	struct ct_report_sink_config cfg = {0};
+	struct ct_report_sink *sink = NULL;
+	char input[128], alias[128], err[256];
+
+	snprintf(input, sizeof(input), "%s/capture.pcap", dir);
+	snprintf(alias, sizeof(alias), "%s/./capture.pcap", dir);
+	assert_int_equal(ct_write_file_atomic(input, write_text, "pcap"), 0);
+	cfg.input_path = input;
+	cfg.json_path = alias;
+	assert_int_equal(ct_report_sink_open(&cfg, &sink, err, sizeof(err)), -EINVAL);
+	assert_null(sink);
+	assert_non_null(strstr(err, "is the input"));
+}
+
+static void test_numbering_resumes(void **state)
+{
+	struct ct_report r;
+	struct ct_analysis an = {0};
+	struct ct_knowledge k = {0};
+	struct ct_burst_log bursts = {0};
+	struct ct_report_sink_config cfg = {0};
+	struct ct_report_sink *sink;
+	char path[128], err[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/commtap-report-000007.json", dir);
+	assert_int_equal(ct_write_file_atomic(path, write_text, "{}"), 0);
+	cfg.report_dir = dir;
+	cfg.resume_numbering = 1;
+	cfg.final_in_dir = 1;
+	assert_int_equal(ct_report_sink_open(&cfg, &sink, err, sizeof(err)), 0);
+	make_report(&r, &an, &k, &bursts);
+	assert_int_equal(ct_report_sink_put(sink, &r, 0), 0);
+	assert_int_equal(r.seq, 8);
+	assert_int_equal(ct_report_sink_put(sink, &r, 1), 0);
+	snprintf(path, sizeof(path), "%s/commtap-report-000008.json", dir);
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/commtap-report-final.json", dir);
+	assert_int_equal(stat(path, &st), 0);
+	ct_report_sink_close(sink);
+	free_report(&r, &an);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_planted_link, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_write_keeps_previous, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_is_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_numbering_resumes, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""The realtrain suite: one scenario's capture and truth, checked; the runner's figures.
+
+  check_scenario.py COMMTAP SCENARIO
+
+Makes the capture when the cache has none or one made by other sources
+(${COMMTAP_CORPUS_CACHE:-/var/tmp/commtap-corpus}/real/SCENARIO), then
+gates on the truth and the harness, never on classification accuracy:
+
+  - tcpdump dropped nothing, no frame longer than the MTU (segmented before
+    the mirror), at least 12 measured iterations;
+  - both ends of every connection recorded the same group;
+  - the truth labels >= 99% of the job's bytes (frames between ranks);
+  - the period truth agrees with the capture: in every measured iteration
+    the first job data frame after the iteration's start comes before the
+    next start, and the period of those first frames (least-squares slope
+    over the iterations) is within 10% of the starts' (the first frame of
+    a DDP iteration waits for the backward pass: a few hundred ms of
+    spread on a loaded machine).
+
+Then prints corpus_accuracy.py's figures for the case.
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import make_scenario  # noqa: E402
+import pcapio  # noqa: E402
+
+LABELLED_MIN = 0.99
+PERIOD_TOLERANCE = 0.10
+MIN_ITERATIONS = 12
+
+
+def cache_dir(scenario):
+    root = os.environ.get("COMMTAP_CORPUS_CACHE") or "/var/tmp/commtap-corpus"
+    return os.path.join(root, "real", scenario)
+
+
+def current(case):
+    try:
+        with open(os.path.join(case, "truth.json")) as f:
+            t = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return t if t.get("generator_sha256") == make_scenario.generator_digest() else None
+
+
+def first_frames(pcap, truth):
+    """Per measured iteration, the time of the first job data frame at or after its start."""
+    job = set(truth["layout"]["ranks"])
+    bounds = truth["iteration_starts_ns"] + [truth["end_ns"]]
+    first = [None] * truth["iterations"]
+    i = 0
+    for fr in pcapio.tcp_frames(pcap):  # frames are in time order
+        if fr.payload <= 0 or fr.src not in job or fr.dst not in job:
+            continue
+        while i < len(first) and fr.ts_ns >= bounds[i + 1]:
+            i += 1
+        if i == len(first):
+            break
+        if fr.ts_ns >= bounds[i] and first[i] is None:
+            first[i] = fr.ts_ns
+    return first
+
+
+def slope(times):
+    """Least-squares ns per iteration: every iteration counts, not only the two ends."""
+    n = len(times)
+    mx, my = (n - 1) / 2, sum(times) / n
+    return sum((i - mx) * (t - my) for i, t in enumerate(times)) / sum(
+        (i - mx) ** 2 for i in range(n))
+
+
+def check(case, t):
+    fails = []
+    cap = t["capture"]
+    if cap["tcpdump"].get("dropped by kernel", 0):
+        fails.append("tcpdump dropped %d packets" % cap["tcpdump"]["dropped by kernel"])
+    if cap["max_frame"] > cap["mtu"] + 14:
+        fails.append("a frame of %d bytes: super-frames reach the mirror" % cap["max_frame"])
+    if t["iterations"] < MIN_ITERATIONS:
+        fails.append("%d measured iterations, fewer than %d" % (t["iterations"], MIN_ITERATIONS))
+    for p in t["label_problems"]:
+        fails.append("ends disagree: " + p)
+    share = 1 - t["unlabelled_job_bytes"] / t["job_bytes"] if t["job_bytes"] else 0
+    print("truth: %d iterations, mean period %.4f s; %.3f%% of %d job bytes labelled "
+          "(limit %.0f%%); capture %d frames, longest %d bytes, MTU %d, snap %d, dropped %d"
+          % (t["iterations"], t["mean_period_s"], 100 * share, t["job_bytes"], 100 * LABELLED_MIN,
+             cap["tcpdump"]["captured"], cap["max_frame"], cap["mtu"], cap["snaplen"],
+             cap["tcpdump"].get("dropped by kernel", 0)))
+    if share < LABELLED_MIN:
+        fails.append("the truth labels %.2f%% of the job's bytes" % (100 * share))
+    starts = t["iteration_starts_ns"]
+    first = first_frames(os.path.join(case, "capture.pcap"), t)
+    missing = [i for i, f in enumerate(first) if f is None]
+    if missing:
+        fails.append("no job traffic in iterations %s" % missing)
+    else:
+        offsets = [(f - s) / 1e6 for f, s in zip(first, starts)]
+        truth_mean, burst_mean = slope(starts), slope(first)
+        err = abs(burst_mean - truth_mean) / truth_mean
+        print("period: first job frame %.1f..%.1f ms after each start (median %.1f); "
+              "their period (least squares) %.4f s, the starts' %.4f s, %.2f%% apart (limit %.0f%%)"
+              % (min(offsets), max(offsets), sorted(offsets)[len(offsets) // 2],
+                 burst_mean / 1e9, truth_mean / 1e9, 100 * err, 100 * PERIOD_TOLERANCE))
+        if err > PERIOD_TOLERANCE:
+            fails.append("the first bursts' period is %.2f%% from the truth's" % (100 * err))
+    return fails
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.stderr.write("usage: check_scenario.py COMMTAP SCENARIO\n")
+        return 2
+    commtap, scenario = sys.argv[1:]
+    case = cache_dir(scenario)
+    t = current(case)
+    if t is None:
+        r = subprocess.run([sys.executable, os.path.join(HERE, "make_scenario.py"), scenario,
+                            case])
+        if r.returncode:
+            return r.returncode  # 77: SKIP, the reason printed
+        t = current(case)
+    else:
+        print("capture from the cache: %s" % case)
+    fails = check(case, t)
+    runner = os.path.join(HERE, "..", "accuracy", "corpus_accuracy.py")
+    r = subprocess.run([sys.executable, runner, commtap, case])
+    if r.returncode:
+        fails.append("corpus_accuracy.py failed")
+    for f in fails:
+        print("FAIL %s: %s" % (scenario, f))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Freeze recorded realtrain scenarios as the held-out part of the corpus.
+
+  freeze.py CACHE_REAL_DIR DEST SCENARIO...
+
+Copies each scenario's truth.json and its capture, gzipped without a name
+or time stamp (the same capture always gives the same bytes), into
+DEST/SCENARIO/, and writes DEST/SHA256SUMS over every file.
+"""
+import gzip
+import hashlib
+import os
+import shutil
+import sys
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.stderr.write("usage: freeze.py CACHE_REAL_DIR DEST SCENARIO...\n")
+        return 2
+    src, dest, scenarios = sys.argv[1], sys.argv[2], sys.argv[3:]
+    sums = []
+    for s in scenarios:
+        os.makedirs(os.path.join(dest, s), exist_ok=True)
+        shutil.copyfile(os.path.join(src, s, "truth.json"), os.path.join(dest, s, "truth.json"))
+        with open(os.path.join(src, s, "capture.pcap"), "rb") as f, \
+                open(os.path.join(dest, s, "capture.pcap.gz"), "wb") as raw, \
+                gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9,
+                              mtime=0) as out:
+            shutil.copyfileobj(f, out)
+        for name in ("capture.pcap.gz", "truth.json"):
+            with open(os.path.join(dest, s, name), "rb") as f:
+                sums.append("%s  %s/%s\n" % (hashlib.sha256(f.read()).hexdigest(), s, name))
+    with open(os.path.join(dest, "SHA256SUMS"), "w") as f:
+        f.writelines(sums)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
