@@ -7,6 +7,8 @@ NCCL's socket transport, and scored against their truth.
   make_matrix.py build COMMTAP [--subset S] [--cache DIR]
   make_matrix.py score COMMTAP [--subset S] [--cache DIR] [--json] [--markdown]
   make_matrix.py check COMMTAP [--subset S] [--cache DIR]
+  make_matrix.py specs COMMTAP [--subset S] [--cache DIR]   (CAPTURE:TRUTH[:PROFILE] per
+                                         case, for corpus_accuracy.py)
   make_matrix.py table SCORES.json       (docs/accuracy.md's table from score --json)
 
 Subsets: `full` (every case), `ci` (a fixed deterministic handful, a
@@ -457,6 +459,11 @@ def main():
     if cmd == "build":
         for c in chosen:
             print(build(commtap, c, cache)[0], flush=True)
+        return 0
+    if cmd == "specs":  # cases as corpus_accuracy.py takes them
+        for c in chosen:
+            pcap, truth, profiles = build(commtap, c, cache)
+            print(":".join([pcap, truth] + (profiles if len(profiles) == 1 else [])))
         return 0
     if cmd == "score":
         rows = []
