@@ -83,6 +83,32 @@ static void print_matrix_grid(const struct ct_prediction *pr, int cls, unsigned 
 	}
 }
 
+/* The layout settings beyond p, t, d and the mapping, when a profile has any. */
+static void print_layout(const struct ct_profile *p)
+{
+	static const char *const protocol[] = {"Simple", "LL", "LL128"};
+	char nics[64] = "";
+
+	if (p->nics_per_host > 1)
+		snprintf(nics, sizeof(nics), " %u NICs per host (GPU g on NIC g*%u/%u);",
+			 p->nics_per_host, p->nics_per_host, p->gpus_per_host);
+	if (!nics[0] && !p->zero && p->virtual_stages < 2 && !p->nccl.given)
+		return;
+	printf("layout:%s", nics);
+	if (p->zero)
+		printf(" ZeRO-%u%s;", p->zero, p->zero_overlap ? " overlapped" : "");
+	if (p->virtual_stages > 1)
+		printf(" interleaved 1F1B, %u chunks per stage;", p->virtual_stages);
+	if (p->nccl.given)
+		printf(" NCCL %s %s, buffer %llu B, p2p chunk %llu B%s", protocol[p->nccl.protocol],
+		       p->nccl.algorithm == CT_NCCL_TREE ? "tree" : "ring",
+		       (unsigned long long)p->nccl.buffsize, (unsigned long long)p->nccl.p2p_chunk,
+		       p->nccl.channels ? "" : ";");
+	if (p->nccl.given && p->nccl.channels)
+		printf(", %u channels;", p->nccl.channels);
+	printf("\n");
+}
+
 static void print_table(const struct ct_profile *p, const struct ct_prediction *pr)
 {
 	static const char *const cls_short[] = {"TP", "PP", "DP", "EP", "Emb"};
@@ -90,6 +116,7 @@ static void print_table(const struct ct_profile *p, const struct ct_prediction *
 	printf("profile %s (%s): %u GPUs on %u hosts of %u, p=%u t=%u d=%u ep=%u, mapping %s\n",
 	       p->name, model_kind_name(p->kind), p->gpus, p->hosts, p->gpus_per_host, p->p, p->t,
 	       p->d, p->ep, mapping_name(p->mapping));
+	print_layout(p);
 	printf("parameters: %.4g (%.2fM in units of 2^20)", pr->params, pr->params / MIB);
 	if (p->kind == CT_MODEL_MOE)
 		printf(", dense base %.4g (%.2fM), active per token %.4g", pr->params_dense,
@@ -212,6 +239,9 @@ static void print_json(const struct ct_profile *p, const struct ct_prediction *p
 	json_object_object_add(root, "model", json_object_new_string(model_kind_name(p->kind)));
 	json_object_object_add(root, "gpus", json_object_new_int((int)p->gpus));
 	json_object_object_add(root, "hosts", json_object_new_int((int)p->hosts));
+	json_object_object_add(root, "nics_per_host", json_object_new_int((int)p->nics_per_host));
+	json_object_object_add(root, "zero", json_object_new_int((int)p->zero));
+	json_object_object_add(root, "virtual_stages", json_object_new_int((int)p->virtual_stages));
 	json_object_object_add(root, "params", json_object_new_double(pr->params));
 	json_object_object_add(root, "params_dense", json_object_new_double(pr->params_dense));
 	json_object_object_add(root, "params_active", json_object_new_double(pr->params_active));

@@ -53,7 +53,8 @@ static void usage(FILE *out)
 		"  --snaplen N           keep N bytes of each frame (header-only capture)\n"
 		"  --vlan N              802.1Q tags on each frame, 0..2 (default 0)\n"
 		"  --mtu N               RoCE path MTU (default 4096) or TCP IP MTU (default 9000)\n"
-		"  --channels N          NCCL channels (QPs or sockets) per peer (default 2)\n"
+		"  --channels N          NCCL channels (QPs or sockets) per peer (default: the\n"
+		"                        profile's nccl.channels, else 2)\n"
 		"  --noise               add storage TCP, ECN marks with CNPs, a retransmission\n"
 		"  --seed N              random seed (default 1)\n");
 }

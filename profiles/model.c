@@ -54,6 +54,8 @@ static int xfer_add(struct model *M, enum ct_class cls, enum ct_xfer_kind kind, 
 	x->dst_rank = dst;
 	x->src_host = (uint16_t)M->p->rank_host[src];
 	x->dst_host = (uint16_t)M->p->rank_host[dst];
+	x->src_nic = (uint16_t)M->p->rank_nic[src];
+	x->dst_nic = (uint16_t)M->p->rank_nic[dst];
 	x->cls = (uint8_t)cls;
 	x->kind = (uint8_t)kind;
 	return 0;
@@ -80,6 +82,25 @@ static int ring_allreduce(struct model *M, enum ct_class cls, const unsigned *ra
 		count_message(M, ranks[i], cls, tensor);
 		err = xfer_add(M, cls, CT_XFER_COLLECTIVE, ranks[i], ranks[(i + 1) % n],
 			       tensor * 2.0 * (n - 1) / n, start, duration);
+	}
+	return err;
+}
+
+/*
+ * Ring reduce-scatter or all-gather of a tensor over n ranks: each sends
+ * (n-1)/n of it to its successor (n-1 steps of a 1/n shard).
+ */
+static int ring_half(struct model *M, enum ct_class cls, const unsigned *ranks, unsigned n,
+		     double tensor, double start, double duration)
+{
+	int err = 0;
+
+	if (n < 2)
+		return 0;
+	for (unsigned i = 0; i < n && !err; i++) {
+		count_message(M, ranks[i], cls, tensor);
+		err = xfer_add(M, cls, CT_XFER_COLLECTIVE, ranks[i], ranks[(i + 1) % n],
+			       tensor * (n - 1) / n, start, duration);
 	}
 	return err;
 }
@@ -112,21 +133,22 @@ static int send_recv(struct model *M, enum ct_class cls, unsigned src, unsigned 
 /* ---- effective bandwidths -------------------------------------------------- */
 
 /*
- * The most ranks of one host that send a class off the host at once: they
- * share the NIC. classes_off[c][r] marks ranks with an off-host peer.
+ * The most ranks of one NIC that send a class off the host at once: they
+ * share it (one NIC per host: all of the host's). classes_off[c][r] marks
+ * ranks with an off-host peer.
  */
 static double derived_bandwidth(const struct ct_profile *p, const bool *off_host)
 {
-	unsigned *per_host = calloc(p->hosts, sizeof(*per_host));
+	unsigned *per_nic = calloc(p->nics, sizeof(*per_nic));
 	unsigned k = 0;
 	double nic = p->hw.nic_gbps * 1e9 / 8 * p->hw.nic_efficiency;
 
-	if (!per_host)
+	if (!per_nic)
 		return nic;
 	for (unsigned r = 0; r < p->gpus; r++)
-		if (off_host[r] && ++per_host[p->rank_host[r]] > k)
-			k = per_host[p->rank_host[r]];
-	free(per_host);
+		if (off_host[r] && ++per_nic[p->rank_nic[r]] > k)
+			k = per_nic[p->rank_nic[r]];
+	free(per_nic);
 	return k ? nic / k : p->hw.intra_host_Bps;
 }
 
@@ -187,6 +209,19 @@ static void tp_counts(const struct model *M, unsigned st, double *fwd, double *b
 	*fwd = 2 * layers + (st == 0 ? 1 : 0); /* + the vocab-parallel embedding */
 	*bwd = (p->recompute ? 4 : 2) * layers + (st == p->p - 1 ? 1 : 0); /* + output layer */
 	*ce_fwd = st == p->p - 1 ? CE_ALLREDUCES : 0;
+}
+
+/* The same for virtual stage q (a model chunk; q = the stage without interleaving). */
+static void tp_counts_chunk(const struct model *M, unsigned q, double *fwd, double *bwd,
+			    double *ce_fwd)
+{
+	const struct ct_profile *p = M->p;
+	unsigned v = p->virtual_stages, Q = p->p * v;
+	double layers = M->pr->stage_layers[q % p->p] / v;
+
+	*fwd = 2 * layers + (q == 0 ? 1 : 0);
+	*bwd = (p->recompute ? 4 : 2) * layers + (q == Q - 1 ? 1 : 0);
+	*ce_fwd = q == Q - 1 ? CE_ALLREDUCES : 0;
 }
 
 struct op {
@@ -268,6 +303,87 @@ out:
 	return err;
 }
 
+/*
+ * Interleaved 1F1B (Megatron's virtual pipeline): stage s holds v model
+ * chunks, virtual stages q = c·P + s, so a micro-batch goes round the
+ * stages v times, from the last back to the first. Each stage runs
+ * (P - s - 1)·2 + (v - 1)·P warm-up forwards, then one forward and one
+ * backward alternately, then the rest of the backwards; its i-th forward
+ * is chunk (i / P) mod v of micro-batch (i / (P·v))·P + i mod P, its i-th
+ * backward the same micro-batch's chunk v - 1 - (i / P) mod v. fwd/bwd:
+ * [P·v][m] times out; f_dur/b_dur per chunk.
+ */
+static int pipeline_interleaved(struct model *M, const double *f_dur, const double *b_dur,
+				double pp_time, struct op *fwd, struct op *bwd)
+{
+	const struct ct_profile *p = M->p;
+	unsigned P = p->p, v = p->virtual_stages, m = p->micro_batches, Q = P * v, n = m * v;
+	unsigned *next = calloc(P, sizeof(*next));
+	double *free_at = calloc(P, sizeof(*free_at));
+	bool progress = true;
+	int err = 0;
+
+	if (!next || !free_at) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < (size_t)Q * m; i++)
+		fwd[i].end = bwd[i].end = -1;
+	while (progress) {
+		progress = false;
+		for (unsigned s = 0; s < P; s++) {
+			unsigned warm = (P - s - 1) * 2 + (v - 1) * P;
+
+			if (warm > n)
+				warm = n;
+			while (next[s] < 2 * n) {
+				unsigned k = next[s], i, q, j;
+				bool is_fwd;
+				double ready;
+
+				if (k < warm) {
+					is_fwd = true;
+					i = k;
+				} else if (k < warm + 2 * (n - warm)) {
+					is_fwd = !((k - warm) & 1);
+					i = is_fwd ? warm + (k - warm) / 2 : (k - warm) / 2;
+				} else {
+					is_fwd = false;
+					i = n - warm + (k - warm - 2 * (n - warm));
+				}
+				j = i / (P * v) * P + i % P;
+				q = (is_fwd ? (i / P) % v : v - 1 - (i / P) % v) * P + s;
+				if (is_fwd) {
+					if (q > 0 && fwd[(q - 1) * m + j].end < 0)
+						break;
+					ready = q > 0 ? fwd[(q - 1) * m + j].end + pp_time : 0;
+				} else {
+					if (q < Q - 1 && bwd[(q + 1) * m + j].end < 0)
+						break;
+					if (fwd[q * m + j].end < 0)
+						break;
+					ready = q < Q - 1 ? bwd[(q + 1) * m + j].end + pp_time
+							  : fwd[q * m + j].end;
+				}
+				struct op *o = is_fwd ? &fwd[q * m + j] : &bwd[q * m + j];
+
+				o->start = ready > free_at[s] ? ready : free_at[s];
+				o->end = o->start + (is_fwd ? f_dur[s] : b_dur[s]);
+				free_at[s] = o->end;
+				next[s]++;
+				progress = true;
+			}
+		}
+	}
+	for (unsigned s = 0; s < P; s++)
+		if (next[s] < 2 * n)
+			err = -EDEADLK; /* guards a broken schedule */
+out:
+	free(next);
+	free(free_at);
+	return err;
+}
+
 /* Ranks of a TP group, DP group or pipeline, into buf. */
 static unsigned tp_group(const struct ct_profile *p, unsigned st, unsigned dp, unsigned *buf)
 {
@@ -301,6 +417,10 @@ static void mark_off_host(const struct ct_profile *p, bool *off)
 					OFF(CT_CLASS_PP, r) = true;
 				if (st > 0 && p->rank_host[ct_rank_of(p, st - 1, dp, tp)] != h)
 					OFF(CT_CLASS_PP, r) = true;
+				/* interleaved: the last stage sends on to the first */
+				if (p->virtual_stages > 1 && (st == 0 || st == p->p - 1) &&
+				    p->rank_host[ct_rank_of(p, st ? 0 : p->p - 1, dp, tp)] != h)
+					OFF(CT_CLASS_PP, r) = true;
 				if (p->p > 1 && (st == 0 || st == p->p - 1) &&
 				    p->rank_host[ct_rank_of(p, st == 0 ? p->p - 1 : 0, dp, tp)] != h)
 					OFF(CT_CLASS_EMB, r) = true;
@@ -330,14 +450,95 @@ static void set_bandwidths(struct model *M)
 	free(off);
 }
 
+/*
+ * ZeRO-3 / FSDP (p = 1), per micro-batch and TP rank, among the d replicas:
+ * forward, an all-gather of each layer's parameters before the layer (the
+ * embeddings and final norm with the first); backward, the same all-gathers
+ * in reverse order, each followed by a reduce-scatter of the layer's
+ * gradients (DeepSpeed reduces every micro-batch). No all-reduce at the end.
+ */
+static int zero3_traffic(struct model *M, const struct op *F, const struct op *B, unsigned *group)
+{
+	const struct ct_profile *p = M->p;
+	struct ct_prediction *pr = M->pr;
+	unsigned L = pr->stage_layers[0];
+	double e = p->bytes_per_elem, layer = layer_rank_params(p) * e;
+	double rest = pr->stage_rank_params[0] * e - L * layer; /* embeddings, final norm */
+	double dur = layer * (p->d - 1) / p->d / pr->c[CT_CLASS_DP];
+	int err = 0;
+
+	for (unsigned tp = 0; tp < p->t && !err; tp++) {
+		unsigned n = dp_group(p, 0, tp, group);
+		double fl = (F->end - F->start) / L, bl = (B->end - B->start) / L;
+
+		for (unsigned k = 0; k < L && !err; k++)
+			err = ring_half(M, CT_CLASS_DP, group, n, layer + (k ? 0 : rest),
+					F->start + k * fl, dur);
+		for (unsigned k = 0; k < L && !err; k++) {
+			double t = B->start + k * bl, tensor = layer + (k + 1 < L ? 0 : rest);
+
+			err = ring_half(M, CT_CLASS_DP, group, n, tensor, t, dur);
+			err = err ?: ring_half(M, CT_CLASS_DP, group, n, tensor, t + bl - dur, dur);
+		}
+	}
+	return err;
+}
+
+/*
+ * ZeRO-1 / distributed optimizer, per stage and TP rank: the gradients
+ * reduce-scattered over the d replicas, the optimizer steps on its shard,
+ * the parameters all-gathered back. Not overlapped: both after the stage's
+ * last backward (and the embedding sync). Overlapped: the reduce-scatter in
+ * one bucket per layer during the last micro-batch's backward, the
+ * all-gather (of the previous step) per layer during the first forward.
+ * Returns when the stage is done in *end.
+ */
+static int zero1_traffic(struct model *M, unsigned s, const struct op *first_fwd,
+			 const struct op *last_bwd, double stage_end, unsigned *group, double *end)
+{
+	const struct ct_profile *p = M->p;
+	struct ct_prediction *pr = M->pr;
+	double tensor = pr->stage_rank_params[s] * p->bytes_per_elem;
+	double dur = tensor * (p->d - 1) / p->d / pr->c[CT_CLASS_DP];
+	unsigned L = pr->stage_layers[s];
+	int err = 0;
+
+	*end = stage_end + 2 * dur;
+	if (p->zero_overlap)
+		*end = fmax(stage_end, last_bwd->end + dur / L);
+	for (unsigned tp = 0; tp < p->t && !err; tp++) {
+		unsigned n = dp_group(p, s, tp, group);
+
+		if (!p->zero_overlap) {
+			err = ring_half(M, CT_CLASS_DP, group, n, tensor, stage_end, dur);
+			err = err
+				      ?: ring_half(M, CT_CLASS_DP, group, n, tensor,
+						   stage_end + dur, dur);
+			continue;
+		}
+		for (unsigned k = 0; k < L && !err; k++) {
+			double bl = (last_bwd->end - last_bwd->start) / L;
+			double fl = (first_fwd->end - first_fwd->start) / L;
+
+			err = ring_half(M, CT_CLASS_DP, group, n, tensor / L,
+					last_bwd->start + (k + 1) * bl, dur / L);
+			err = err
+				      ?: ring_half(M, CT_CLASS_DP, group, n, tensor / L,
+						   first_fwd->start + k * fl, dur / L);
+		}
+	}
+	return err;
+}
+
 static int gpt_timeline(struct model *M)
 {
 	const struct ct_profile *p = M->p;
 	struct ct_prediction *pr = M->pr;
-	unsigned P = p->p, m = p->micro_batches, *group = malloc(sizeof(unsigned) * p->gpus);
-	double *f_dur = calloc(P, sizeof(double)), *b_dur = calloc(P, sizeof(double));
-	struct op *fwd = calloc((size_t)P * m, sizeof(*fwd));
-	struct op *bwd = calloc((size_t)P * m, sizeof(*bwd));
+	unsigned P = p->p, m = p->micro_batches, v = p->virtual_stages, Q = P * v;
+	unsigned *group = malloc(sizeof(unsigned) * p->gpus);
+	double *f_dur = calloc(Q, sizeof(double)), *b_dur = calloc(Q, sizeof(double));
+	struct op *fwd = calloc((size_t)Q * m, sizeof(*fwd));
+	struct op *bwd = calloc((size_t)Q * m, sizeof(*bwd));
 	double comp_mb = pr->t_comp / m, ring = 2.0 * (p->t - 1) / p->t;
 	double f_share = p->recompute ? 2.0 / 8 : 2.0 / 6;
 	double pp_time = M->s_pp / pr->c[CT_CLASS_PP], ar_time = M->s_tp * ring / pr->c[CT_CLASS_TP];
@@ -349,25 +550,31 @@ static int gpt_timeline(struct model *M)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (unsigned s = 0; s < P; s++) {
+	/* per model chunk (the whole stage without interleaving) */
+	for (unsigned q = 0; q < Q; q++) {
 		double nf, nb, nce;
 
-		tp_counts(M, s, &nf, &nb, &nce);
-		f_dur[s] = comp_mb * f_share + (p->t > 1 ? nf * ar_time + nce * ce_time : 0);
-		b_dur[s] = comp_mb * (1 - f_share) + (p->t > 1 ? nb * ar_time : 0);
+		tp_counts_chunk(M, q, &nf, &nb, &nce);
+		f_dur[q] = comp_mb * f_share / v + (p->t > 1 ? nf * ar_time + nce * ce_time : 0);
+		b_dur[q] = comp_mb * (1 - f_share) / v + (p->t > 1 ? nb * ar_time : 0);
 	}
-	err = pipeline_1f1b(M, f_dur, b_dur, pp_time, fwd, bwd);
+	err = v > 1 ? pipeline_interleaved(M, f_dur, b_dur, pp_time, fwd, bwd)
+		    : pipeline_1f1b(M, f_dur, b_dur, pp_time, fwd, bwd);
 	if (err)
 		goto out;
-	pr->t_fwd_mb = f_dur[0];
-	pr->t_bwd_mb = b_dur[0];
+	pr->t_fwd_mb = pr->t_bwd_mb = 0;
+	for (unsigned c = 0; c < v; c++) {
+		pr->t_fwd_mb += f_dur[c * P];
+		pr->t_bwd_mb += b_dur[c * P];
+	}
 
-	for (unsigned s = 0; s < P && !err; s++) {
+	for (unsigned q = 0; q < Q && !err; q++) {
+		unsigned s = q % P;
 		double nf, nb, nce;
 
-		tp_counts(M, s, &nf, &nb, &nce);
+		tp_counts_chunk(M, q, &nf, &nb, &nce);
 		for (unsigned j = 0; j < m && !err; j++) {
-			const struct op *F = &fwd[s * m + j], *B = &bwd[s * m + j];
+			const struct op *F = &fwd[q * m + j], *B = &bwd[q * m + j];
 
 			for (unsigned dp = 0; dp < p->d && !err; dp++) {
 				unsigned n = tp_group(p, s, dp, group);
@@ -386,19 +593,23 @@ static int gpt_timeline(struct model *M)
 					err = ring_allreduce(M, CT_CLASS_TP, group, n, M->s_tp,
 							     B->start + k * (B->end - B->start) / nb,
 							     ar_time);
+				/* PP: on to the next virtual stage, back to the previous; with
+				 * interleaving the last stage's sends wrap round to the first */
 				for (unsigned tp = 0; tp < p->t && !err; tp++) {
 					unsigned r = ct_rank_of(p, s, dp, tp);
 
-					if (s + 1 < P)
+					if (q + 1 < Q)
 						err = send_recv(M, CT_CLASS_PP, r,
-								ct_rank_of(p, s + 1, dp, tp), M->s_pp,
-								F->end, pp_time);
-					if (!err && s > 0)
+								ct_rank_of(p, (q + 1) % P, dp, tp),
+								M->s_pp, F->end, pp_time);
+					if (!err && q > 0)
 						err = send_recv(M, CT_CLASS_PP, r,
-								ct_rank_of(p, s - 1, dp, tp), M->s_pp,
-								B->end, pp_time);
+								ct_rank_of(p, (q - 1) % P, dp, tp),
+								M->s_pp, B->end, pp_time);
 				}
 			}
+			if (!err && p->zero == 3)
+				err = zero3_traffic(M, F, B, group);
 			if (B->end > stage_end[s])
 				stage_end[s] = B->end;
 		}
@@ -421,6 +632,23 @@ static int gpt_timeline(struct model *M)
 		double tensor = pr->stage_rank_params[s] * p->bytes_per_elem;
 		double dur = tensor * 2.0 * (p->d - 1) / p->d / pr->c[CT_CLASS_DP];
 
+		if (p->zero) {
+			double zend = stage_end[s];
+
+			if (p->zero == 1) {
+				size_t last = s * m; /* the stage's last backward */
+
+				for (unsigned q = s; q < Q; q += P)
+					for (unsigned j = 0; j < m; j++)
+						if (bwd[q * m + j].end > bwd[last].end)
+							last = q * m + j;
+				err = zero1_traffic(M, s, &fwd[s * m], &bwd[last], stage_end[s],
+						    group, &zend);
+			}
+			if (zend > end)
+				end = zend;
+			continue;
+		}
 		for (unsigned tp = 0; tp < p->t && !err; tp++) {
 			unsigned n = dp_group(p, s, tp, group);
 
@@ -535,15 +763,21 @@ static int transformer_model(struct model *M)
 		dp_max = fmax(dp_max, pr->stage_rank_params[st] * p->bytes_per_elem);
 	}
 	pr->t_class[CT_CLASS_TP] = m * tp_mb_max / pr->c[CT_CLASS_TP];
-	pr->t_class[CT_CLASS_PP] = p->p > 1 ? m * 2 * M->s_pp / pr->c[CT_CLASS_PP] : 0;
-	pr->t_class[CT_CLASS_DP] = dp_max * 2 * (p->d - 1) / p->d / pr->c[CT_CLASS_DP];
+	pr->t_class[CT_CLASS_PP] =
+		p->p > 1 ? m * 2 * M->s_pp * p->virtual_stages / pr->c[CT_CLASS_PP] : 0;
+	/* ZeRO-1: reduce-scatter + all-gather, the all-reduce's bytes; ZeRO-3: two
+	 * all-gathers and a reduce-scatter of the parameters per micro-batch */
+	pr->t_class[CT_CLASS_DP] =
+		(p->zero == 3 ? 3 * m : 2) * dp_max * (p->d - 1) / p->d / pr->c[CT_CLASS_DP];
 	pr->t_class[CT_CLASS_EMB] = p->p > 1 ? M->s_emb / pr->c[CT_CLASS_EMB] : 0;
 	if (p->kind == CT_MODEL_MOE)
 		pr->t_class[CT_CLASS_EP] = m * M->n_moe_layers * (p->recompute ? 6 : 4) * M->s_a2a *
 					   (p->ep - 1) / p->ep / pr->c[CT_CLASS_EP];
+	/* interleaving divides the bubble by the chunks per stage (Megatron's (p-1)/(v·m)) */
 	pr->t_bubble = (p->p - 1) *
-		       (pr->t_comp + pr->t_class[CT_CLASS_PP] + pr->t_class[CT_CLASS_TP]) / m;
-	pr->r_bubble = (p->p - 1) / (p->p - 1 + m);
+		       (pr->t_comp + pr->t_class[CT_CLASS_PP] + pr->t_class[CT_CLASS_TP]) / m /
+		       p->virtual_stages;
+	pr->r_bubble = (p->p - 1) / (p->p - 1 + m * p->virtual_stages);
 	return p->kind == CT_MODEL_MOE ? moe_timeline(M) : gpt_timeline(M);
 }
 

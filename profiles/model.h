@@ -28,6 +28,7 @@ struct ct_transfer {
 	uint64_t bytes;
 	uint32_t src_rank, dst_rank;
 	uint16_t src_host, dst_host;
+	uint16_t src_nic, dst_nic; /* global NIC index (profile.h: rank_nic) */
 	uint8_t cls;  /* enum ct_class */
 	uint8_t kind; /* enum ct_xfer_kind */
 };

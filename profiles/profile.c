@@ -317,14 +317,19 @@ static int load_model(struct loader *L, json_object *root, struct ct_profile *p)
 
 static int load_parallelism(struct loader *L, json_object *root, struct ct_profile *p)
 {
-	static const char *const keys[] = {"p", "t", "d", "ep", "schedule", "recompute", NULL};
-	static const char *const schedules[] = {"1f1b", NULL};
-	char sub[64], sched[8];
+	static const char *const keys[] = {"p",		"t",	    "d",
+					   "ep",	"schedule", "virtual_stages",
+					   "recompute", "zero",	    "zero_overlap",
+					   NULL};
+	static const char *const schedules[] = {"1f1b", "interleaved-1f1b", NULL};
+	char sub[64], sched[24];
+	int interleaved = 0;
 	json_object *o;
 	bool transformer = p->kind != CT_MODEL_DDP;
 	int err = get_object(L, root, "$", "parallelism", transformer, &o, sub, sizeof(sub));
 
 	p->p = p->t = p->ep = 1;
+	p->virtual_stages = 0;
 	p->d = 0;
 	p->recompute = p->kind == CT_MODEL_GPT;
 	if (err || !o)
@@ -334,9 +339,109 @@ static int load_parallelism(struct loader *L, json_object *root, struct ct_profi
 	err = err ?: get_unsigned(L, o, sub, "t", transformer, 1, 4096, &p->t);
 	err = err ?: get_unsigned(L, o, sub, "d", transformer, 1, 1 << 20, &p->d);
 	err = err ?: get_unsigned(L, o, sub, "ep", false, 1, 1 << 20, &p->ep);
-	err = err ?: get_string(L, o, sub, "schedule", false, schedules, sched, sizeof(sched), NULL);
+	err = err
+		      ?: get_string(L, o, sub, "schedule", false, schedules, sched, sizeof(sched),
+				    &interleaved);
+	err = err ?: get_unsigned(L, o, sub, "virtual_stages", false, 2, 64, &p->virtual_stages);
+	if (!err && interleaved && !p->virtual_stages)
+		err = fail(
+			L, "$.parallelism.virtual_stages",
+			"missing (schedule \"interleaved-1f1b\" needs the model chunks per stage, "
+			">= 2)");
+	if (!err && !interleaved && p->virtual_stages)
+		err = fail(L, "$.parallelism.virtual_stages",
+			   "only with schedule \"interleaved-1f1b\"");
 	err = err ?: get_bool(L, o, sub, "recompute", &p->recompute);
+	err = err ?: get_unsigned(L, o, sub, "zero", false, 0, 3, &p->zero);
+	err = err ?: get_bool(L, o, sub, "zero_overlap", &p->zero_overlap);
 	return err;
+}
+
+/* Interleaved 1F1B as Megatron runs it: m a multiple of p, whole layers per chunk. */
+static int validate_interleave(struct loader *L, struct ct_profile *p)
+{
+	unsigned v = p->virtual_stages;
+
+	if (!v) {
+		p->virtual_stages = 1;
+		return 0;
+	}
+	if (p->kind != CT_MODEL_GPT || p->p < 2)
+		return fail(L, "$.parallelism.virtual_stages",
+			    "interleaving needs model kind \"gpt\" and p >= 2, got p = %u", p->p);
+	if (p->micro_batches % p->p)
+		return fail(
+			L, "$.parallelism.virtual_stages",
+			"interleaving needs the micro-batches (m = %u) to be a multiple of p = %u",
+			p->micro_batches, p->p);
+	if (p->layers % (p->p * v))
+		return fail(L, "$.parallelism.virtual_stages",
+			    "%u layers do not split into p·v = %u·%u chunks", p->layers, p->p, v);
+	return 0;
+}
+
+/* ZeRO shards what the DP replicas hold: stage 1 the optimizer, stage 3 the parameters. */
+static int validate_zero(struct loader *L, const struct ct_profile *p)
+{
+	if (p->zero == 2)
+		return fail(L, "$.parallelism.zero",
+			    "ZeRO-2 is not modelled (0, 1 or 3; its traffic is ZeRO-1's)");
+	if (p->zero && p->kind != CT_MODEL_GPT)
+		return fail(L, "$.parallelism.zero",
+			    "ZeRO is modelled for model kind \"gpt\" only");
+	if (p->zero && p->d < 2)
+		return fail(
+			L, "$.parallelism.zero",
+			"ZeRO-%u shards over the data-parallel replicas: needs d >= 2, got d = %u",
+			p->zero, p->d);
+	if (p->zero == 3 && p->p != 1)
+		return fail(L, "$.parallelism.zero",
+			    "ZeRO-3 gathers every layer from the DP replicas and runs without a "
+			    "pipeline: needs p = 1, got p = %u",
+			    p->p);
+	if (p->zero_overlap && p->zero != 1)
+		return fail(L, "$.parallelism.zero_overlap", "needs \"zero\": 1, got zero = %u",
+			    p->zero);
+	return 0;
+}
+
+/* NCCL's buffer sizes by protocol: Simple 4 MiB; LL 8 lines/thread × 512 threads ×
+ * 8 steps × 16 B; LL128 120 elements × 640 threads × 8 steps × 8 B. */
+static const uint64_t nccl_default_buffsize[] = {4u << 20, 524288, 4915200};
+
+static int load_nccl(struct loader *L, json_object *root, struct ct_profile *p)
+{
+	static const char *const keys[] = {"protocol",	    "algorithm", "buffsize",
+					   "p2p_chunksize", "channels",	 NULL};
+	static const char *const protocols[] = {"Simple", "LL", "LL128", NULL};
+	static const char *const algorithms[] = {"ring", "tree", NULL};
+	struct ct_nccl *n = &p->nccl;
+	int proto = CT_NCCL_SIMPLE, algo = CT_NCCL_RING;
+	char sub[64], buf[8];
+	json_object *o;
+	int err = get_object(L, root, "$", "nccl", false, &o, sub, sizeof(sub));
+
+	if (err || !o)
+		return err;
+	n->given = true;
+	n->p2p_chunk = 128u << 10;
+	err = check_keys(L, o, sub, keys);
+	err = err ?: get_string(L, o, sub, "protocol", false, protocols, buf, sizeof(buf), &proto);
+	err = err ?: get_string(L, o, sub, "algorithm", false, algorithms, buf, sizeof(buf), &algo);
+	n->protocol = (enum ct_nccl_protocol)proto;
+	n->algorithm = (enum ct_nccl_algorithm)algo;
+	n->buffsize = nccl_default_buffsize[proto];
+	err = err ?: get_uint(L, o, sub, "buffsize", false, 65536, 1ull << 30, &n->buffsize);
+	err = err ?: get_uint(L, o, sub, "p2p_chunksize", false, 4096, 1ull << 30, &n->p2p_chunk);
+	err = err ?: get_unsigned(L, o, sub, "channels", false, 1, 64, &n->channels);
+	if (err)
+		return err;
+	/* a step must hold whole lines: 8 steps of a multiple of 128 bytes */
+	if (n->buffsize % (8 * 128))
+		return fail(L, "$.nccl.buffsize",
+			    "%llu bytes is not 8 steps of a multiple of 128 bytes",
+			    (unsigned long long)n->buffsize);
+	return 0;
 }
 
 /* Combinations that cannot describe a real job. */
@@ -351,7 +456,7 @@ static int validate(struct loader *L, struct ct_profile *p)
 		if (p->d != p->gpus)
 			return fail(L, "$.parallelism.d", "d = %u but the job has %u GPUs "
 						 "($.placement.gpus)", p->d, p->gpus);
-		return 0;
+		return validate_interleave(L, p) ?: validate_zero(L, p);
 	}
 	if ((uint64_t)p->p * p->t * p->d != p->gpus)
 		return fail(L, "$.parallelism",
@@ -378,7 +483,7 @@ static int validate(struct loader *L, struct ct_profile *p)
 	} else if (p->ep != 1) {
 		return fail(L, "$.parallelism.ep", "expert parallelism needs model kind \"moe\"");
 	}
-	return 0;
+	return validate_interleave(L, p) ?: validate_zero(L, p);
 }
 
 /* Rank -> host for the named mappings (see profile.h for rank numbering). */
@@ -397,10 +502,80 @@ static void map_ranks(struct ct_profile *p)
 			}
 }
 
+/*
+ * NICs per host and their addresses ($.placement.nics, host-major: host h's
+ * NIC k at h·nics_per_host + k). With one NIC per host they are the hosts'
+ * addresses; with several and no list, rail k of host h is 198.19.k.(h+1).
+ */
+static int load_nics(struct loader *L, json_object *o, struct ct_profile *p)
+{
+	json_object *list;
+	unsigned *seen;
+	unsigned N = 1;
+	int err = get_unsigned(L, o, "$.placement", "nics_per_host", false, 1, 64, &N);
+
+	if (err)
+		return err;
+	if (p->gpus_per_host % N)
+		return fail(L, "$.placement.nics_per_host",
+			    "%u GPUs per host cannot share %u NICs evenly", p->gpus_per_host, N);
+	p->nics_per_host = N;
+	p->nics = p->hosts * N;
+	p->rank_nic = calloc(p->gpus, sizeof(*p->rank_nic));
+	p->nic_addr = calloc(p->nics, sizeof(*p->nic_addr));
+	seen = calloc(p->hosts, sizeof(*seen));
+	if (!p->rank_nic || !p->nic_addr || !seen) {
+		free(seen);
+		return -ENOMEM;
+	}
+	for (unsigned r = 0; r < p->gpus; r++) {
+		unsigned h = p->rank_host[r], g = seen[h]++;
+
+		p->rank_nic[r] = h * N + (g < p->gpus_per_host ? g : p->gpus_per_host - 1) * N /
+						 p->gpus_per_host;
+	}
+	free(seen);
+	if (!json_object_object_get_ex(o, "nics", &list)) {
+		for (unsigned i = 0; i < p->nics; i++) {
+			char text[32];
+
+			if (N == 1) {
+				p->nic_addr[i] = p->host_addr[i];
+				continue;
+			}
+			snprintf(text, sizeof(text), "198.19.%u.%u", i % N, i / N + 1);
+			ct_addr_parse(text, &p->nic_addr[i]);
+		}
+		return 0;
+	}
+	if (p->host_addr_given)
+		return fail(L, "$.placement.nics",
+			    "give the hosts' addresses either in \"hosts\" or, NIC by NIC, here");
+	if (!json_object_is_type(list, json_type_array) ||
+	    json_object_array_length(list) != p->nics)
+		return fail(L, "$.placement.nics",
+			    "expected an array of %u addresses (%u hosts × %u NICs, host by host)",
+			    p->nics, p->hosts, N);
+	for (unsigned i = 0; i < p->nics; i++) {
+		json_object *v = json_object_array_get_idx(list, i);
+		char ip[64];
+
+		snprintf(ip, sizeof(ip), "$.placement.nics[%u]", i);
+		if (!json_object_is_type(v, json_type_string) ||
+		    ct_addr_parse(json_object_get_string(v), &p->nic_addr[i]))
+			return fail(L, ip, "expected an IPv4 or IPv6 address, got %s", shown(v));
+	}
+	/* flows map to hosts by their first NIC's address */
+	for (unsigned h = 0; h < p->hosts; h++)
+		p->host_addr[h] = p->nic_addr[h * N];
+	p->host_addr_given = true;
+	return 0;
+}
+
 static int load_placement(struct loader *L, json_object *root, struct ct_profile *p)
 {
-	static const char *const keys[] = {"gpus", "gpus_per_host", "mapping", "rank_hosts",
-					   "hosts", NULL};
+	static const char *const keys[] = {"gpus",  "gpus_per_host", "mapping", "rank_hosts",
+					   "hosts", "nics_per_host", "nics",	NULL};
 	static const char *const mappings[] = {"deepspeed-default", "custom", "explicit", NULL};
 	char sub[64], mapping[24];
 	json_object *o, *list;
@@ -485,7 +660,7 @@ static int load_placement(struct loader *L, json_object *root, struct ct_profile
 			ct_addr_parse(text, &p->host_addr[h]);
 		}
 	}
-	return 0;
+	return load_nics(L, o, p);
 }
 
 static int load_hardware(struct loader *L, json_object *root, struct ct_profile *p)
@@ -876,8 +1051,8 @@ static int parse_file(struct loader *L, const char *path, json_object **root)
 
 int ct_profile_load(const char *path, struct ct_profile *p, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"name", "description", "model", "parallelism",
-					   "placement", "hardware", NULL};
+	static const char *const keys[] = {"name",	"description", "model", "parallelism",
+					   "placement", "hardware",    "nccl",	NULL};
 	struct loader L = {path, err, errlen};
 	const char *base = strrchr(path, '/');
 	json_object *root = NULL;
@@ -898,6 +1073,7 @@ int ct_profile_load(const char *path, struct ct_profile *p, char *err, size_t er
 	/* hardware first: its platform gives the default GPUs per host */
 	rc = rc ?: load_hardware(&L, root, p);
 	rc = rc ?: load_placement(&L, root, p);
+	rc = rc ?: load_nccl(&L, root, p);
 	json_object_put(root);
 	if (rc)
 		ct_profile_free(p);
@@ -909,8 +1085,12 @@ void ct_profile_free(struct ct_profile *p)
 	free(p->layer_params);
 	free(p->rank_host);
 	free(p->host_addr);
+	free(p->rank_nic);
+	free(p->nic_addr);
 	p->layer_params = NULL;
 	p->rank_host = NULL;
 	p->host_addr = NULL;
+	p->rank_nic = NULL;
+	p->nic_addr = NULL;
 }
 

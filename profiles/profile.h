@@ -38,6 +38,27 @@ struct ct_hardware {
 	double c_tp, c_pp, c_dp, c_ep;
 };
 
+/* How NCCL cuts transfers into network messages (docs/profiles.md, "nccl"). */
+enum ct_nccl_protocol {
+	CT_NCCL_SIMPLE = 0,
+	CT_NCCL_LL,    /* 8 data bytes in each 16-byte line */
+	CT_NCCL_LL128, /* 120 data bytes in each 128-byte line */
+};
+
+enum ct_nccl_algorithm {
+	CT_NCCL_RING = 0, /* Simple: a slice of 2 steps per network message */
+	CT_NCCL_TREE,	  /* one step per message */
+};
+
+struct ct_nccl {
+	bool given; /* the profile has an "nccl" object; without it synth keeps its fixed sizes */
+	enum ct_nccl_protocol protocol;
+	enum ct_nccl_algorithm algorithm;
+	uint64_t buffsize;  /* the protocol's buffer, NCCL_STEPS = 8 steps */
+	uint64_t p2p_chunk; /* NCCL_P2P_NET_CHUNKSIZE */
+	unsigned channels;  /* connections per peer; 0: synth's --channels */
+};
+
 struct ct_profile {
 	char path[256];
 	char name[64];
@@ -61,6 +82,9 @@ struct ct_profile {
 	/* parallelism */
 	unsigned p, t, d, ep;
 	bool recompute;
+	unsigned virtual_stages; /* interleaved 1F1B: model chunks per stage (1: plain 1F1B) */
+	unsigned zero;	   /* ZeRO stage: 0 (plain DP all-reduce), 1 (distributed optimizer), 3 */
+	bool zero_overlap; /* ZeRO-1: reduce-scatter during backward, all-gather during forward */
 
 	/* placement */
 	unsigned gpus, gpus_per_host, hosts;
@@ -68,8 +92,15 @@ struct ct_profile {
 	unsigned *rank_host;	 /* gpus entries: the host of each rank */
 	struct ct_addr *host_addr; /* hosts entries */
 	bool host_addr_given;
+	/* NICs: nics_per_host on every host (rail-optimized: one per GPU); a
+	 * host's GPUs are its ranks in rank order, GPU g sends through NIC
+	 * g·nics_per_host/gpus_per_host of its host */
+	unsigned nics_per_host, nics; /* nics = hosts·nics_per_host */
+	unsigned *rank_nic;	      /* gpus entries: global NIC index, host·nics_per_host + k */
+	struct ct_addr *nic_addr;     /* nics entries; with one NIC per host, the hosts' */
 
 	struct ct_hardware hw;
+	struct ct_nccl nccl;
 };
 
 /*

@@ -25,8 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COLLECTIVE_STEP	 (512u * 1024)
+#define COLLECTIVE_STEP	 (512u * 1024) /* without a profile "nccl" object */
 #define P2P_CHUNK	 (128u * 1024)
+#define NCCL_STEPS	 8
+#define CTRL_CHANNEL	 128 /* + channel: NCCL's socket transport's control connection */
 #define ACK_EVERY	 16   /* RoCE: an ACK per this many packets (and per message) */
 #define CTS_BYTES	 64   /* NCCL's clear-to-send write */
 #define CTS_LEAD_NS	 1000 /* the CTS precedes the data it clears */
@@ -48,7 +50,7 @@ enum pkt_type {
 /* One channel of a connection: a QP pair (RoCE) or a socket (TCP). */
 struct conn {
 	uint32_t src_rank, dst_rank; /* ranks, or UINT32_MAX for noise */
-	uint16_t src_host, dst_host; /* host index; UINT16_MAX: the storage server */
+	uint16_t src_nic, dst_nic;   /* NIC index (profile.h); UINT16_MAX: the storage server */
 	uint8_t cls;
 	uint8_t channel;
 	uint32_t qp_src, qp_dst;     /* RoCE QPs on the sending and receiving host */
@@ -96,6 +98,7 @@ struct synth {
 	double nic_ns_per_byte;
 	uint64_t rng;
 	unsigned payload_max; /* RoCE path MTU / TCP MSS */
+	unsigned channels;    /* connections per peer */
 	double class_bytes[CT_CLASS_COUNT + 1];
 	uint64_t data_pkts_to_host0;
 	int retransmitted;
@@ -124,7 +127,7 @@ void ct_synth_config_default(struct ct_synth_config *cfg)
 	cfg->transport = CT_SYNTH_ROCE;
 	cfg->size_scale = 1;
 	cfg->time_scale = 1;
-	cfg->channels = 2;
+	cfg->channels = 0; /* the profile's nccl.channels, else 2 */
 	cfg->seed = 1;
 	cfg->start_ns = 1700000000ull * 1000000000ull;
 }
@@ -159,8 +162,8 @@ static int index_grow(struct synth *S)
 }
 
 /* The connection (channel) from src to dst for a class, made on first use. */
-static int conn_get(struct synth *S, uint32_t src, uint32_t dst, uint16_t src_host,
-		    uint16_t dst_host, unsigned cls, unsigned ch, uint32_t *out)
+static int conn_get(struct synth *S, uint32_t src, uint32_t dst, uint16_t src_nic, uint16_t dst_nic,
+		    unsigned cls, unsigned ch, uint32_t *out)
 {
 	uint64_t key = conn_key(src, dst, cls, ch);
 	struct conn *c;
@@ -191,12 +194,12 @@ static int conn_get(struct synth *S, uint32_t src, uint32_t dst, uint16_t src_ho
 	memset(c, 0, sizeof(*c));
 	c->src_rank = src;
 	c->dst_rank = dst;
-	c->src_host = src_host;
-	c->dst_host = dst_host;
+	c->src_nic = src_nic;
+	c->dst_nic = dst_nic;
 	c->cls = (uint8_t)cls;
 	c->channel = (uint8_t)ch;
-	c->qp_src = S->next_qp[src_host == UINT16_MAX ? S->p->hosts : src_host]++;
-	c->qp_dst = S->next_qp[dst_host == UINT16_MAX ? S->p->hosts : dst_host]++;
+	c->qp_src = S->next_qp[src_nic == UINT16_MAX ? S->p->nics : src_nic]++;
+	c->qp_dst = S->next_qp[dst_nic == UINT16_MAX ? S->p->nics : dst_nic]++;
 	c->psn_fwd = (uint32_t)(rng_next(S) & 0xffffff);
 	c->psn_rev = (uint32_t)(rng_next(S) & 0xffffff);
 	c->seq_fwd = (uint32_t)rng_next(S);
@@ -258,7 +261,7 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 	struct conn *c = &S->conns[ci];
 	uint64_t t, cts_t = desired > CTS_LEAD_NS ? desired - CTS_LEAD_NS : desired;
 	unsigned n = (bytes + S->payload_max - 1) / S->payload_max;
-	int ce_host0 = S->cfg->noise && c->dst_host == 0;
+	int ce_host0 = S->cfg->noise && c->dst_nic == 0;
 	int err;
 
 	if (!n)
@@ -270,8 +273,8 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 	c->psn_rev = (c->psn_rev + 1) & 0xffffff;
 
 	t = desired;
-	if (S->nic_free[c->src_host] > t)
-		t = S->nic_free[c->src_host];
+	if (S->nic_free[c->src_nic] > t)
+		t = S->nic_free[c->src_nic];
 	for (unsigned k = 0; k < n && !err; k++) {
 		uint32_t len = k + 1 < n ? S->payload_max : bytes - (n - 1) * S->payload_max;
 		uint8_t op = n == 1 ? 0x0b : k == 0 ? 0x06 : k + 1 < n ? 0x07 : 0x09;
@@ -297,7 +300,7 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 		t += (uint64_t)llround((len + header_bytes(S, 1, k == 0 ? 16 : 4)) *
 				       S->nic_ns_per_byte);
 	}
-	S->nic_free[c->src_host] = t;
+	S->nic_free[c->src_nic] = t;
 	return err;
 }
 
@@ -308,7 +311,7 @@ static int tcp_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t 
 	uint64_t t = desired;
 	unsigned n = (bytes + S->payload_max - 1) / S->payload_max;
 	int err = 0;
-	unsigned host = c->src_host == UINT16_MAX ? S->p->hosts : c->src_host;
+	unsigned host = c->src_nic == UINT16_MAX ? S->p->nics : c->src_nic;
 
 	if (S->nic_free[host] > t)
 		t = S->nic_free[host];
@@ -328,11 +331,10 @@ static int tcp_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t 
 
 /* ---- frames ----------------------------------------------------------------- */
 
-static const struct ct_addr *host_addr(const struct synth *S, uint16_t host,
-				       struct ct_addr *storage)
+static const struct ct_addr *nic_addr(const struct synth *S, uint16_t nic, struct ct_addr *storage)
 {
-	if (host != UINT16_MAX)
-		return &S->p->host_addr[host];
+	if (nic != UINT16_MAX)
+		return &S->p->nic_addr[nic];
 	/* the storage server of the noise: 198.19.200.1 (or 2001:db8:ffff::1) */
 	memset(storage, 0, sizeof(*storage));
 	if (ct_addr_is_v4(&S->p->host_addr[0])) {
@@ -357,10 +359,10 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 			    uint32_t *truth_len)
 {
 	const struct conn *c = &S->conns[k->conn];
-	uint16_t sh = k->dir == DIR_FWD ? c->src_host : c->dst_host;
-	uint16_t dh = k->dir == DIR_FWD ? c->dst_host : c->src_host;
+	uint16_t sh = k->dir == DIR_FWD ? c->src_nic : c->dst_nic;
+	uint16_t dh = k->dir == DIR_FWD ? c->dst_nic : c->src_nic;
 	struct ct_addr st1, st2;
-	const struct ct_addr *src = host_addr(S, sh, &st1), *dst = host_addr(S, dh, &st2);
+	const struct ct_addr *src = nic_addr(S, sh, &st1), *dst = nic_addr(S, dh, &st2);
 	int v4 = ct_addr_is_v4(src), tcp = S->cfg->transport == CT_SYNTH_TCP ||
 					    c->cls == CT_CLASS_OTHER;
 	uint8_t *f = S->frame, *ip, *l4;
@@ -532,6 +534,35 @@ static double ep_factor(struct synth *S, unsigned iteration)
 	return 1.0 + spread * (2 * rng_uniform(S) - 1);
 }
 
+/*
+ * The data one network message of a transfer carries, and the bytes on the
+ * wire per data byte. With the profile's "nccl": p2p chunks of
+ * NCCL_P2P_NET_CHUNKSIZE; collectives a step (buffer / 8) per message, a
+ * slice of 2 steps for Simple ring; LL lines carry 8 data bytes in 16, LL128
+ * 120 in 128.
+ */
+static uint64_t message_data(const struct synth *S, const struct ct_transfer *x, double *wire)
+{
+	const struct ct_nccl *n = &S->p->nccl;
+	uint64_t step = n->buffsize / NCCL_STEPS;
+
+	*wire = 1;
+	if (!n->given)
+		return x->kind == CT_XFER_P2P ? P2P_CHUNK : COLLECTIVE_STEP;
+	if (x->kind == CT_XFER_P2P)
+		return n->p2p_chunk;
+	switch (n->protocol) {
+	case CT_NCCL_LL:
+		*wire = 2;
+		return step / 2;
+	case CT_NCCL_LL128:
+		*wire = 128.0 / 120;
+		return step / 128 * 120;
+	default:
+		return n->algorithm == CT_NCCL_RING ? 2 * step : step;
+	}
+}
+
 static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double stretch,
 			    double *iter_bytes)
 {
@@ -545,24 +576,35 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 		const struct ct_transfer *x = &pr->xfers[i];
 		double scaled = (double)x->bytes * cfg->size_scale;
 		uint64_t bytes, step, nmsg, start;
+		double wire;
 
-		if (x->src_host == x->dst_host)
+		if (x->src_host == x->dst_host) /* inside a host: NVLink/PCIe, not the NIC */
 			continue;
 		if (x->cls == CT_CLASS_EP)
 			scaled *= ep_factor(S, it);
 		bytes = scaled < 1 ? 1 : (uint64_t)llround(scaled);
-		step = x->kind == CT_XFER_P2P ? P2P_CHUNK : COLLECTIVE_STEP;
+		step = message_data(S, x, &wire);
 		nmsg = (bytes + step - 1) / step;
 		start = t0 + (uint64_t)llround(x->start * ts);
-		iter_bytes[x->cls] += (double)bytes;
 		for (uint64_t k = 0; k < nmsg && !err; k++) {
 			uint32_t ci;
 			uint64_t len = k + 1 < nmsg ? step : bytes - (nmsg - 1) * step;
+			uint64_t when = start + (uint64_t)llround(k * x->duration * ts / nmsg);
+			unsigned ch = (unsigned)(k % S->channels);
 
-			err = conn_get(S, x->src_rank, x->dst_rank, x->src_host, x->dst_host, x->cls,
-				       (unsigned)(k % cfg->channels), &ci);
-			err = err ?: msg_add(S, start + (uint64_t)llround(k * x->duration * ts / nmsg),
-					     ci, (uint32_t)len);
+			len = wire == 1 ? len : (uint64_t)llround(len * wire);
+			iter_bytes[x->cls] += (double)len;
+			/* NCCL's socket transport: the size (4 bytes) on the control connection */
+			if (S->p->nccl.given && cfg->transport == CT_SYNTH_TCP) {
+				err = conn_get(S, x->src_rank, x->dst_rank, x->src_nic, x->dst_nic,
+					       x->cls, CTRL_CHANNEL + ch, &ci);
+				err = err ?: msg_add(S, when, ci, 4);
+				iter_bytes[x->cls] += err ? 0 : 4;
+			}
+			err = err
+				      ?: conn_get(S, x->src_rank, x->dst_rank, x->src_nic,
+						  x->dst_nic, x->cls, ch, &ci);
+			err = err ?: msg_add(S, when, ci, (uint32_t)len);
 		}
 	}
 	/* noise: storage reads and writes of each host, at random times */
@@ -572,7 +614,9 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 			uint64_t when = t0 + (uint64_t)(rng_uniform(S) * S->pr->t_iter * ts);
 			uint32_t bytes = (uint32_t)(16384 + rng_next(S) % 262144);
 
-			err = conn_get(S, UINT32_MAX - h, UINT32_MAX, (uint16_t)h, UINT16_MAX,
+			/* from the host's first NIC */
+			err = conn_get(S, UINT32_MAX - h, UINT32_MAX,
+				       (uint16_t)(h * S->p->nics_per_host), UINT16_MAX,
 				       CT_CLASS_OTHER, 0, &ci);
 			err = err ?: msg_add(S, when, ci, bytes);
 			iter_bytes[CT_CLASS_OTHER] += bytes;
@@ -597,17 +641,17 @@ static void truth_flow(json_object *flows, const struct synth *S, const struct c
 	json_object *o = json_object_new_object();
 	int tcp = S->cfg->transport == CT_SYNTH_TCP || c->cls == CT_CLASS_OTHER;
 	struct ct_addr st1, st2;
-	uint16_t sh = dir == DIR_FWD ? c->src_host : c->dst_host;
-	uint16_t dh = dir == DIR_FWD ? c->dst_host : c->src_host;
+	uint16_t sh = dir == DIR_FWD ? c->src_nic : c->dst_nic;
+	uint16_t dh = dir == DIR_FWD ? c->dst_nic : c->src_nic;
 	char a[64], b[64];
 
 	if (!c->packets[dir])
 		return;
 	json_object_object_add(o, "transport", json_object_new_string(tcp ? "tcp" : "roce"));
-	json_object_object_add(o, "src",
-			       json_object_new_string(ct_addr_format(host_addr(S, sh, &st1), a, 64)));
-	json_object_object_add(o, "dst",
-			       json_object_new_string(ct_addr_format(host_addr(S, dh, &st2), b, 64)));
+	json_object_object_add(
+		o, "src", json_object_new_string(ct_addr_format(nic_addr(S, sh, &st1), a, 64)));
+	json_object_object_add(
+		o, "dst", json_object_new_string(ct_addr_format(nic_addr(S, dh, &st2), b, 64)));
 	if (tcp) {
 		json_object_object_add(o, "sport", json_object_new_int(dir == DIR_FWD ? c->port_src
 										     : c->port_dst));
@@ -686,7 +730,7 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 	int err = 0;
 
 	if (!cfg->iterations || cfg->size_scale <= 0 || cfg->time_scale <= 0 || cfg->jitter < 0 ||
-	    cfg->jitter >= 1 || !cfg->channels || cfg->channels > 64)
+	    cfg->jitter >= 1 || cfg->channels > 64)
 		return -EINVAL;
 	S = calloc(1, sizeof(*S));
 	if (!S)
@@ -694,6 +738,7 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 	S->p = p;
 	S->pr = pr;
 	S->cfg = cfg;
+	S->channels = cfg->channels ? cfg->channels : p->nccl.channels ? p->nccl.channels : 2;
 	S->rng = cfg->seed;
 	S->nic_ns_per_byte = 8.0 / p->hw.nic_gbps;
 	if (cfg->transport == CT_SYNTH_TCP)
@@ -702,15 +747,15 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 									      : 20);
 	else
 		S->payload_max = cfg->mtu ? cfg->mtu : 4096;
-	S->nic_free = calloc(p->hosts + 1, sizeof(*S->nic_free));
-	S->next_qp = calloc(p->hosts + 1, sizeof(*S->next_qp));
+	S->nic_free = calloc(p->nics + 1, sizeof(*S->nic_free));
+	S->next_qp = calloc(p->nics + 1, sizeof(*S->next_qp));
 	starts = calloc(cfg->iterations + 1, sizeof(*starts));
 	per_iter = calloc((size_t)cfg->iterations * (CT_CLASS_COUNT + 1), sizeof(*per_iter));
 	if (!S->nic_free || !S->next_qp || !starts || !per_iter) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (unsigned h = 0; h <= p->hosts; h++)
+	for (unsigned h = 0; h <= p->nics; h++)
 		S->next_qp[h] = 0x100 + (uint32_t)(rng_next(S) % 0x1000) * 16;
 
 	for (unsigned it = 0; it < cfg->iterations && !err; it++) {

@@ -25,7 +25,8 @@ struct ct_synth_config {
 	unsigned snaplen;  /* bytes of each frame kept; 0 = whole frames */
 	unsigned vlan_tags; /* 802.1Q tags on each frame (0..CT_SYNTH_MAX_VLAN), before the cut */
 	unsigned mtu;	   /* RoCE path MTU (256..4096) or TCP MSS + 52 */
-	unsigned channels; /* NCCL channels (QPs or sockets) per peer */
+	unsigned channels; /* NCCL channels (QPs or sockets) per peer; 0: the profile's
+			    * nccl.channels, else 2 */
 	int noise;	   /* add storage TCP, CNPs/ECN marks and a retransmission */
 	uint64_t seed;
 	uint64_t start_ns; /* capture time of the first iteration */

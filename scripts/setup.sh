@@ -148,11 +148,11 @@ test)
 	install_node_modules
 	echo "== build and test"
 	build build
-	run_suites build --no-suite fuzz --no-suite accuracy
+	run_suites build --no-suite fuzz --no-suite accuracy --no-suite accuracy-full
 	echo "== ASan + UBSan"
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		run_suites build-asan --no-suite fuzz --no-suite accuracy
+		run_suites build-asan --no-suite fuzz --no-suite accuracy --no-suite accuracy-full
 	echo "== fuzzing (${FUZZ_SECONDS:-60} s per target)"
 	CC=clang build build-fuzz -Dfuzz=true
 	run_suites build-fuzz --suite fuzz
