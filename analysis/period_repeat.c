@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One flow's iterations, read where a training job's traffic is exact: in
+ * its bytes, not its times. Every iteration moves the same tensors, so a
+ * flow's sequence of messages repeats byte for byte while the compute
+ * between them jitters (5-40% per iteration on loaded CPU ranks). Along
+ * the flow's cumulative bytes, the idle time before each burst is a series
+ * that repeats with the flow's bytes per iteration, whatever the jitter;
+ * the iteration's boundary is where that series has its longest idle time
+ * (the forward pass, the pipeline's bubble, the optimizer step).
+ */
+#include "period_repeat.h"
+
+#include <errno.h>
+#include <fftw3.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Bins of the byte axis. A DDP flow of 19 iterations in a 4096-bin axis has
+ * about 200 bins an iteration; the real runs' bytes per iteration vary by
+ * under 0.2% (retransmissions), well inside a bin.
+ */
+#define BYTE_BINS 4096
+
+/* Unbiased autocovariance of x (length n) into acov[0..n-1], by FFT. */
+static int autocovariance(const double *x, size_t n, double *acov)
+{
+	size_t m = 2 * n;
+	double *in = fftw_malloc(sizeof(double) * m), mean = 0;
+	fftw_complex *spec = fftw_malloc(sizeof(fftw_complex) * (m / 2 + 1));
+	fftw_plan fwd, inv;
+
+	if (!in || !spec) {
+		fftw_free(in);
+		fftw_free(spec);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		mean += x[i];
+	mean /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		in[i] = x[i] - mean;
+	memset(in + n, 0, sizeof(double) * n); /* zero padding: linear, not circular */
+	fwd = fftw_plan_dft_r2c_1d((int)m, in, spec, FFTW_ESTIMATE);
+	inv = fftw_plan_dft_c2r_1d((int)m, spec, in, FFTW_ESTIMATE);
+	fftw_execute(fwd);
+	for (size_t k = 0; k <= m / 2; k++) {
+		spec[k][0] = spec[k][0] * spec[k][0] + spec[k][1] * spec[k][1];
+		spec[k][1] = 0;
+	}
+	fftw_execute(inv);
+	for (size_t i = 0; i < n; i++)
+		acov[i] = in[i] / (double)(n - i);
+	fftw_destroy_plan(fwd);
+	fftw_destroy_plan(inv);
+	fftw_free(in);
+	fftw_free(spec);
+	return 0;
+}
+
+/*
+ * A flow whose bytes do not repeat still has a highest autocorrelation
+ * over its lags: idle times at random reach about REPEAT_NOISE / sqrt(bursts)
+ * (two standard errors). A repetition must stand above that, and two
+ * correlations closer than sqrt(2) times that (two standard errors of
+ * their difference) are as good as equal. (Real runs: ring and DP flows
+ * score 0.33-0.76 over 150-300 bursts, floor 0.12-0.16; MoE's token-routed
+ * flows 0.11-0.21 over 250; a DP flow over three iterations 0.55-0.64 over
+ * 20-22 bursts, floor 0.43.)
+ */
+#define REPEAT_NOISE 2.0
+
+/*
+ * The flow's bytes per iteration, in bins, or 0: of the peaks of the
+ * idle-time series' autocorrelation, the shortest as good as the best.
+ * The iteration's multiples repeat it as exactly as the iteration itself
+ * (and the longest compare little of the series: noisier); a nested rhythm
+ * (buckets, micro-batches) repeats its short waits but not the iteration's
+ * long one, and scores lower. Lags up to half the series: at least two
+ * iterations to compare (three iterations span little more than two).
+ * *score is the correlation at that lag.
+ */
+static size_t repeat_lag(const double *acov, size_t n, size_t bursts, double *score)
+{
+	size_t max_lag = n / 2, lag = 0, lo = 1;
+	double best = 0, noise = REPEAT_NOISE / sqrt((double)bursts);
+
+	*score = 0;
+	if (acov[0] <= 0)
+		return 0;
+	/* past the lobe around lag 0 (a burst's idle time resembles itself) */
+	while (lo + 1 < max_lag && acov[lo + 1] <= acov[lo])
+		lo++;
+	for (size_t l = lo + 1; l + 1 < max_lag; l++)
+		if (acov[l] >= acov[l - 1] && acov[l] >= acov[l + 1] && acov[l] > best)
+			best = acov[l];
+	best /= acov[0];
+	if (best < noise)
+		return 0;
+	for (size_t l = lo + 1; l + 1 < max_lag && !lag; l++)
+		if (acov[l] >= acov[l - 1] && acov[l] >= acov[l + 1] &&
+		    acov[l] / acov[0] >= fmax(noise, best - M_SQRT2 * noise))
+			lag = l;
+	*score = acov[lag] / acov[0];
+	return lag;
+}
+
+/* The median of x[0..n) (reorders x; n > 0). */
+static double median_of(double *x, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && x[j - 1] > x[j]; j--) {
+			double t = x[j];
+
+			x[j] = x[j - 1];
+			x[j - 1] = t;
+		}
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/*
+ * Anchors: in each window of one iteration's bytes centred on the boundary
+ * phase, the burst after the longest idle time. Writes burst indices into
+ * idx; returns how many. A window whose centre lies within a quarter
+ * iteration of either end of the flow's bytes, or outside, is not one of
+ * its iterations: the capture began or ended inside it (a stray
+ * acknowledgement after the last iteration would otherwise be one).
+ */
+static size_t anchors_of(size_t n, const double *pos, const double *gap, double q, double phase,
+			 double total, size_t *idx)
+{
+	size_t len = 0, i = 0;
+	double m0 = ceil((-0.25 * q - phase) / q);
+
+	for (double m = m0;; m++) {
+		double centre = phase + m * q, lo = centre - q / 2, hi = centre + q / 2;
+		size_t best = SIZE_MAX;
+
+		if (centre > total - 0.25 * q)
+			break;
+		while (i < n && pos[i] < lo)
+			i++;
+		for (size_t j = i; j < n && pos[j] < hi; j++)
+			if (best == SIZE_MAX || gap[j] > gap[best])
+				best = j;
+		if (best != SIZE_MAX && (!len || best != idx[len - 1]))
+			idx[len++] = best;
+	}
+	return len;
+}
+
+/*
+ * An interval this many times the median is a pause (set-up before the
+ * first iteration, a stall), not an iteration: anchors beyond one at
+ * either end are dropped. (Real runs: the longest iteration 1.6 times the
+ * median, loaded ddp; the set-up pause 8.7 times, ptd.)
+ */
+#define PAUSE_FACTOR 2
+
+/* Intervals between the anchors into d[0..len-1); returns their median (reorders nothing). */
+static double intervals_of(const struct ct_burst *b, const size_t *idx, size_t len, double *d,
+			   double *scratch)
+{
+	for (size_t i = 0; i + 1 < len; i++)
+		scratch[i] = d[i] = (double)(b[idx[i + 1]].start - b[idx[i]].start);
+	return median_of(scratch, len - 1);
+}
+
+int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat *out)
+{
+	double *x = NULL, *acov = NULL, *pos = NULL, *gap = NULL, *tmp = NULL;
+	double total = 0, bin, q, fold_best = -1, phase = 0, median;
+	size_t *idx = NULL, lag, len;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (n < 3)
+		return 0;
+	x = calloc(BYTE_BINS, sizeof(*x));
+	acov = calloc(BYTE_BINS, sizeof(*acov));
+	pos = calloc(n, sizeof(*pos));
+	gap = calloc(n, sizeof(*gap));
+	tmp = calloc(n, sizeof(*tmp));
+	idx = calloc(n, sizeof(*idx));
+	if (!x || !acov || !pos || !gap || !tmp || !idx) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		pos[i] = total;
+		total += (double)b[i].bytes;
+		/* the first burst's idle time is unknown: the capture began in it */
+		gap[i] = i && b[i].start > b[i - 1].end ? (double)(b[i].start - b[i - 1].end) : 0;
+	}
+	if (total <= 0)
+		goto out;
+	bin = total / BYTE_BINS;
+	/*
+	 * Each idle time on a log scale against the flow's median one: one
+	 * pause of seconds (set-up, a stall) would otherwise be the whole
+	 * series and repeat with nothing, while ranks would weigh a bucket's
+	 * short wait like the iteration's long one.
+	 */
+	memcpy(tmp, gap, n * sizeof(*tmp));
+	median = median_of(tmp, n);
+	if (median <= 0)
+		median = 1; /* mostly back-to-back bursts: against 1 ns */
+	for (size_t i = 1; i < n; i++) {
+		size_t k = (size_t)(pos[i] / bin);
+
+		x[k < BYTE_BINS ? k : BYTE_BINS - 1] += log1p(gap[i] / median);
+	}
+	/* a burst may start a bin early or late (retransmitted bytes): spread [1 2 1] */
+	{
+		double prev = 0;
+
+		for (size_t i = 0; i < BYTE_BINS; i++) {
+			double cur = x[i], next = i + 1 < BYTE_BINS ? x[i + 1] : 0;
+
+			x[i] = prev / 4 + cur / 2 + next / 4;
+			prev = cur;
+		}
+	}
+	err = autocovariance(x, BYTE_BINS, acov);
+	if (err)
+		goto out;
+	lag = repeat_lag(acov, BYTE_BINS, n, &out->repeat);
+	if (getenv("CT_PERIOD_TRACE") && lag)
+		for (size_t l = 1; l < BYTE_BINS / 2; l++)
+			if (acov[l] >= acov[l - 1] && acov[l] >= acov[l + 1] && acov[l] > 0.3 * acov[lag])
+				fprintf(stderr, "  peak lag %zu acf %.3f\n", l, acov[l] / acov[0]);
+	if (!lag)
+		goto out;
+	q = (double)lag * bin;
+	/* the boundary phase: the idle times folded onto one iteration's bins */
+	memset(acov, 0, lag * sizeof(*acov));
+	for (size_t k = 0; k < BYTE_BINS; k++)
+		acov[k % lag] += x[k];
+	for (size_t k = 0; k < lag; k++)
+		if (acov[k] > fold_best) {
+			fold_best = acov[k];
+			phase = ((double)k + 0.5) * bin;
+		}
+	if (phase > q / 2)
+		phase -= q; /* the boundary at the flow's first byte: phase about 0 */
+	/* the first burst counts as a boundary when it sits on the phase */
+	gap[0] = INFINITY;
+	len = anchors_of(n, pos, gap, q, phase, total, idx);
+	gap[0] = 0;
+	if (len < 2)
+		goto out;
+	if (getenv("CT_PERIOD_TRACE"))
+		for (size_t i = 0; i < len; i++)
+			fprintf(stderr, "  anchor %zu burst %zu pos %.0f (%.3f q) t %.6f gap %.6f\n", i,
+				idx[i], pos[idx[i]], pos[idx[i]] / q, (double)b[idx[i]].start / 1e9,
+				gap[idx[i]] / 1e9);
+	{
+		double *d = pos, med = intervals_of(b, idx, len, d, tmp), dev;
+		size_t lo = 0, hi = len - 1; /* the anchors kept: lo..hi */
+
+		while (lo < hi && d[lo] > PAUSE_FACTOR * med)
+			lo++;
+		while (hi > lo && d[hi - 1] > PAUSE_FACTOR * med)
+			hi--;
+		memmove(idx, idx + lo, (hi - lo + 1) * sizeof(*idx));
+		len = hi - lo + 1;
+		if (len < 2)
+			goto out;
+		/* spread: the median absolute deviation, as a cv (1.4826: normal scale) */
+		med = intervals_of(b, idx, len, d, tmp);
+		for (size_t i = 0; i + 1 < len; i++)
+			tmp[i] = fabs(d[i] - med);
+		dev = median_of(tmp, len - 1);
+		out->interval_cv = 1.4826 * dev / med;
+		out->period_ns = (double)(b[idx[len - 1]].start - b[idx[0]].start) / (double)(len - 1);
+	}
+	/* pos[] was used for the intervals: the bytes again */
+	for (size_t i = 0, c = 0; i < n; i++) {
+		pos[i] = (double)c;
+		c += b[i].bytes;
+	}
+	out->bytes_per_iteration = q;
+	out->anchors = len;
+	out->first_anchor = b[idx[0]].start;
+	out->last_anchor = b[idx[len - 1]].start;
+	/*
+	 * The anchors span all iterations but the last. When the flow begins
+	 * on a boundary and its last iteration is whole (as many bytes as the
+	 * smallest whole one), that last iteration counts too: from the first
+	 * anchor to the flow's last byte, plus the median idle time before a
+	 * boundary (the one after the last byte the capture does not show).
+	 */
+	if (idx[0] == 0) {
+		double min_whole = INFINITY, last = total - pos[idx[len - 1]];
+		uint64_t end = 0;
+
+		for (size_t i = 0; i + 1 < len; i++)
+			min_whole = fmin(min_whole, pos[idx[i + 1]] - pos[idx[i]]);
+		for (size_t i = 1; i < len; i++)
+			tmp[i - 1] = gap[idx[i]];
+		for (size_t i = idx[len - 1]; i < n; i++)
+			if (b[i].end > end)
+				end = b[i].end;
+		if (last >= min_whole) {
+			double idle = median_of(tmp, len - 1);
+
+			out->period_ns = ((double)(end - b[idx[0]].start) + idle) / (double)len;
+			out->whole_last = 1;
+		}
+	}
+	out->idx = idx;
+	idx = NULL;
+out:
+	free(x);
+	free(acov);
+	free(pos);
+	free(gap);
+	free(tmp);
+	free(idx);
+	return err;
+}
+
+void ct_flow_repeat_free(struct ct_flow_repeat *r)
+{
+	free(r->idx);
+	r->idx = NULL;
+}
