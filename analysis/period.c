@@ -47,8 +47,8 @@ static int burst_cmp(const void *a, const void *b)
 struct flow_run {
 	size_t first, n;
 	double bytes;
-	double votes; /* bytes times how clearly they repeat */
-	struct ct_flow_repeat r;
+	struct ct_flow_repeat r[2]; /* at the lag it repeats best at, at a shorter one as good */
+	double votes[2];	    /* 0: that one does not count */
 };
 
 static int by_bytes_desc(const void *a, const void *b)
@@ -58,12 +58,39 @@ static int by_bytes_desc(const void *a, const void *b)
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
 }
 
-static int by_period(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
-	const struct flow_run *x = *(const struct flow_run *const *)a;
-	const struct flow_run *y = *(const struct flow_run *const *)b;
+	double x = *(const double *)a, y = *(const double *)b;
 
-	return x->r.period_ns < y->r.period_ns ? -1 : x->r.period_ns > y->r.period_ns;
+	return x < y ? -1 : x > y;
+}
+
+/* Whether period is k whole times a flow's period p, k >= 1 (k = 1 only: once). */
+static int divides(double period, double p, int once)
+{
+	double k = round(period / p);
+
+	return k >= 1 && (!once || k == 1) && fabs(period / p - k) <= JOB_AGREE;
+}
+
+/*
+ * Which of a flow's periods period is (once), or is k times (!once), the
+ * one with the larger vote; -1 if none. *votes: with !once, the flow's
+ * larger vote whichever matched (a flow counts once, as much for the
+ * iteration as for its multiple); with once, the matching one's.
+ */
+static int flow_vote(const struct flow_run *f, double period, int once, double *votes)
+{
+	int which = -1;
+
+	*votes = 0;
+	for (int i = 0; i < 2; i++)
+		if (f->votes[i] > 0 && divides(period, f->r[i].period_ns, once) &&
+		    (which < 0 || f->votes[i] > f->votes[which]))
+			which = i;
+	if (which >= 0)
+		*votes = once ? f->votes[which] : fmax(f->votes[0], f->votes[1]);
+	return which;
 }
 
 /* The heaviest flows' runs in by_flow (sorted by flow, then start). */
@@ -93,10 +120,12 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		       struct ct_period *out)
 {
 	struct ct_burst *by_flow = NULL, *tmp = NULL;
-	struct flow_run *runs = NULL, **ok = NULL;
+	struct flow_run *runs = NULL;
+	const struct ct_flow_repeat *ref = NULL;
+	double *ok = NULL; /* the periods that count */
+	size_t ref_first = 0;
 	size_t nr = 0, nok = 0;
 	double weight = 0, period_ns;
-	const struct flow_run *ref = NULL;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -117,29 +146,45 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	if (err)
 		goto out;
 	nr = flow_runs(by_flow, n, &runs);
-	ok = calloc(nr + 1, sizeof(*ok));
+	ok = calloc(2 * nr + 1, sizeof(*ok));
 	if (!runs || !ok) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < nr; i++) {
 		struct flow_run *f = &runs[i];
+		double most = 0;
 
-		err = ct_flow_repeat(by_flow + f->first, f->n, &f->r);
+		err = ct_flow_repeat(by_flow + f->first, f->n, f->r);
 		if (err)
 			goto out;
-		ct_log(CT_LOG_DEBUG,
-		       "flow %u: %zu bursts, %.0f bytes, repeats every %.0f bytes (score %.3f): "
-		       "%zu iterations, period %.6f s, interval cv %.3f%s\n",
-		       by_flow[f->first].flow, f->n, f->bytes, f->r.bytes_per_iteration, f->r.repeat,
-		       f->r.anchors, f->r.period_ns / 1e9, f->r.interval_cv,
-		       f->r.whole_last ? ", last iteration whole" : "");
-		if (f->r.anchors >= CT_PERIOD_MIN_ITERATIONS && f->r.interval_cv < 1 &&
-		    f->r.period_ns >= min_period_s * 1e9) {
-			ok[nok++] = f;
-			f->votes = f->bytes * f->r.repeat;
-			weight += f->votes;
+		for (int c = 0; c < 2; c++) {
+			const struct ct_flow_repeat *r = &f->r[c];
+
+			if (!r->bytes_per_iteration)
+				continue;
+			ct_log(CT_LOG_DEBUG,
+			       "flow %u: %zu bursts, %.0f bytes, repeats every %.0f bytes "
+			       "(score %.3f): %zu iterations, period %.6f s, interval cv %.3f%s\n",
+			       by_flow[f->first].flow, f->n, f->bytes, r->bytes_per_iteration,
+			       r->repeat, r->anchors, r->period_ns / 1e9, r->interval_cv,
+			       r->whole_last ? ", last iteration whole" : "");
+			if (r->anchors < CT_PERIOD_MIN_ITERATIONS || r->interval_cv >= 1 ||
+			    r->period_ns < min_period_s * 1e9)
+				continue;
+			/*
+			 * A flow votes with its bytes, times how clearly they
+			 * repeat, times how steadily its iterations come: a nested
+			 * rhythm taken for the iteration comes unevenly, the
+			 * iteration's long wait falling between two of its
+			 * repetitions (real ddp, 3 iterations: buckets cv 0.37-0.55,
+			 * the iteration 0.09).
+			 */
+			f->votes[c] = f->bytes * r->repeat * (1 - r->interval_cv);
+			most = fmax(most, f->votes[c]);
+			ok[nok++] = r->period_ns;
 		}
+		weight += most;
 	}
 	if (!nok) {
 		out->reason = "not periodic: no flow repeats over three iterations";
@@ -147,58 +192,60 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	}
 	/*
 	 * The iteration: of the flows' periods, the one that the most
-	 * repeating bytes divide (k whole repetitions of theirs in it), the
-	 * shortest of those as well supported; it is the mean of the flows
-	 * that repeat once in it, the heaviest of which gives the starts.
+	 * repeating bytes divide (k whole repetitions of theirs in it; each
+	 * flow counted once, with its larger vote), the shortest of those as
+	 * well supported. It is the mean of the flows that repeat once in it,
+	 * the one with the largest vote giving the starts.
 	 */
-	qsort(ok, nok, sizeof(*ok), by_period);
+	qsort(ok, nok, sizeof(*ok), cmp_double);
 	{
-		double best = 0, sum = 0, w = 0;
+		double best = 0, best_period = 0, sum = 0, w = 0, v, most = 0;
 
 		for (size_t i = 0; i < nok; i++) {
 			double support = 0;
 
-			for (size_t j = 0; j < nok; j++) {
-				double k = round(ok[i]->r.period_ns / ok[j]->r.period_ns);
-
-				if (k >= 1 &&
-				    fabs(ok[i]->r.period_ns / ok[j]->r.period_ns - k) <= JOB_AGREE)
-					support += ok[j]->votes;
+			for (size_t j = 0; j < nr; j++) {
+				flow_vote(&runs[j], ok[i], 0, &v);
+				support += v;
 			}
 			if (support > best) {
 				best = support;
-				ref = ok[i];
+				best_period = ok[i];
 			}
 		}
-		for (size_t j = 0; j < nok; j++)
-			if (fabs(ok[j]->r.period_ns / ref->r.period_ns - 1) <= JOB_AGREE) {
-				sum += ok[j]->votes * ok[j]->r.period_ns;
-				w += ok[j]->votes;
+		for (size_t j = 0; j < nr; j++) {
+			int c = flow_vote(&runs[j], best_period, 1, &v);
+
+			if (c < 0)
+				continue;
+			sum += v * runs[j].r[c].period_ns;
+			w += v;
+			if (v > most) {
+				most = v;
+				ref = &runs[j].r[c];
+				ref_first = runs[j].first;
 			}
+		}
 		period_ns = sum / w;
-		for (size_t j = 0; j < nok; j++)
-			if (fabs(ok[j]->r.period_ns / ref->r.period_ns - 1) <= JOB_AGREE &&
-			    ok[j]->votes > ref->votes)
-				ref = ok[j];
 		/*
 		 * Confidence: the share of the repeating bytes that agree, times
 		 * how far the anchors' spread is from random arrivals' (cv 1):
 		 * full up to a spread of a half (real runs: up to 0.53).
 		 */
-		out->confidence = best / weight * fmin(1, 2 * (1 - ref->r.interval_cv));
+		out->confidence = best / weight * fmin(1, 2 * (1 - ref->interval_cv));
 	}
 	out->period_s = period_ns / 1e9;
-	out->acf_peak = ref->r.repeat;
-	out->iterations = ref->r.anchors;
+	out->acf_peak = ref->repeat;
+	out->iterations = ref->anchors;
 	out->starts = malloc(out->iterations * sizeof(*out->starts));
 	if (!out->starts) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < out->iterations; i++)
-		out->starts[i] = by_flow[ref->first + ref->r.idx[i]].start;
+		out->starts[i] = by_flow[ref_first + ref->idx[i]].start;
 	ct_log(CT_LOG_DEBUG, "period %.6f s from flow %u, confidence %.3f, %zu iterations\n",
-	       out->period_s, by_flow[ref->first].flow, out->confidence, out->iterations);
+	       out->period_s, by_flow[ref_first].flow, out->confidence, out->iterations);
 	if (out->confidence < CT_PERIOD_MIN_CONFIDENCE) {
 		out->reason = "not periodic: the pattern does not repeat steadily enough";
 		ct_period_free(out);
@@ -208,8 +255,10 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	out->periodic = 1;
 	out->reason = NULL;
 out:
-	for (size_t i = 0; runs && i < nr; i++)
-		ct_flow_repeat_free(&runs[i].r);
+	for (size_t i = 0; runs && i < nr; i++) {
+		ct_flow_repeat_free(&runs[i].r[0]);
+		ct_flow_repeat_free(&runs[i].r[1]);
+	}
 	free(runs);
 	free(ok);
 	free(by_flow);

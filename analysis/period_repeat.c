@@ -74,50 +74,59 @@ static int autocovariance(const double *x, size_t n, double *acov)
 #define REPEAT_NOISE 2.0
 
 /*
- * The flow's bytes per iteration, in bins, or 0: of the peaks of the
- * idle-time series' autocorrelation, the shortest as good as the best.
- * The iteration's multiples repeat it as exactly as the iteration itself
- * (and the longest compare little of the series: noisier); a nested rhythm
- * (buckets, micro-batches) repeats its short waits but not the iteration's
- * long one, and scores lower. Lags up to half the series: at least two
+ * The lags at which the flow's bytes repeat, in bins: lags[0] the highest
+ * peak of the idle-time series' autocorrelation, lags[1] the shortest peak
+ * as good as it (0 when that is lags[0]). The iteration's multiples repeat
+ * it as exactly as the iteration itself, and score as high up to noise; a
+ * nested rhythm (buckets, micro-batches) repeats its short waits but not
+ * the iteration's long one, and scores lower, but over few iterations the
+ * noise can hide the difference: both lags are tried, and the job's other
+ * flows decide (period.c). Lags up to half the series: at least two
  * iterations to compare (three iterations span little more than two).
- * *score is the correlation at that lag.
+ * score[i] is the correlation at lags[i]. Returns 0 when nothing repeats.
  */
-static size_t repeat_lag(const double *acov, size_t n, size_t bursts, double *score)
+static int repeat_lags(const double *acov, size_t n, size_t bursts, size_t lags[2],
+		       double score[2])
 {
-	size_t max_lag = n / 2, lag = 0, lo = 1;
+	size_t max_lag = n / 2, lo = 1;
 	double best = 0, noise = REPEAT_NOISE / sqrt((double)bursts);
 
-	*score = 0;
+	lags[0] = lags[1] = 0;
 	if (acov[0] <= 0)
 		return 0;
 	/* past the lobe around lag 0 (a burst's idle time resembles itself) */
 	while (lo + 1 < max_lag && acov[lo + 1] <= acov[lo])
 		lo++;
 	for (size_t l = lo + 1; l + 1 < max_lag; l++)
-		if (acov[l] >= acov[l - 1] && acov[l] >= acov[l + 1] && acov[l] > best)
+		if (acov[l] >= acov[l - 1] && acov[l] >= acov[l + 1] && acov[l] > best) {
 			best = acov[l];
+			lags[0] = l;
+		}
 	best /= acov[0];
-	if (best < noise)
+	if (!lags[0] || best < noise)
 		return 0;
-	for (size_t l = lo + 1; l + 1 < max_lag && !lag; l++)
+	score[0] = best;
+	for (size_t l = lo + 1; l < lags[0]; l++)
 		if (acov[l] >= acov[l - 1] && acov[l] >= acov[l + 1] &&
-		    acov[l] / acov[0] >= fmax(noise, best - M_SQRT2 * noise))
-			lag = l;
-	*score = acov[lag] / acov[0];
-	return lag;
+		    acov[l] / acov[0] >= fmax(noise, best - M_SQRT2 * noise)) {
+			lags[1] = l;
+			score[1] = acov[l] / acov[0];
+			break;
+		}
+	return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* The median of x[0..n) (reorders x; n > 0). */
 static double median_of(double *x, size_t n)
 {
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && x[j - 1] > x[j]; j--) {
-			double t = x[j];
-
-			x[j] = x[j - 1];
-			x[j - 1] = t;
-		}
+	qsort(x, n, sizeof(*x), cmp_double);
 	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
@@ -169,14 +178,107 @@ static double intervals_of(const struct ct_burst *b, const size_t *idx, size_t l
 	return median_of(scratch, len - 1);
 }
 
-int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat *out)
+/*
+ * The iterations at one lag (in bins of bin bytes) of the idle-time series
+ * x: the boundary phase, the anchors, their intervals, the period. gap[] and
+ * pos[] are the bursts' idle times and byte positions; tmp has n doubles.
+ */
+static int iterations_at(const struct ct_burst *b, size_t n, const double *x, size_t lag,
+			 double bin, const double *pos, double *gap, double *tmp,
+			 struct ct_flow_repeat *out)
+{
+	double q = (double)lag * bin, total = pos[n - 1] + (double)b[n - 1].bytes;
+	double fold_best = -1, phase = 0, *fold = calloc(lag, sizeof(*fold));
+	double *d = malloc(n * sizeof(*d));
+	size_t *idx = malloc(n * sizeof(*idx)), len, lo = 0, hi;
+
+	if (!fold || !d || !idx) {
+		free(fold);
+		free(d);
+		free(idx);
+		return -ENOMEM;
+	}
+	out->bytes_per_iteration = q;
+	/* the boundary phase: the idle times folded onto one iteration's bins */
+	for (size_t k = 0; k < BYTE_BINS; k++)
+		fold[k % lag] += x[k];
+	for (size_t k = 0; k < lag; k++)
+		if (fold[k] > fold_best) {
+			fold_best = fold[k];
+			phase = ((double)k + 0.5) * bin;
+		}
+	if (phase > q / 2)
+		phase -= q; /* the boundary at the flow's first byte: phase about 0 */
+	/* the first burst counts as a boundary when it sits on the phase */
+	gap[0] = INFINITY;
+	len = anchors_of(n, pos, gap, q, phase, total, idx);
+	gap[0] = 0;
+	if (len < 2)
+		goto out;
+	/* pauses at either end are no iterations */
+	{
+		double med = intervals_of(b, idx, len, d, tmp), dev;
+
+		hi = len - 1;
+		while (lo < hi && d[lo] > PAUSE_FACTOR * med)
+			lo++;
+		while (hi > lo && d[hi - 1] > PAUSE_FACTOR * med)
+			hi--;
+		memmove(idx, idx + lo, (hi - lo + 1) * sizeof(*idx));
+		len = hi - lo + 1;
+		if (len < 2)
+			goto out;
+		/* spread: the median absolute deviation, as a cv (1.4826: normal scale) */
+		med = intervals_of(b, idx, len, d, tmp);
+		for (size_t i = 0; i + 1 < len; i++)
+			tmp[i] = fabs(d[i] - med);
+		dev = median_of(tmp, len - 1);
+		out->interval_cv = 1.4826 * dev / med;
+		out->period_ns = (double)(b[idx[len - 1]].start - b[idx[0]].start) / (double)(len - 1);
+	}
+	out->anchors = len;
+	/*
+	 * The anchors span all iterations but the last. When the flow begins
+	 * on a boundary and its last iteration is whole (as many bytes as the
+	 * smallest whole one), that last iteration counts too: from the first
+	 * anchor to the flow's last byte, plus the median idle time before a
+	 * boundary (the one after the last byte the capture does not show).
+	 */
+	if (idx[0] == 0) {
+		double min_whole = INFINITY, last = total - pos[idx[len - 1]];
+		uint64_t end = 0;
+
+		for (size_t i = 0; i + 1 < len; i++)
+			min_whole = fmin(min_whole, pos[idx[i + 1]] - pos[idx[i]]);
+		for (size_t i = 1; i < len; i++)
+			tmp[i - 1] = gap[idx[i]];
+		for (size_t i = idx[len - 1]; i < n; i++)
+			if (b[i].end > end)
+				end = b[i].end;
+		if (last >= min_whole) {
+			double idle = median_of(tmp, len - 1);
+
+			out->period_ns = ((double)(end - b[idx[0]].start) + idle) / (double)len;
+			out->whole_last = 1;
+		}
+	}
+	out->idx = idx;
+	idx = NULL;
+out:
+	free(fold);
+	free(d);
+	free(idx);
+	return 0;
+}
+
+int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat out[2])
 {
 	double *x = NULL, *acov = NULL, *pos = NULL, *gap = NULL, *tmp = NULL;
-	double total = 0, bin, q, fold_best = -1, phase = 0, median;
-	size_t *idx = NULL, lag, len;
+	double total = 0, bin, median, score[2] = {0};
+	size_t lags[2];
 	int err = 0;
 
-	memset(out, 0, sizeof(*out));
+	memset(out, 0, 2 * sizeof(*out));
 	if (n < 3)
 		return 0;
 	x = calloc(BYTE_BINS, sizeof(*x));
@@ -184,8 +286,7 @@ int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat *ou
 	pos = calloc(n, sizeof(*pos));
 	gap = calloc(n, sizeof(*gap));
 	tmp = calloc(n, sizeof(*tmp));
-	idx = calloc(n, sizeof(*idx));
-	if (!x || !acov || !pos || !gap || !tmp || !idx) {
+	if (!x || !acov || !pos || !gap || !tmp) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -225,101 +326,20 @@ int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat *ou
 		}
 	}
 	err = autocovariance(x, BYTE_BINS, acov);
-	if (err)
+	if (err || !repeat_lags(acov, BYTE_BINS, n, lags, score))
 		goto out;
-	lag = repeat_lag(acov, BYTE_BINS, n, &out->repeat);
-	if (getenv("CT_PERIOD_TRACE") && lag)
-		for (size_t l = 1; l < BYTE_BINS / 2; l++)
-			if (acov[l] >= acov[l - 1] && acov[l] >= acov[l + 1] && acov[l] > 0.3 * acov[lag])
-				fprintf(stderr, "  peak lag %zu acf %.3f\n", l, acov[l] / acov[0]);
-	if (!lag)
-		goto out;
-	q = (double)lag * bin;
-	/* the boundary phase: the idle times folded onto one iteration's bins */
-	memset(acov, 0, lag * sizeof(*acov));
-	for (size_t k = 0; k < BYTE_BINS; k++)
-		acov[k % lag] += x[k];
-	for (size_t k = 0; k < lag; k++)
-		if (acov[k] > fold_best) {
-			fold_best = acov[k];
-			phase = ((double)k + 0.5) * bin;
-		}
-	if (phase > q / 2)
-		phase -= q; /* the boundary at the flow's first byte: phase about 0 */
-	/* the first burst counts as a boundary when it sits on the phase */
-	gap[0] = INFINITY;
-	len = anchors_of(n, pos, gap, q, phase, total, idx);
-	gap[0] = 0;
-	if (len < 2)
-		goto out;
-	if (getenv("CT_PERIOD_TRACE"))
-		for (size_t i = 0; i < len; i++)
-			fprintf(stderr, "  anchor %zu burst %zu pos %.0f (%.3f q) t %.6f gap %.6f\n", i,
-				idx[i], pos[idx[i]], pos[idx[i]] / q, (double)b[idx[i]].start / 1e9,
-				gap[idx[i]] / 1e9);
-	{
-		double *d = pos, med = intervals_of(b, idx, len, d, tmp), dev;
-		size_t lo = 0, hi = len - 1; /* the anchors kept: lo..hi */
-
-		while (lo < hi && d[lo] > PAUSE_FACTOR * med)
-			lo++;
-		while (hi > lo && d[hi - 1] > PAUSE_FACTOR * med)
-			hi--;
-		memmove(idx, idx + lo, (hi - lo + 1) * sizeof(*idx));
-		len = hi - lo + 1;
-		if (len < 2)
-			goto out;
-		/* spread: the median absolute deviation, as a cv (1.4826: normal scale) */
-		med = intervals_of(b, idx, len, d, tmp);
-		for (size_t i = 0; i + 1 < len; i++)
-			tmp[i] = fabs(d[i] - med);
-		dev = median_of(tmp, len - 1);
-		out->interval_cv = 1.4826 * dev / med;
-		out->period_ns = (double)(b[idx[len - 1]].start - b[idx[0]].start) / (double)(len - 1);
+	for (int i = 0; i < 2 && !err; i++) {
+		if (!lags[i])
+			continue;
+		out[i].repeat = score[i];
+		err = iterations_at(b, n, x, lags[i], bin, pos, gap, tmp, &out[i]);
 	}
-	/* pos[] was used for the intervals: the bytes again */
-	for (size_t i = 0, c = 0; i < n; i++) {
-		pos[i] = (double)c;
-		c += b[i].bytes;
-	}
-	out->bytes_per_iteration = q;
-	out->anchors = len;
-	out->first_anchor = b[idx[0]].start;
-	out->last_anchor = b[idx[len - 1]].start;
-	/*
-	 * The anchors span all iterations but the last. When the flow begins
-	 * on a boundary and its last iteration is whole (as many bytes as the
-	 * smallest whole one), that last iteration counts too: from the first
-	 * anchor to the flow's last byte, plus the median idle time before a
-	 * boundary (the one after the last byte the capture does not show).
-	 */
-	if (idx[0] == 0) {
-		double min_whole = INFINITY, last = total - pos[idx[len - 1]];
-		uint64_t end = 0;
-
-		for (size_t i = 0; i + 1 < len; i++)
-			min_whole = fmin(min_whole, pos[idx[i + 1]] - pos[idx[i]]);
-		for (size_t i = 1; i < len; i++)
-			tmp[i - 1] = gap[idx[i]];
-		for (size_t i = idx[len - 1]; i < n; i++)
-			if (b[i].end > end)
-				end = b[i].end;
-		if (last >= min_whole) {
-			double idle = median_of(tmp, len - 1);
-
-			out->period_ns = ((double)(end - b[idx[0]].start) + idle) / (double)len;
-			out->whole_last = 1;
-		}
-	}
-	out->idx = idx;
-	idx = NULL;
 out:
 	free(x);
 	free(acov);
 	free(pos);
 	free(gap);
 	free(tmp);
-	free(idx);
 	return err;
 }
 
