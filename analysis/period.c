@@ -47,8 +47,8 @@ static int burst_cmp(const void *a, const void *b)
 struct flow_run {
 	size_t first, n;
 	double bytes;
-	struct ct_flow_repeat r[2]; /* at the lag it repeats best at, at a shorter one as good */
-	double votes[2];	    /* 0: that one does not count */
+	struct ct_flow_repeat r[CT_REPEAT_CANDIDATES]; /* at the lags it repeats at */
+	double votes[CT_REPEAT_CANDIDATES];	       /* 0: that one does not count */
 };
 
 static int by_bytes_desc(const void *a, const void *b)
@@ -75,21 +75,29 @@ static int divides(double period, double p, int once)
 
 /*
  * Which of a flow's periods period is (once), or is k times (!once), the
- * one with the larger vote; -1 if none. *votes: with !once, the flow's
- * larger vote whichever matched (a flow counts once, as much for the
- * iteration as for its multiple); with once, the matching one's.
+ * one with the larger vote; -1 if none. *votes: with once, the matching
+ * one's vote; with !once, the flow's largest vote over the smallest k that
+ * matched (a flow counts once, as much for the iteration as for its
+ * multiple; a nested rhythm k times an iteration counts 1 / k, so that
+ * periods many times a flow's, which any period matches to a tenth of it
+ * by chance, gain little).
  */
 static int flow_vote(const struct flow_run *f, double period, int once, double *votes)
 {
 	int which = -1;
+	double most = 0, k_min = INFINITY;
 
 	*votes = 0;
-	for (int i = 0; i < 2; i++)
-		if (f->votes[i] > 0 && divides(period, f->r[i].period_ns, once) &&
-		    (which < 0 || f->votes[i] > f->votes[which]))
-			which = i;
+	for (int i = 0; i < CT_REPEAT_CANDIDATES; i++) {
+		most = fmax(most, f->votes[i]);
+		if (f->votes[i] > 0 && divides(period, f->r[i].period_ns, once)) {
+			k_min = fmin(k_min, round(period / f->r[i].period_ns));
+			if (which < 0 || f->votes[i] > f->votes[which])
+				which = i;
+		}
+	}
 	if (which >= 0)
-		*votes = once ? f->votes[which] : fmax(f->votes[0], f->votes[1]);
+		*votes = once ? f->votes[which] : most / k_min;
 	return which;
 }
 
@@ -146,7 +154,7 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	if (err)
 		goto out;
 	nr = flow_runs(by_flow, n, &runs);
-	ok = calloc(2 * nr + 1, sizeof(*ok));
+	ok = calloc(CT_REPEAT_CANDIDATES * nr + 1, sizeof(*ok));
 	if (!runs || !ok) {
 		err = -ENOMEM;
 		goto out;
@@ -158,7 +166,7 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		err = ct_flow_repeat(by_flow + f->first, f->n, f->r);
 		if (err)
 			goto out;
-		for (int c = 0; c < 2; c++) {
+		for (int c = 0; c < CT_REPEAT_CANDIDATES; c++) {
 			const struct ct_flow_repeat *r = &f->r[c];
 
 			if (!r->bytes_per_iteration)
@@ -233,6 +241,7 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		 * full up to a spread of a half (real runs: up to 0.53).
 		 */
 		out->confidence = best / weight * fmin(1, 2 * (1 - ref->interval_cv));
+		ct_log(CT_LOG_DEBUG, "support %g weight %g\n", best, weight);
 	}
 	out->period_s = period_ns / 1e9;
 	out->acf_peak = ref->repeat;
@@ -255,10 +264,9 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	out->periodic = 1;
 	out->reason = NULL;
 out:
-	for (size_t i = 0; runs && i < nr; i++) {
-		ct_flow_repeat_free(&runs[i].r[0]);
-		ct_flow_repeat_free(&runs[i].r[1]);
-	}
+	for (size_t i = 0; runs && i < nr; i++)
+		for (int c = 0; c < CT_REPEAT_CANDIDATES; c++)
+			ct_flow_repeat_free(&runs[i].r[c]);
 	free(runs);
 	free(ok);
 	free(by_flow);

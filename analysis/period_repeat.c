@@ -63,35 +63,43 @@ static int autocovariance(const double *x, size_t n, double *acov)
 
 /*
  * A flow whose bytes do not repeat still has a highest autocorrelation
- * over its lags: idle times at random reach about REPEAT_NOISE / sqrt(bursts)
- * (two standard errors). A repetition must stand above that, and two
- * correlations closer than sqrt(2) times that (two standard errors of
- * their difference) are as good as equal. (Real runs: ring and DP flows
- * score 0.33-0.76 over 150-300 bursts, floor 0.12-0.16; MoE's token-routed
- * flows 0.11-0.21 over 250; a DP flow over three iterations 0.55-0.64 over
- * 20-22 bursts, floor 0.43.)
+ * over its lags. Its bursts' waits at random give correlations of about
+ * 1 / sqrt(bursts) at each lag, and over the bursts / 2 lags that can show
+ * two repetitions the largest of them reaches sqrt(2 ln(bursts / 2)) times
+ * that (the expected maximum of so many normal deviates). A repetition must
+ * stand above that floor, and two correlations closer than sqrt(2) times it
+ * are as good as equal. (Real runs: ring and DP flows score 0.33-0.76 over
+ * 150-300 bursts, floor 0.18-0.23; MoE's token-routed flows 0.11-0.21 over
+ * 250, floor 0.20; a DP flow over three iterations 0.55-0.64 over 20-22
+ * bursts, floor 0.47; 60 bursts at random times 0.30, floor 0.34.)
  */
-#define REPEAT_NOISE 2.0
+static double repeat_floor(size_t bursts)
+{
+	double n = (double)bursts;
+
+	return n > 2 ? sqrt(2 * log(n / 2)) / sqrt(n) : 1;
+}
 
 /*
  * The lags at which the flow's bytes repeat, in bins: lags[0] the highest
- * peak of the idle-time series' autocorrelation, lags[1] the shortest peak
- * as good as it (0 when that is lags[0]). The iteration's multiples repeat
- * it as exactly as the iteration itself, and score as high up to noise; a
- * nested rhythm (buckets, micro-batches) repeats its short waits but not
- * the iteration's long one, and scores lower, but over few iterations the
- * noise can hide the difference: both lags are tried, and the job's other
- * flows decide (period.c). Lags up to half the series: at least two
- * iterations to compare (three iterations span little more than two).
- * score[i] is the correlation at lags[i]. Returns 0 when nothing repeats.
+ * peak of the idle-time series' autocorrelation, then the lags that divide
+ * it (lags[0] / k) and score as well up to noise, the best-scoring first
+ * (0 where there are fewer). The iteration's multiples repeat it as
+ * exactly as the iteration itself, and score as high up to noise; a nested
+ * rhythm (buckets, micro-batches) repeats its short waits but not the
+ * iteration's long one, and scores lower, but over few iterations the noise
+ * can hide the difference: each lag is tried, and the job's other flows
+ * decide (period.c). Lags up to half the series: at least two iterations
+ * to compare (three iterations span little more than two). score[i] is the
+ * correlation at lags[i]. Returns 0 when nothing repeats.
  */
-static int repeat_lags(const double *acov, size_t n, size_t bursts, size_t lags[2],
-		       double score[2])
+static int repeat_lags(const double *acov, size_t n, size_t bursts,
+		       size_t lags[CT_REPEAT_CANDIDATES], double score[CT_REPEAT_CANDIDATES])
 {
-	size_t max_lag = n / 2, lo = 1;
-	double best = 0, noise = REPEAT_NOISE / sqrt((double)bursts);
+	size_t max_lag = n / 2, lo = 1, found = 1;
+	double best = 0, noise = repeat_floor(bursts);
 
-	lags[0] = lags[1] = 0;
+	memset(lags, 0, CT_REPEAT_CANDIDATES * sizeof(*lags));
 	if (acov[0] <= 0)
 		return 0;
 	/* past the lobe around lag 0 (a burst's idle time resembles itself) */
@@ -106,14 +114,31 @@ static int repeat_lags(const double *acov, size_t n, size_t bursts, size_t lags[
 	if (!lags[0] || best < noise)
 		return 0;
 	score[0] = best;
-	for (size_t l = lo + 1; l < lags[0]; l++)
-		if (acov[l] >= acov[l - 1] && acov[l] >= acov[l + 1] &&
-		    acov[l] / acov[0] >= fmax(noise, best - M_SQRT2 * noise)) {
-			lags[1] = l;
-			score[1] = acov[l] / acov[0];
-			break;
-		}
-	return 1;
+	for (size_t k = 2; lags[0] / k > lo; k++) {
+		/* the divisor's peak: the highest bin next to lags[0] / k */
+		size_t c = (size_t)llround((double)lags[0] / (double)k), l = c;
+		double r;
+
+		for (size_t j = c - 1; j <= c + 1; j++)
+			if (acov[j] > acov[l])
+				l = j;
+		r = acov[l] / acov[0];
+		if (r < fmax(noise, best - M_SQRT2 * noise))
+			continue;
+		/* keep the best-scoring ones */
+		for (size_t i = 1; i < CT_REPEAT_CANDIDATES; i++)
+			if (!lags[i] || r > score[i]) {
+				memmove(lags + i + 1, lags + i,
+					(CT_REPEAT_CANDIDATES - i - 1) * sizeof(*lags));
+				memmove(score + i + 1, score + i,
+					(CT_REPEAT_CANDIDATES - i - 1) * sizeof(*score));
+				lags[i] = l;
+				score[i] = r;
+				found += found < CT_REPEAT_CANDIDATES;
+				break;
+			}
+	}
+	return (int)found;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -217,7 +242,7 @@ static int iterations_at(const struct ct_burst *b, size_t n, const double *x, si
 		goto out;
 	/* pauses at either end are no iterations */
 	{
-		double med = intervals_of(b, idx, len, d, tmp), dev;
+		double med = intervals_of(b, idx, len, d, tmp), dev = 0;
 
 		hi = len - 1;
 		while (lo < hi && d[lo] > PAUSE_FACTOR * med)
@@ -228,13 +253,15 @@ static int iterations_at(const struct ct_burst *b, size_t n, const double *x, si
 		len = hi - lo + 1;
 		if (len < 2)
 			goto out;
-		/* spread: the median absolute deviation, as a cv (1.4826: normal scale) */
-		med = intervals_of(b, idx, len, d, tmp);
-		for (size_t i = 0; i + 1 < len; i++)
-			tmp[i] = fabs(d[i] - med);
-		dev = median_of(tmp, len - 1);
-		out->interval_cv = 1.4826 * dev / med;
+		/*
+		 * spread: the standard deviation over the mean (a nested rhythm's
+		 * one long interval an iteration must show in it)
+		 */
 		out->period_ns = (double)(b[idx[len - 1]].start - b[idx[0]].start) / (double)(len - 1);
+		(void)intervals_of(b, idx, len, d, tmp);
+		for (size_t i = 0; i + 1 < len; i++)
+			dev += (d[i] - out->period_ns) * (d[i] - out->period_ns);
+		out->interval_cv = len > 2 ? sqrt(dev / (double)(len - 1)) / out->period_ns : 0;
 	}
 	out->anchors = len;
 	/*
@@ -271,14 +298,14 @@ out:
 	return 0;
 }
 
-int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat out[2])
+int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat out[CT_REPEAT_CANDIDATES])
 {
 	double *x = NULL, *acov = NULL, *pos = NULL, *gap = NULL, *tmp = NULL;
-	double total = 0, bin, median, score[2] = {0};
-	size_t lags[2];
+	double total = 0, bin, median, mean = 0, score[CT_REPEAT_CANDIDATES] = {0};
+	size_t lags[CT_REPEAT_CANDIDATES];
 	int err = 0;
 
-	memset(out, 0, 2 * sizeof(*out));
+	memset(out, 0, CT_REPEAT_CANDIDATES * sizeof(*out));
 	if (n < 3)
 		return 0;
 	x = calloc(BYTE_BINS, sizeof(*x));
@@ -309,10 +336,17 @@ int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat out
 	median = median_of(tmp, n);
 	if (median <= 0)
 		median = 1; /* mostly back-to-back bursts: against 1 ns */
+	/*
+	 * Centred over the bursts, not the bins: bursts of one size sit at
+	 * regular byte positions whatever their times, and a series of their
+	 * raw waits would repeat there (random arrivals included).
+	 */
+	for (size_t i = 1; i < n; i++)
+		mean += log1p(gap[i] / median) / (double)(n - 1);
 	for (size_t i = 1; i < n; i++) {
 		size_t k = (size_t)(pos[i] / bin);
 
-		x[k < BYTE_BINS ? k : BYTE_BINS - 1] += log1p(gap[i] / median);
+		x[k < BYTE_BINS ? k : BYTE_BINS - 1] += log1p(gap[i] / median) - mean;
 	}
 	/* a burst may start a bin early or late (retransmitted bytes): spread [1 2 1] */
 	{
@@ -328,7 +362,7 @@ int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat out
 	err = autocovariance(x, BYTE_BINS, acov);
 	if (err || !repeat_lags(acov, BYTE_BINS, n, lags, score))
 		goto out;
-	for (int i = 0; i < 2 && !err; i++) {
+	for (int i = 0; i < CT_REPEAT_CANDIDATES && !err; i++) {
 		if (!lags[i])
 			continue;
 		out[i].repeat = score[i];

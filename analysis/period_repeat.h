@@ -5,6 +5,9 @@
 
 #include <commtap/period.h>
 
+/* lags tried per flow, at most: the best and the best-scoring divisors as good */
+#define CT_REPEAT_CANDIDATES 4
+
 struct ct_flow_repeat {
 	double repeat;		    /* autocorrelation at the repetition, 0..1; 0: none */
 	double bytes_per_iteration; /* the flow's */
@@ -16,12 +19,13 @@ struct ct_flow_repeat {
 };
 
 /*
- * The iterations of one flow's bursts (sorted by start), at the two lags
- * its bytes repeat best at (out[1]: a shorter one as good, if any; see
- * period_repeat.c). Returns 0 or -ENOMEM; out[i].anchors is 0 where the
- * bytes do not repeat.
+ * The iterations of one flow's bursts (sorted by start), at the lags its
+ * bytes repeat best at (out[0]; then divisors of it as good, if any: see
+ * period_repeat.c). Returns 0 or -ENOMEM; out[i].bytes_per_iteration is 0
+ * where there is no such lag, out[i].anchors 0 where it finds no iterations.
  */
-int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat out[2]);
+int ct_flow_repeat(const struct ct_burst *b, size_t n,
+		   struct ct_flow_repeat out[CT_REPEAT_CANDIDATES]);
 void ct_flow_repeat_free(struct ct_flow_repeat *r);
 
 #endif
