@@ -25,16 +25,6 @@
  */
 #define MAX_FLOWS 64
 
-/*
- * Flows of one job measure the same iterations from different places in
- * them: a flow's period times k agrees with the iteration to this share of
- * the flow's period (real runs: 3.5% between ptd's DP and pipeline flows
- * over 12 iterations, 1% among ddp's ring flows). Counted in the flow's
- * period, not the iteration's, so that a long lag is not a multiple of
- * every short one.
- */
-#define JOB_AGREE 0.1
-
 static int burst_cmp(const void *a, const void *b)
 {
 	const struct ct_burst *x = a, *y = b;
@@ -70,7 +60,7 @@ static int divides(double period, double p, int once)
 {
 	double k = round(period / p);
 
-	return k >= 1 && (!once || k == 1) && fabs(period / p - k) <= JOB_AGREE;
+	return k >= 1 && (!once || k == 1) && fabs(period / p - k) <= CT_JOB_AGREE;
 }
 
 /*
@@ -166,6 +156,9 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		err = ct_flow_repeat(by_flow + f->first, f->n, f->r);
 		if (err)
 			goto out;
+		if (!f->r[0].bytes_per_iteration)
+			ct_log(CT_LOG_DEBUG, "flow %u: %zu bursts, %.0f bytes: no repetition\n",
+			       by_flow[f->first].flow, f->n, f->bytes);
 		for (int c = 0; c < CT_REPEAT_CANDIDATES; c++) {
 			const struct ct_flow_repeat *r = &f->r[c];
 

@@ -213,7 +213,7 @@ static int iterations_at(const struct ct_burst *b, size_t n, const double *x, si
 			 struct ct_flow_repeat *out)
 {
 	double q = (double)lag * bin, total = pos[n - 1] + (double)b[n - 1].bytes;
-	double fold_best = -1, phase = 0, *fold = calloc(lag, sizeof(*fold));
+	double fold_best = -1, phase = 0, iterations, *fold = calloc(lag + 1, sizeof(*fold));
 	double *d = malloc(n * sizeof(*d));
 	size_t *idx = malloc(n * sizeof(*idx)), len, lo = 0, hi;
 
@@ -222,6 +222,12 @@ static int iterations_at(const struct ct_burst *b, size_t n, const double *x, si
 		free(d);
 		free(idx);
 		return -ENOMEM;
+	}
+	if (!lag) { /* one burst an iteration */
+		out->bytes_per_iteration = total / (double)n;
+		for (len = 0; len < n; len++)
+			idx[len] = len;
+		goto anchored;
 	}
 	out->bytes_per_iteration = q;
 	/* the boundary phase: the idle times folded onto one iteration's bins */
@@ -238,6 +244,7 @@ static int iterations_at(const struct ct_burst *b, size_t n, const double *x, si
 	gap[0] = INFINITY;
 	len = anchors_of(n, pos, gap, q, phase, total, idx);
 	gap[0] = 0;
+anchored:
 	if (len < 2)
 		goto out;
 	/* pauses at either end are no iterations */
@@ -254,14 +261,35 @@ static int iterations_at(const struct ct_burst *b, size_t n, const double *x, si
 		if (len < 2)
 			goto out;
 		/*
-		 * spread: the standard deviation over the mean (a nested rhythm's
-		 * one long interval an iteration must show in it)
+		 * The spread: the standard deviation of the intervals over their
+		 * mean (a nested rhythm's one long interval an iteration shows in
+		 * it). An interval of k >= 2 median ones, beyond three robust
+		 * standard deviations (1.4826 median absolute deviations) of one
+		 * iteration and within JOB_AGREE of k, bridges iterations with no
+		 * traffic of this flow.
 		 */
-		out->period_ns = (double)(b[idx[len - 1]].start - b[idx[0]].start) / (double)(len - 1);
-		(void)intervals_of(b, idx, len, d, tmp);
-		for (size_t i = 0; i + 1 < len; i++)
-			dev += (d[i] - out->period_ns) * (d[i] - out->period_ns);
-		out->interval_cv = len > 2 ? sqrt(dev / (double)(len - 1)) / out->period_ns : 0;
+		{
+			double mean = (double)(b[idx[len - 1]].start - b[idx[0]].start) /
+				      (double)(len - 1),
+			       sigma;
+
+			med = intervals_of(b, idx, len, d, tmp);
+			for (size_t i = 0; i + 1 < len; i++) {
+				dev += (d[i] - mean) * (d[i] - mean);
+				tmp[i] = fabs(d[i] - med);
+			}
+			out->interval_cv = len > 2 ? sqrt(dev / (double)(len - 1)) / mean : 0;
+			sigma = 1.4826 * median_of(tmp, len - 1) / med;
+			iterations = 0;
+			for (size_t i = 0; i + 1 < len; i++) {
+				double k = round(d[i] / med);
+				int bridged = k >= 2 && d[i] / med - 1 > 3 * sigma &&
+					      fabs(d[i] / med - k) <= CT_JOB_AGREE;
+
+				iterations += bridged ? k : 1;
+			}
+		}
+		out->period_ns = (double)(b[idx[len - 1]].start - b[idx[0]].start) / iterations;
 	}
 	out->anchors = len;
 	/*
@@ -285,7 +313,8 @@ static int iterations_at(const struct ct_burst *b, size_t n, const double *x, si
 		if (last >= min_whole) {
 			double idle = median_of(tmp, len - 1);
 
-			out->period_ns = ((double)(end - b[idx[0]].start) + idle) / (double)len;
+			out->period_ns =
+				((double)(end - b[idx[0]].start) + idle) / (iterations + 1);
 			out->whole_last = 1;
 		}
 	}
@@ -298,7 +327,8 @@ out:
 	return 0;
 }
 
-int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat out[CT_REPEAT_CANDIDATES])
+int ct_flow_repeat(const struct ct_burst *b, size_t n,
+		   struct ct_flow_repeat out[CT_REPEAT_CANDIDATES])
 {
 	double *x = NULL, *acov = NULL, *pos = NULL, *gap = NULL, *tmp = NULL;
 	double total = 0, bin, median, mean = 0, score[CT_REPEAT_CANDIDATES] = {0};
@@ -360,8 +390,25 @@ int ct_flow_repeat(const struct ct_burst *b, size_t n, struct ct_flow_repeat out
 		}
 	}
 	err = autocovariance(x, BYTE_BINS, acov);
-	if (err || !repeat_lags(acov, BYTE_BINS, n, lags, score))
+	if (err)
 		goto out;
+	if (!repeat_lags(acov, BYTE_BINS, n, lags, score)) {
+		/*
+		 * No repetition inside the flow's bytes: it may send once an
+		 * iteration (a DP all-reduce as one burst), every burst alike.
+		 * How alike their sizes are is its score (1 - their cv); the
+		 * times decide, as for any lag (random arrivals: cv 1).
+		 */
+		double mean_bytes = total / (double)n, var = 0;
+
+		for (size_t i = 0; i < n; i++)
+			var += ((double)b[i].bytes - mean_bytes) *
+			       ((double)b[i].bytes - mean_bytes);
+		out[0].repeat = fmax(0, 1 - sqrt(var / (double)n) / mean_bytes);
+		if (out[0].repeat > 0)
+			err = iterations_at(b, n, x, 0, bin, pos, gap, tmp, &out[0]);
+		goto out;
+	}
 	for (int i = 0; i < CT_REPEAT_CANDIDATES && !err; i++) {
 		if (!lags[i])
 			continue;
