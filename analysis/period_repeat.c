@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fftw3.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
