@@ -102,33 +102,75 @@ static int flow_vote(const struct flow_run *f, double period, int once, double *
 	return which;
 }
 
-/* The heaviest flows' runs in by_flow (sorted by flow, then start). */
-static size_t flow_runs(const struct ct_burst *by_flow, size_t n, struct flow_run **runs)
+/*
+ * The heaviest flows' bursts (of bursts, sorted by start), each flow's in a
+ * run of *by_flow in start order: one pass to weigh the flows, one to
+ * gather (no sort of every burst). Returns how many runs, the heaviest
+ * first; 0 with *runs NULL when out of memory.
+ */
+static size_t heaviest_flows(const struct ct_burst *b, size_t n, struct ct_burst **by_flow,
+			     struct flow_run **runs)
 {
-	size_t count = 0, k = 0;
+	uint32_t top = 0;
+	size_t distinct = 0, nr = 0, total = 0;
+	double *bytes;
+	long *slot = NULL;
+	size_t *at = NULL;
 
+	*runs = NULL;
+	*by_flow = NULL;
 	for (size_t i = 0; i < n; i++)
-		count += !i || by_flow[i].flow != by_flow[i - 1].flow;
-	*runs = calloc(count + 1, sizeof(**runs));
-	if (!*runs)
-		return 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		double bytes = 0;
-
-		while (j < n && by_flow[j].flow == by_flow[i].flow)
-			bytes += (double)by_flow[j++].bytes;
-		(*runs)[k++] = (struct flow_run){.first = i, .n = j - i, .bytes = bytes};
-		i = j;
+		top = b[i].flow > top ? b[i].flow : top;
+	bytes = calloc((size_t)top + 1, sizeof(*bytes));
+	slot = malloc(((size_t)top + 1) * sizeof(*slot));
+	*runs = calloc((size_t)top + 2, sizeof(**runs));
+	if (!bytes || !slot || !*runs)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		bytes[b[i].flow] += (double)b[i].bytes;
+	for (uint32_t f = 0; f <= top; f++)
+		if (bytes[f] > 0)
+			(*runs)[distinct++] = (struct flow_run){.first = f, .bytes = bytes[f]};
+	qsort(*runs, distinct, sizeof(**runs), by_bytes_desc);
+	nr = distinct < MAX_FLOWS ? distinct : MAX_FLOWS;
+	for (uint32_t f = 0; f <= top; f++)
+		slot[f] = -1;
+	for (size_t r = 0; r < nr; r++)
+		slot[(*runs)[r].first] = (long)r; /* .first holds the flow until gathered */
+	for (size_t i = 0; i < n; i++)
+		if (slot[b[i].flow] >= 0)
+			(*runs)[slot[b[i].flow]].n++;
+	at = malloc((nr + 1) * sizeof(*at));
+	for (size_t r = 0; at && r < nr; r++) {
+		at[r] = total;
+		(*runs)[r].first = total;
+		total += (*runs)[r].n;
 	}
-	qsort(*runs, count, sizeof(**runs), by_bytes_desc);
-	return count < MAX_FLOWS ? count : MAX_FLOWS;
+	*by_flow = malloc((total + 1) * sizeof(**by_flow));
+	if (!at || !*by_flow)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (slot[b[i].flow] >= 0)
+			(*by_flow)[at[slot[b[i].flow]]++] = b[i];
+	free(bytes);
+	free(slot);
+	free(at);
+	return nr;
+fail:
+	free(bytes);
+	free(slot);
+	free(at);
+	free(*runs);
+	free(*by_flow);
+	*runs = NULL;
+	*by_flow = NULL;
+	return 0;
 }
 
 int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 		       struct ct_period *out)
 {
-	struct ct_burst *by_flow = NULL, *tmp = NULL;
+	struct ct_burst *by_flow = NULL;
 	struct flow_run *runs = NULL;
 	const struct ct_flow_repeat *ref = NULL;
 	double *ok = NULL; /* the periods that count */
@@ -144,17 +186,7 @@ int ct_period_estimate(struct ct_burst *bursts, size_t n, double min_period_s,
 	}
 	if (ct_bursts_sort_by_start(bursts, n))
 		qsort(bursts, n, sizeof(*bursts), burst_cmp); /* no memory for the radix sort */
-	by_flow = malloc(n * sizeof(*by_flow));
-	tmp = malloc(n * sizeof(*tmp));
-	if (!by_flow || !tmp) {
-		err = -ENOMEM;
-		goto out;
-	}
-	memcpy(by_flow, bursts, n * sizeof(*by_flow));
-	err = ct_bursts_sort_by_flow_then_start(by_flow, n, tmp);
-	if (err)
-		goto out;
-	nr = flow_runs(by_flow, n, &runs);
+	nr = heaviest_flows(bursts, n, &by_flow, &runs);
 	ok = calloc(CT_REPEAT_CANDIDATES * nr + 1, sizeof(*ok));
 	if (!runs || !ok) {
 		err = -ENOMEM;
@@ -276,7 +308,6 @@ out:
 	free(runs);
 	free(ok);
 	free(by_flow);
-	free(tmp);
 	return err;
 }
 
