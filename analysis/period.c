@@ -57,7 +57,9 @@ static int by_bytes_desc(const void *a, const void *b)
  * all-to-all pairs); of waits drawn uniformly 0.55, of Poisson arrivals 1.
  * A candidate's vote falls linearly to 0 at this spread.
  */
+#ifndef ITERATION_MAX_CV /* overridable for the sensitivity runs (docs/accuracy.md) */
 #define ITERATION_MAX_CV 0.6
+#endif
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -22,7 +22,9 @@
  * about 200 bins an iteration; the real runs' bytes per iteration vary by
  * under 0.2% (retransmissions), well inside a bin.
  */
+#ifndef BYTE_BINS /* overridable for the sensitivity runs (docs/accuracy.md) */
 #define BYTE_BINS 4096
+#endif
 
 /* Unbiased autocovariance of x (length n) into acov[0..n-1], by FFT. */
 static int autocovariance(const double *x, size_t n, double *acov)
@@ -202,7 +204,9 @@ static size_t anchors_of(size_t n, const double *pos, const double *gap, double 
  * either end are dropped. (Real runs: the longest iteration 1.6 times the
  * median, loaded ddp; the set-up pause 8.7 times, ptd.)
  */
+#ifndef PAUSE_FACTOR /* overridable for the sensitivity runs (docs/accuracy.md) */
 #define PAUSE_FACTOR 2
+#endif
 
 /* Intervals between the anchors into d[0..len-1); returns their median (reorders nothing). */
 static double intervals_of(const struct ct_burst *b, const size_t *idx, size_t len, double *d,
@@ -345,7 +349,9 @@ out:
  * 0.03; the real runs' flows send several bursts an iteration and never
  * come here.)
  */
+#ifndef ONCE_MAX_CV /* overridable for the sensitivity runs (docs/accuracy.md) */
 #define ONCE_MAX_CV 0.25
+#endif
 
 int ct_flow_repeat(const struct ct_burst *b, size_t n,
 		   struct ct_flow_repeat out[CT_REPEAT_CANDIDATES])

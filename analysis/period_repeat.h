@@ -13,7 +13,9 @@
  * period, not the iteration's, so that a long lag is not a multiple of
  * every short one.
  */
+#ifndef CT_JOB_AGREE /* overridable for the sensitivity runs (docs/accuracy.md) */
 #define CT_JOB_AGREE 0.1
+#endif
 
 /* lags tried per flow, at most: the best and the best-scoring divisors as good */
 #define CT_REPEAT_CANDIDATES 4
