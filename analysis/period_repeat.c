@@ -164,18 +164,35 @@ static double median_of(double *x, size_t n)
  * else the nearest within half an iteration. Each is expected one
  * iteration's bytes after the last found (retransmitted bytes do not
  * accumulate). Writes burst indices into idx; returns how many. A boundary
- * within a quarter iteration of either end of the flow's bytes, or
+ * within EDGE_SHARE of an iteration of either end of the flow's bytes, or
  * outside, is not one of its iterations: the capture began or ended inside
  * it (a stray acknowledgement after the last iteration would otherwise be
  * one).
  */
+/*
+ * A boundary this share of an iteration from either end of the flow's
+ * bytes is not one of its iterations (see anchors_of). (Real runs: a stray
+ * acknowledgement after the last iteration sat 0.05 of an iteration past
+ * the last boundary, ptd; a cut capture's first boundary within 0.01 of the
+ * flow's first byte.)
+ */
+#define EDGE_SHARE 0.25
+
+/*
+ * An interval is k iterations with no traffic only beyond this many robust
+ * standard deviations of one iteration (see iterations_at). (Synthesized
+ * 5% jitter: a skipped iteration is 30 deviations out; real ddp's slowest
+ * iteration, 1.6 medians, 1.9.)
+ */
+#define BRIDGE_SIGMAS 3
+
 static size_t anchors_of(size_t n, const double *pos, const double *gap, double q, double bin,
 			 double phase, double total, size_t *idx)
 {
 	size_t len = 0, i = 0;
-	double expect = phase + ceil((-0.25 * q - phase) / q) * q;
+	double expect = phase + ceil((-EDGE_SHARE * q - phase) / q) * q;
 
-	for (; expect <= total - 0.25 * q; expect += q) {
+	for (; expect <= total - EDGE_SHARE * q; expect += q) {
 		size_t best = SIZE_MAX, near = SIZE_MAX;
 
 		while (i < n && pos[i] < expect - q / 2)
@@ -298,7 +315,7 @@ anchored:
 			iterations = 0;
 			for (size_t i = 0; i + 1 < len; i++) {
 				double k = round(d[i] / med);
-				int bridged = k >= 2 && d[i] / med - 1 > 3 * sigma &&
+				int bridged = k >= 2 && d[i] / med - 1 > BRIDGE_SIGMAS * sigma &&
 					      fabs(d[i] / med - k) <= CT_JOB_AGREE;
 
 				iterations += bridged ? k : 1;
