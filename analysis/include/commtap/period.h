@@ -1,20 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Periodicity (slow path): the iteration period of a set of on-off bursts.
+ * Periodicity (slow path): the iteration period of a set of on-off bursts,
+ * read from the structure of training traffic rather than from its times.
  *
- * 1. The bursts' bytes are binned into a byte series (spread evenly over
- *    each burst) and its autocorrelation is computed with FFTW.
- * 2. Each candidate lag is scored by the autocorrelation at its first
- *    multiples (harmonic mean of the peaks): the iteration period repeats
- *    at every multiple, a nested micro-batch rhythm does not, so the
- *    smallest lag scoring close to the best is the iteration.
- * 3. The lag is refined to the mean period by the centroids of the
- *    autocovariance at its multiples (many pairs of iterations averaged).
- * 4. In each period the first burst after the longest quiet phase is the
- *    iteration's anchor; the anchors are the iteration boundaries. Where
- *    the bursts keep their places in the iteration and the last iteration
- *    is whole, the anchors' span plus the last iteration's length (read
- *    from where its bytes fall) over the iterations is the period instead.
+ * 1. Each iteration moves the same tensors: along a flow's cumulative
+ *    bytes, the idle time before each burst (log scale) repeats with the
+ *    flow's bytes per iteration, however much the compute between them
+ *    jitters. Each of the heaviest flows' repetition lags is found from the
+ *    autocorrelation of that series (FFTW); the best one and its divisors
+ *    that score as well up to noise are candidates (period_repeat.c).
+ * 2. For a candidate, every iteration's first burst (the anchor) starts at
+ *    the same byte of the iteration, after its longest wait; the anchors'
+ *    span over the iterations is the flow's period (the last iteration
+ *    counted too when the flow began on a boundary and it is whole).
+ * 3. The job's iteration is the candidate period that the most flows
+ *    divide (a nested rhythm k times an iteration counts 1/k), each flow
+ *    voting with its bytes, its repetition's score and the steadiness of
+ *    its anchors; the period is the mean of the flows that repeat once in
+ *    it, and the heaviest of them gives the iteration starts.
  * A period is claimed only when at least CT_PERIOD_MIN_ITERATIONS anchors
  * are found and the confidence reaches CT_PERIOD_MIN_CONFIDENCE.
  */
