@@ -41,7 +41,8 @@ static int print_line(enum ct_log_level level, const char *fmt, va_list args)
 	(void)level;
 	fprintf(stderr, "%s: ", log_prefix);
 	vfprintf(stderr, fmt, args);
-	fputc('\n', stderr);
+	if (!*fmt || fmt[strlen(fmt) - 1] != '\n') /* one line each, whether or not fmt ends one */
+		fputc('\n', stderr);
 	return 0;
 }
 
