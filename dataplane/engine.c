@@ -3,14 +3,17 @@
  * The engine's fast path: parse -> flow table -> message assembly.
  *
  * Where a packet goes:
- *   ct_engine_feed -> ct_parse (parse.c)
+ *   ct_engine_feed -> roce_shortcut (the plain IPv4 RoCEv2 frame), else ct_parse (parse.c)
  *     RoCE/TCP  -> account_flow -> ct_flow_table_get_inline (flow_table_internal.h)
- *                  -> ct_msg_roce / ct_msg_tcp (message.c), ct_cm_inspect (cm.c)
+ *                  -> ct_msg_roce_in_order (message_inline.h), else
+ *                     ct_msg_roce / ct_msg_tcp (message.c), ct_cm_inspect (cm.c)
  *     PFC/PAUSE -> account_pfc
  *     otherwise -> engine counters only
  */
 #include "engine_internal.h"
 #include "flow_table_internal.h"
+#include "message_inline.h"
+#include "parse_internal.h"
 
 #include <commtap/roce_opcode.h>
 #include <errno.h>
@@ -239,7 +242,7 @@ struct feed_totals {
 	uint64_t ts_min, ts_max;
 };
 
-static inline void account_flow(struct ct_engine *e, struct feed_totals *tot,
+static inline __attribute__((always_inline)) void account_flow(struct ct_engine *e, struct feed_totals *tot,
 				const struct ct_pkt *p, const struct ct_flow_key *key,
 				uint32_t hash, uint64_t ts)
 {
@@ -272,7 +275,8 @@ static inline void account_flow(struct ct_engine *e, struct feed_totals *tot,
 			return;
 		}
 		count_opcode(f, p->roce.opcode);
-		ct_msg_roce(e, f, p);
+		if (!ct_msg_roce_in_order(f, &p->roce))
+			ct_msg_roce(e, f, p);
 		if (__builtin_expect(p->roce.dqpn == 1, 0))
 			ct_cm_inspect(e, p, ts);
 	} else {
@@ -346,19 +350,87 @@ static void add_totals(struct ct_engine *e, const struct feed_totals *tot, unsig
 }
 
 /*
+ * The frame a RoCE mirror sees nearly always (ct_plain_v4_roce), with a
+ * valid opcode, its extension headers captured whole and a QP other than
+ * QP1: straight from the frame to the fields of struct ct_pkt that
+ * account_flow and message.c read (kind, wire_len, dscp, ecn, pcp,
+ * hdr_cut, roce.opcode/dqpn/psn/ext/payload_len and the extension
+ * headers' fields) and to the flow key, written as five words (::ffff:src,
+ * ::ffff:dst, the QPN and CT_TRANSPORT_ROCE), and its hash. Anything else returns 0 and takes ct_parse;
+ * test_engine feeds both ways and compares every flow.
+ */
+static inline int roce_shortcut(const uint8_t *d, uint32_t cap, struct ct_pkt *p,
+				struct ct_flow_key *key, uint32_t *hash, const int crc32c)
+{
+	const uint8_t *b = d + CT_PLAIN_V4_ROCE_HLEN;
+	const struct ct_opcode_info *info;
+	struct ct_roce *r = &p->roce;
+	uint32_t udp_len, need, dqpn, src, dst;
+	uint64_t w[5];
+	int ok;
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	return 0; /* the key's words below are laid out little-endian */
+#endif
+	if (__builtin_expect(!ct_plain_v4_roce(d, cap, &udp_len), 0))
+		return 0;
+	info = &ct_opcode_table[b[0]];
+	need = CT_BTH_LEN + info->ext_len + ((b[1] >> 4) & 3) + CT_ICRC_LEN;
+	dqpn = ct_get32(b + 4) & 0xffffffu;
+	ok = info->valid && !(b[1] & 0x0f); /* not reserved, TVer 0 */
+	ok &= udp_len - CT_UDP_HLEN >= need;
+	ok &= cap >= CT_PLAIN_V4_ROCE_HLEN + CT_BTH_LEN + (uint32_t)info->ext_len;
+	ok &= dqpn != 1; /* QP1 carries connection management: ct_cm_inspect */
+	if (__builtin_expect(!ok, 0))
+		return 0;
+	p->kind = CT_PKT_ROCE;
+	p->hdr_cut = CT_CUT_NONE;
+	p->wire_len = CT_ETH_HLEN + ct_get16(d + CT_ETH_HLEN + 2);
+	p->dscp = d[CT_ETH_HLEN + 1] >> 2;
+	p->ecn = d[CT_ETH_HLEN + 1] & 3;
+	p->pcp = 0xff;
+	r->opcode = b[0];
+	r->dqpn = dqpn;
+	r->psn = ct_get32(b + 8) & 0xffffffu;
+	r->ext = info->ext;
+	r->payload_len = udp_len - CT_UDP_HLEN - need;
+	r->reth_len = 0;
+	if (info->ext)
+		ct_read_roce_ext(b + CT_BTH_LEN, info->ext, r);
+	memcpy(&src, d + CT_ETH_HLEN + 12, 4);
+	memcpy(&dst, d + CT_ETH_HLEN + 16, 4);
+	w[0] = 0;
+	w[1] = (uint64_t)src << 32 | 0xffff0000u; /* bytes 8..15: 0 0 ff ff, the address */
+	w[2] = 0;
+	w[3] = (uint64_t)dst << 32 | 0xffff0000u;
+	w[4] = (uint64_t)CT_TRANSPORT_ROCE << 32 | dqpn;
+	memcpy(key, w, sizeof(w));
+	*hash = ct_flow_key_hash_v4(w[1], w[3], w[4], crc32c);
+	return 1;
+}
+
+_Static_assert(offsetof(struct ct_flow_key, src) == 0 && offsetof(struct ct_flow_key, dst) == 16 &&
+		       offsetof(struct ct_flow_key, id) == 32 &&
+		       offsetof(struct ct_flow_key, transport) == 36,
+	       "roce_shortcut writes the key as five words");
+
+/*
  * A burst goes through in three passes so that memory latency overlaps:
  * parse every frame and prefetch its index line; prefetch the flows those
  * lines name; then update the flows, in arrival order. Engine totals are
- * summed per call and added once at the end.
+ * summed per call and added once at the end. With shortcut 0 every frame
+ * takes ct_parse (ct_engine_feed_layered, for tests); crc32c picks the key
+ * hash (ct_flow_hash_crc32c), a constant in each copy of the loop.
  */
-void ct_engine_feed(struct ct_engine *e, const struct ct_packet *pkts, unsigned n)
+static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
+							const struct ct_packet *pkts, unsigned n,
+							const int shortcut, const int crc32c)
 {
 	struct ct_pkt p[CT_FEED_STAGE];
 	struct ct_flow_key key[CT_FEED_STAGE];
 	uint32_t hash[CT_FEED_STAGE];
 	uint8_t flow_at[CT_FEED_STAGE]; /* frames of the stage that have a flow */
 	struct feed_totals tot = {.ts_min = UINT64_MAX};
-	const int crc32c = ct_flow_hash_crc32c; /* loaded once, not per packet */
 
 	for (unsigned base = 0; base < n; base += CT_FEED_STAGE) {
 		unsigned m = n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE;
@@ -366,20 +438,26 @@ void ct_engine_feed(struct ct_engine *e, const struct ct_packet *pkts, unsigned 
 
 		for (unsigned i = 0; i < m; i++) {
 			const struct ct_packet *in = &pkts[base + i];
-			enum ct_pkt_kind kind = ct_parse(in->data, in->cap_len, in->wire_len, &p[i]);
 			uint64_t ts = in->ts_ns;
 
 			tot.ts_min = ts < tot.ts_min ? ts : tot.ts_min;
 			tot.ts_max = ts > tot.ts_max ? ts : tot.ts_max;
-			tot.bytes += p[i].wire_len;
 			tot.truncated += in->cap_len < in->wire_len;
-			tot.encapsulated += p[i].encap;
-			if (__builtin_expect(kind != CT_PKT_ROCE && kind != CT_PKT_TCP, 0)) {
-				account_flowless(e, &p[i]);
-				continue;
+			if (!shortcut || !roce_shortcut(in->data, in->cap_len, &p[i], &key[i],
+							&hash[i], crc32c)) {
+				enum ct_pkt_kind kind =
+					ct_parse(in->data, in->cap_len, in->wire_len, &p[i]);
+
+				tot.encapsulated += p[i].encap;
+				if (__builtin_expect(kind != CT_PKT_ROCE && kind != CT_PKT_TCP, 0)) {
+					tot.bytes += p[i].wire_len;
+					account_flowless(e, &p[i]);
+					continue;
+				}
+				flow_key_of(&p[i], &key[i]);
+				hash[i] = ct_flow_key_hash_inline(&key[i], crc32c);
 			}
-			flow_key_of(&p[i], &key[i]);
-			hash[i] = ct_flow_key_hash_inline(&key[i], crc32c);
+			tot.bytes += p[i].wire_len;
 			ct_flow_table_prefetch_slot_inline(e->table, hash[i]);
 			flow_at[flows++] = (uint8_t)i;
 		}
@@ -394,6 +472,19 @@ void ct_engine_feed(struct ct_engine *e, const struct ct_packet *pkts, unsigned 
 	add_totals(e, &tot, n);
 	/* Idle eviction keeps pace with the input: a record examined per 8 packets. */
 	ct_flow_table_expire(e->table, e->c.last_ts, n / 8 + 1);
+}
+
+void ct_engine_feed(struct ct_engine *e, const struct ct_packet *pkts, unsigned n)
+{
+	if (ct_flow_hash_crc32c)
+		feed(e, pkts, n, 1, 1);
+	else
+		feed(e, pkts, n, 1, 0);
+}
+
+void ct_engine_feed_layered(struct ct_engine *e, const struct ct_packet *pkts, unsigned n)
+{
+	feed(e, pkts, n, 0, ct_flow_hash_crc32c);
 }
 
 void ct_engine_get_counters(const struct ct_engine *e, struct ct_engine_counters *c)
