@@ -153,13 +153,16 @@ void ct_engine_destroy(struct ct_engine *e)
  */
 static inline int opcode_slot(const struct ct_flow *f, uint8_t op)
 {
+	/* the high bit of each byte of the first op_used ids */
+	static const uint64_t used_high[CT_OP_SLOTS + 1] = {
+		0, 0x80, 0x8080, 0x808080, 0x80808080, 0x8080808080, 0x808080808080,
+	};
 	const uint64_t ones = 0x0101010101010101ull;
 	uint64_t ids, x, zero;
 
 	memcpy(&ids, (const uint8_t *)f + offsetof(struct ct_flow, op_id), sizeof(ids));
 	x = ids ^ (ones * op);
-	zero = (x - ones) & ~x & (ones << 7);
-	zero &= (1ull << (8 * f->op_used)) - 1; /* op_used <= 6: the used ids only */
+	zero = (x - ones) & ~x & used_high[f->op_used]; /* op_used <= 6 */
 	return zero ? __builtin_ctzll(zero) / 8 : -1;
 }
 
@@ -242,14 +245,14 @@ struct feed_totals {
 	uint64_t ts_min, ts_max;
 };
 
-static inline __attribute__((always_inline)) void account_flow(struct ct_engine *e, struct feed_totals *tot,
-				const struct ct_pkt *p, const struct ct_flow_key *key,
-				uint32_t hash, uint64_t ts)
+static inline __attribute__((always_inline)) void
+account_flow(struct ct_engine *e, struct ct_flow_index x, struct feed_totals *tot,
+	     const struct ct_pkt *p, const struct ct_flow_key *key, uint32_t hash, uint64_t ts)
 {
 	struct ct_flow *f;
 	int created;
 
-	f = ct_flow_table_get_inline(e->table, key, hash, ts, &created);
+	f = ct_flow_table_get_inline(e->table, x, key, hash, ts, &created);
 	if (__builtin_expect(created, 0))
 		burst_begin(f, ts);
 	else
@@ -426,48 +429,48 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 							const struct ct_packet *pkts, unsigned n,
 							const int shortcut, const int crc32c)
 {
+	/* the stage's frames that have a flow, in arrival order */
 	struct ct_pkt p[CT_FEED_STAGE];
 	struct ct_flow_key key[CT_FEED_STAGE];
 	uint32_t hash[CT_FEED_STAGE];
-	uint8_t flow_at[CT_FEED_STAGE]; /* frames of the stage that have a flow */
+	uint64_t ts[CT_FEED_STAGE];
 	struct feed_totals tot = {.ts_min = UINT64_MAX};
+	const struct ct_flow_index x = ct_flow_table_index(e->table);
 
 	for (unsigned base = 0; base < n; base += CT_FEED_STAGE) {
 		unsigned m = n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE;
-		unsigned flows = 0;
+		unsigned k = 0; /* frames with a flow so far */
 
 		for (unsigned i = 0; i < m; i++) {
 			const struct ct_packet *in = &pkts[base + i];
-			uint64_t ts = in->ts_ns;
+			uint64_t t = in->ts_ns;
 
-			tot.ts_min = ts < tot.ts_min ? ts : tot.ts_min;
-			tot.ts_max = ts > tot.ts_max ? ts : tot.ts_max;
+			tot.ts_min = t < tot.ts_min ? t : tot.ts_min;
+			tot.ts_max = t > tot.ts_max ? t : tot.ts_max;
 			tot.truncated += in->cap_len < in->wire_len;
-			if (!shortcut || !roce_shortcut(in->data, in->cap_len, &p[i], &key[i],
-							&hash[i], crc32c)) {
+			if (!shortcut || !roce_shortcut(in->data, in->cap_len, &p[k], &key[k],
+							&hash[k], crc32c)) {
 				enum ct_pkt_kind kind =
-					ct_parse(in->data, in->cap_len, in->wire_len, &p[i]);
+					ct_parse(in->data, in->cap_len, in->wire_len, &p[k]);
 
-				tot.encapsulated += p[i].encap;
+				tot.encapsulated += p[k].encap;
 				if (__builtin_expect(kind != CT_PKT_ROCE && kind != CT_PKT_TCP, 0)) {
-					tot.bytes += p[i].wire_len;
-					account_flowless(e, &p[i]);
+					tot.bytes += p[k].wire_len;
+					account_flowless(e, &p[k]);
 					continue;
 				}
-				flow_key_of(&p[i], &key[i]);
-				hash[i] = ct_flow_key_hash_inline(&key[i], crc32c);
+				flow_key_of(&p[k], &key[k]);
+				hash[k] = ct_flow_key_hash_inline(&key[k], crc32c);
 			}
-			tot.bytes += p[i].wire_len;
-			ct_flow_table_prefetch_slot_inline(e->table, hash[i]);
-			flow_at[flows++] = (uint8_t)i;
+			tot.bytes += p[k].wire_len;
+			ts[k] = t;
+			ct_flow_table_prefetch_slot_inline(x, hash[k]);
+			k++;
 		}
-		for (unsigned j = 0; j < flows; j++)
-			ct_flow_table_prefetch_flow_inline(e->table, hash[flow_at[j]]);
-		for (unsigned j = 0; j < flows; j++) {
-			unsigned i = flow_at[j];
-
-			account_flow(e, &tot, &p[i], &key[i], hash[i], pkts[base + i].ts_ns);
-		}
+		for (unsigned j = 0; j < k; j++)
+			ct_flow_table_prefetch_flow_inline(x, hash[j]);
+		for (unsigned j = 0; j < k; j++)
+			account_flow(e, x, &tot, &p[j], &key[j], hash[j], ts[j]);
 	}
 	add_totals(e, &tot, n);
 	/* Idle eviction keeps pace with the input: a record examined per 8 packets. */

@@ -136,61 +136,88 @@ static inline int ct_flow_key_equal(const struct ct_flow_key *a, const struct ct
 }
 
 /*
+ * The table's arrays and index mask, fixed from its creation: a caller that
+ * writes flows (whose byte fields may alias anything) keeps them in
+ * registers instead of reloading them from the table per packet.
+ */
+struct ct_flow_index {
+	const struct ct_slot *slots;
+	struct ct_flow *flows;
+	uint32_t mask;
+};
+
+static inline struct ct_flow_index ct_flow_table_index(const struct ct_flow_table *t)
+{
+	return (struct ct_flow_index){t->slots, t->flows, t->slot_mask};
+}
+
+/*
  * The index slot of key: where it is (*found = 1) or the empty slot that
  * ends its probe run, where it would go (*found = 0).
  */
-static inline uint32_t ct_flow_table_find_slot(const struct ct_flow_table *t,
+static inline uint32_t ct_flow_index_find_slot(struct ct_flow_index x,
 					       const struct ct_flow_key *key, uint32_t hash,
 					       int *found)
 {
-	uint32_t i = hash & t->slot_mask;
+	uint32_t i = hash & x.mask;
 
 	for (;;) {
-		const struct ct_slot *s = &t->slots[i];
+		const struct ct_slot *s = &x.slots[i];
 
 		if (!s->idx1) {
 			*found = 0;
 			return i;
 		}
-		if (s->hash == hash && ct_flow_key_equal(&t->flows[s->idx1 - 1].key, key)) {
+		if (s->hash == hash && ct_flow_key_equal(&x.flows[s->idx1 - 1].key, key)) {
 			*found = 1;
 			return i;
 		}
-		i = (i + 1) & t->slot_mask;
+		i = (i + 1) & x.mask;
 	}
+}
+
+static inline uint32_t ct_flow_table_find_slot(const struct ct_flow_table *t,
+					       const struct ct_flow_key *key, uint32_t hash,
+					       int *found)
+{
+	return ct_flow_index_find_slot(ct_flow_table_index(t), key, hash, found);
 }
 
 /* Insert key at empty index slot s (from ct_flow_table_find_slot), evicting if full. */
 struct ct_flow *ct_flow_table_insert(struct ct_flow_table *t, const struct ct_flow_key *key,
 				     uint32_t hash, uint64_t now, uint32_t s);
 
-/* ct_flow_table_get, inlined: the existing flow costs a probe and a key compare. */
+/*
+ * ct_flow_table_get, inlined: the existing flow costs a probe and a key
+ * compare. x is ct_flow_table_index(t).
+ */
 static inline struct ct_flow *ct_flow_table_get_inline(struct ct_flow_table *t,
+						       struct ct_flow_index x,
 						       const struct ct_flow_key *key, uint32_t hash,
 						       uint64_t now, int *created)
 {
 	int found;
-	uint32_t s = ct_flow_table_find_slot(t, key, hash, &found);
+	uint32_t s = ct_flow_index_find_slot(x, key, hash, &found);
 
 	*created = !found;
 	if (__builtin_expect(found, 1))
-		return &t->flows[t->slots[s].idx1 - 1];
+		return &x.flows[x.slots[s].idx1 - 1];
 	return ct_flow_table_insert(t, key, hash, now, s);
 }
 
-static inline void ct_flow_table_prefetch_slot_inline(const struct ct_flow_table *t, uint32_t hash)
+static inline void ct_flow_table_prefetch_slot_inline(struct ct_flow_index x, uint32_t hash)
 {
-	__builtin_prefetch(&t->slots[hash & t->slot_mask]);
+	__builtin_prefetch(&x.slots[hash & x.mask]);
 }
 
 /* Once the slot's line has arrived: both hot lines of the flow it names. */
-static inline void ct_flow_table_prefetch_flow_inline(const struct ct_flow_table *t, uint32_t hash)
+static inline void ct_flow_table_prefetch_flow_inline(struct ct_flow_index x, uint32_t hash)
 {
-	const struct ct_slot *s = &t->slots[hash & t->slot_mask];
+	const struct ct_slot *s = &x.slots[hash & x.mask];
 
 	/* the first probe is usually the flow */
 	if (s->idx1 && s->hash == hash) {
-		const char *f = (const char *)&t->flows[s->idx1 - 1];
+		const char *f = (const char *)&x.flows[s->idx1 - 1];
 
 		__builtin_prefetch(f, 1);
 		__builtin_prefetch(f + 64, 1);

@@ -11,6 +11,17 @@
 #include <commtap/parse.h>
 
 #include <netinet/in.h>
+#include <string.h>
+
+/* What a native 4-byte load of the bytes of v in network byte order gives. */
+static inline uint32_t ct_wire32(uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap32(v);
+#else
+	return v;
+#endif
+}
 
 #define CT_ETH_HLEN	      14
 #define CT_IPV4_MIN_HLEN      20
@@ -27,21 +38,23 @@
  */
 static inline int ct_plain_v4_roce(const uint8_t *d, uint32_t cap, uint32_t *udp_len)
 {
-	uint32_t total, ulen;
-	int ok;
+	uint32_t eth_ip, frag_proto, port;
+	int32_t total, ulen;
 
 	if (cap < CT_PLAIN_V4_ROCE_HLEN + CT_BTH_LEN)
 		return 0;
 	total = ct_get16(d + 16);
 	ulen = ct_get16(d + 38);
 	/* EtherType and IP version/IHL; flags/fragment offset and protocol; port */
-	ok = (ct_get32(d + 12) >> 8) == (CT_ETHERTYPE_IPV4 << 8 | 0x45);
-	ok &= (ct_get32(d + 20) & 0x1fff00ffu) == IPPROTO_UDP;
-	ok &= ct_get16(d + 36) == CT_ROCE_UDP_PORT;
-	ok &= total >= CT_IPV4_MIN_HLEN;
-	ok &= ulen >= CT_UDP_HLEN && ulen <= total - CT_IPV4_MIN_HLEN;
-	*udp_len = ulen;
-	return ok;
+	memcpy(&eth_ip, d + 12, 4);
+	memcpy(&frag_proto, d + 20, 4);
+	memcpy(&port, d + 36, 4); /* and the UDP length */
+	*udp_len = (uint32_t)ulen;
+	/* compared in wire byte order; each difference leaves bits set */
+	return !(((eth_ip ^ ct_wire32(CT_ETHERTYPE_IPV4 << 16 | 0x45 << 8)) & ct_wire32(0xffffff00u)) |
+		 ((frag_proto ^ ct_wire32(IPPROTO_UDP)) & ct_wire32(0x1fff00ffu)) |
+		 ((port ^ ct_wire32((uint32_t)CT_ROCE_UDP_PORT << 16)) & ct_wire32(0xffff0000u))) &
+	       (ulen >= CT_UDP_HLEN) & (ulen <= total - CT_IPV4_MIN_HLEN); /* total < 20 fails too */
 }
 
 /*
