@@ -245,14 +245,27 @@ struct feed_totals {
 	uint64_t ts_min, ts_max;
 };
 
-static inline __attribute__((always_inline)) void
-account_flow(struct ct_engine *e, struct ct_flow_index x, struct feed_totals *tot,
-	     const struct ct_pkt *p, const struct ct_flow_key *key, uint32_t hash, uint64_t ts)
+/* A frame of a stage of ct_engine_feed: what its parse found, its flow key and hash. */
+struct stage_frame {
+	struct ct_pkt p;
+	struct ct_flow_key key;
+	uint32_t hash;
+	uint64_t ts;
+};
+
+/* shortcut: the frame came through roce_shortcut (a RoCE frame, nothing cut, not QP1). */
+static inline __attribute__((always_inline)) void account_flow(struct ct_engine *e,
+							       struct ct_flow_index x,
+							       struct feed_totals *tot,
+							       const struct stage_frame *s,
+							       const int shortcut)
 {
+	const struct ct_pkt *p = &s->p;
+	uint64_t ts = s->ts;
 	struct ct_flow *f;
 	int created;
 
-	f = ct_flow_table_get_inline(e->table, x, key, hash, ts, &created);
+	f = ct_flow_table_get_inline(e->table, x, &s->key, s->hash, ts, &created);
 	if (__builtin_expect(created, 0))
 		burst_begin(f, ts);
 	else
@@ -270,17 +283,17 @@ account_flow(struct ct_engine *e, struct ct_flow_index x, struct feed_totals *to
 	f->dscp = p->dscp;
 	f->pcp = p->pcp;
 
-	if (p->kind == CT_PKT_ROCE) {
+	if (shortcut || p->kind == CT_PKT_ROCE) {
 		tot->roce_packets++;
 		tot->roce_bytes += p->wire_len;
-		if (__builtin_expect(p->hdr_cut != CT_CUT_NONE, 0)) {
+		if (!shortcut && __builtin_expect(p->hdr_cut != CT_CUT_NONE, 0)) {
 			account_cut(e, f, p);
 			return;
 		}
 		count_opcode(f, p->roce.opcode);
 		if (!ct_msg_roce_in_order(f, &p->roce))
 			ct_msg_roce(e, f, p);
-		if (__builtin_expect(p->roce.dqpn == 1, 0))
+		if (!shortcut && __builtin_expect(p->roce.dqpn == 1, 0))
 			ct_cm_inspect(e, p, ts);
 	} else {
 		tot->tcp_packets++;
@@ -429,48 +442,50 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 							const struct ct_packet *pkts, unsigned n,
 							const int shortcut, const int crc32c)
 {
-	/* the stage's frames that have a flow, in arrival order */
-	struct ct_pkt p[CT_FEED_STAGE];
-	struct ct_flow_key key[CT_FEED_STAGE];
-	uint32_t hash[CT_FEED_STAGE];
-	uint64_t ts[CT_FEED_STAGE];
+	struct stage_frame st[CT_FEED_STAGE]; /* the frames that have a flow, in arrival order */
 	struct feed_totals tot = {.ts_min = UINT64_MAX};
 	const struct ct_flow_index x = ct_flow_table_index(e->table);
 
 	for (unsigned base = 0; base < n; base += CT_FEED_STAGE) {
-		unsigned m = n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE;
-		unsigned k = 0; /* frames with a flow so far */
+		const struct ct_packet *in = &pkts[base];
+		const struct ct_packet *end = in + (n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE);
+		struct stage_frame *s = st;
+		int all_shortcut = shortcut;
 
-		for (unsigned i = 0; i < m; i++) {
-			const struct ct_packet *in = &pkts[base + i];
+		for (; in < end; in++) {
 			uint64_t t = in->ts_ns;
 
 			tot.ts_min = t < tot.ts_min ? t : tot.ts_min;
 			tot.ts_max = t > tot.ts_max ? t : tot.ts_max;
 			tot.truncated += in->cap_len < in->wire_len;
-			if (!shortcut || !roce_shortcut(in->data, in->cap_len, &p[k], &key[k],
-							&hash[k], crc32c)) {
-				enum ct_pkt_kind kind =
-					ct_parse(in->data, in->cap_len, in->wire_len, &p[k]);
+			if (!shortcut ||
+			    !roce_shortcut(in->data, in->cap_len, &s->p, &s->key, &s->hash, crc32c)) {
+				enum ct_pkt_kind kind = ct_parse(in->data, in->cap_len, in->wire_len, &s->p);
 
-				tot.encapsulated += p[k].encap;
+				all_shortcut = 0;
+				tot.encapsulated += s->p.encap;
 				if (__builtin_expect(kind != CT_PKT_ROCE && kind != CT_PKT_TCP, 0)) {
-					tot.bytes += p[k].wire_len;
-					account_flowless(e, &p[k]);
+					tot.bytes += s->p.wire_len;
+					account_flowless(e, &s->p);
 					continue;
 				}
-				flow_key_of(&p[k], &key[k]);
-				hash[k] = ct_flow_key_hash_inline(&key[k], crc32c);
+				flow_key_of(&s->p, &s->key);
+				s->hash = ct_flow_key_hash_inline(&s->key, crc32c);
 			}
-			tot.bytes += p[k].wire_len;
-			ts[k] = t;
-			ct_flow_table_prefetch_slot_inline(x, hash[k]);
-			k++;
+			tot.bytes += s->p.wire_len;
+			s->ts = t;
+			ct_flow_table_prefetch_slot_inline(x, s->hash);
+			s++;
 		}
-		for (unsigned j = 0; j < k; j++)
-			ct_flow_table_prefetch_flow_inline(x, hash[j]);
-		for (unsigned j = 0; j < k; j++)
-			account_flow(e, x, &tot, &p[j], &key[j], hash[j], ts[j]);
+		for (struct stage_frame *f = st; f < s; f++)
+			ct_flow_table_prefetch_flow_inline(x, f->hash);
+		/* a stage of shortcut frames only: RoCE, nothing cut, not QP1 */
+		if (all_shortcut)
+			for (struct stage_frame *f = st; f < s; f++)
+				account_flow(e, x, &tot, f, 1);
+		else
+			for (struct stage_frame *f = st; f < s; f++)
+				account_flow(e, x, &tot, f, 0);
 	}
 	add_totals(e, &tot, n);
 	/* Idle eviction keeps pace with the input: a record examined per 8 packets. */

@@ -29,9 +29,11 @@ static inline int ct_msg_roce_in_order(struct ct_flow *f, const struct ct_roce *
 		uint8_t want = CT_FS_REQ_IN_MSG | CT_FS_REQ_PSN_OK |
 			       (info->kind == CT_MSG_SEND ? CT_FS_MSG_SEND : 0);
 
-		/* in a message of the same kind, no replay open, the PSN expected */
-		if ((f->state & req_mask) != want || r->psn != f->req_next_psn ||
-		    !(f->seen & CT_SEEN_REQ_PSN))
+		/*
+		 * In a message of the same kind, no replay open, the PSN expected
+		 * (CT_FS_REQ_PSN_OK is set only once CT_SEEN_REQ_PSN is).
+		 */
+		if ((f->state & req_mask) != want || r->psn != f->req_next_psn)
 			return 0;
 		f->req_msg_bytes += r->payload_len;
 		ct_msg_learn_pmtu(f, r->payload_len);
