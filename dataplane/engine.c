@@ -284,8 +284,10 @@ static inline __attribute__((always_inline)) void account_flow(struct ct_engine 
 	f->pcp = p->pcp;
 
 	if (shortcut || p->kind == CT_PKT_ROCE) {
-		tot->roce_packets++;
-		tot->roce_bytes += p->wire_len;
+		if (!shortcut) { /* else counted per stage */
+			tot->roce_packets++;
+			tot->roce_bytes += p->wire_len;
+		}
 		if (!shortcut && __builtin_expect(p->hdr_cut != CT_CUT_NONE, 0)) {
 			account_cut(e, f, p);
 			return;
@@ -410,8 +412,7 @@ static inline int roce_shortcut(const uint8_t *d, uint32_t cap, struct ct_pkt *p
 	r->psn = ct_get32(b + 8) & 0xffffffu;
 	r->ext = info->ext;
 	r->payload_len = udp_len - CT_UDP_HLEN - need;
-	r->reth_len = 0;
-	if (info->ext)
+	if (info->ext) /* reth_len is read only where ext has CT_EXT_RETH */
 		ct_read_roce_ext(b + CT_BTH_LEN, info->ext, r);
 	memcpy(&src, d + CT_ETH_HLEN + 12, 4);
 	memcpy(&dst, d + CT_ETH_HLEN + 16, 4);
@@ -451,6 +452,7 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 		const struct ct_packet *end = in + (n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE);
 		struct stage_frame *s = st;
 		int all_shortcut = shortcut;
+		uint64_t flow_bytes = 0; /* of the frames that have a flow */
 
 		for (; in < end; in++) {
 			uint64_t t = in->ts_ns;
@@ -472,18 +474,21 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 				flow_key_of(&s->p, &s->key);
 				s->hash = ct_flow_key_hash_inline(&s->key, crc32c);
 			}
-			tot.bytes += s->p.wire_len;
+			flow_bytes += s->p.wire_len;
 			s->ts = t;
 			ct_flow_table_prefetch_slot_inline(x, s->hash);
 			s++;
 		}
 		for (struct stage_frame *f = st; f < s; f++)
 			ct_flow_table_prefetch_flow_inline(x, f->hash);
+		tot.bytes += flow_bytes;
 		/* a stage of shortcut frames only: RoCE, nothing cut, not QP1 */
-		if (all_shortcut)
+		if (all_shortcut) {
+			tot.roce_packets += (uint64_t)(s - st);
+			tot.roce_bytes += flow_bytes;
 			for (struct stage_frame *f = st; f < s; f++)
 				account_flow(e, x, &tot, f, 1);
-		else
+		} else
 			for (struct stage_frame *f = st; f < s; f++)
 				account_flow(e, x, &tot, f, 0);
 	}

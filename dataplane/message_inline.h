@@ -26,8 +26,8 @@ static inline int ct_msg_roce_in_order(struct ct_flow *f, const struct ct_roce *
 	const uint8_t req_mask = CT_FS_REQ_IN_MSG | CT_FS_REQ_PSN_OK | CT_FS_REPLAY | CT_FS_MSG_SEND;
 
 	if (info->pos == CT_POS_MIDDLE && !info->response) {
-		uint8_t want = CT_FS_REQ_IN_MSG | CT_FS_REQ_PSN_OK |
-			       (info->kind == CT_MSG_SEND ? CT_FS_MSG_SEND : 0);
+		uint8_t want = (uint8_t)(CT_FS_REQ_IN_MSG | CT_FS_REQ_PSN_OK |
+					 (info->kind == CT_MSG_SEND) * CT_FS_MSG_SEND);
 
 		/*
 		 * In a message of the same kind, no replay open, the PSN expected
