@@ -253,12 +253,14 @@ struct stage_frame {
 	uint64_t ts;
 };
 
-/* shortcut: the frame came through roce_shortcut (a RoCE frame, nothing cut, not QP1). */
-static inline __attribute__((always_inline)) void account_flow(struct ct_engine *e,
-							       struct ct_flow_index x,
-							       struct feed_totals *tot,
-							       const struct stage_frame *s,
-							       const int shortcut)
+/*
+ * shortcut: the frame came through roce_shortcut (a RoCE frame, nothing cut,
+ * not QP1); in_order: the in-order message cases are inlined (else all go
+ * to ct_msg_roce, for ct_engine_feed_layered).
+ */
+static inline __attribute__((always_inline)) void
+account_flow(struct ct_engine *e, struct ct_flow_index x, struct feed_totals *tot,
+	     const struct stage_frame *s, const int shortcut, const int in_order)
 {
 	const struct ct_pkt *p = &s->p;
 	uint64_t ts = s->ts;
@@ -293,7 +295,7 @@ static inline __attribute__((always_inline)) void account_flow(struct ct_engine 
 			return;
 		}
 		count_opcode(f, p->roce.opcode);
-		if (!ct_msg_roce_in_order(f, &p->roce))
+		if (!in_order || !ct_msg_roce_in_order(f, &p->roce))
 			ct_msg_roce(e, f, p);
 		if (!shortcut && __builtin_expect(p->roce.dqpn == 1, 0))
 			ct_cm_inspect(e, p, ts);
@@ -374,8 +376,8 @@ static void add_totals(struct ct_engine *e, const struct feed_totals *tot, unsig
  * account_flow and message.c read (kind, wire_len, dscp, ecn, pcp,
  * hdr_cut, roce.opcode/dqpn/psn/ext/payload_len and the extension
  * headers' fields) and to the flow key, written as five words (::ffff:src,
- * ::ffff:dst, the QPN and CT_TRANSPORT_ROCE), and its hash. Anything else returns 0 and takes ct_parse;
- * test_engine feeds both ways and compares every flow.
+ * ::ffff:dst, the QPN and CT_TRANSPORT_ROCE), and its hash. Anything else returns 0 and takes
+ * ct_parse; test_engine feeds both ways and compares every flow.
  */
 static inline int roce_shortcut(const uint8_t *d, uint32_t cap, struct ct_pkt *p,
 				struct ct_flow_key *key, uint32_t *hash, const int crc32c)
@@ -436,12 +438,13 @@ _Static_assert(offsetof(struct ct_flow_key, src) == 0 && offsetof(struct ct_flow
  * parse every frame and prefetch its index line; prefetch the flows those
  * lines name; then update the flows, in arrival order. Engine totals are
  * summed per call and added once at the end. With shortcut 0 every frame
- * takes ct_parse (ct_engine_feed_layered, for tests); crc32c picks the key
+ * takes ct_parse and every RoCE packet ct_msg_roce (ct_engine_feed_layered,
+ * for tests); crc32c picks the key
  * hash (ct_flow_hash_crc32c), a constant in each copy of the loop.
  */
 static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
-							const struct ct_packet *pkts, unsigned n,
-							const int shortcut, const int crc32c)
+						       const struct ct_packet *pkts, unsigned n,
+						       const int shortcut, const int crc32c)
 {
 	struct stage_frame st[CT_FEED_STAGE]; /* the frames that have a flow, in arrival order */
 	struct feed_totals tot = {.ts_min = UINT64_MAX};
@@ -449,7 +452,8 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 
 	for (unsigned base = 0; base < n; base += CT_FEED_STAGE) {
 		const struct ct_packet *in = &pkts[base];
-		const struct ct_packet *end = in + (n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE);
+		const struct ct_packet *end =
+			in + (n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE);
 		struct stage_frame *s = st;
 		int all_shortcut = shortcut;
 		uint64_t flow_bytes = 0; /* of the frames that have a flow */
@@ -460,13 +464,15 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 			tot.ts_min = t < tot.ts_min ? t : tot.ts_min;
 			tot.ts_max = t > tot.ts_max ? t : tot.ts_max;
 			tot.truncated += in->cap_len < in->wire_len;
-			if (!shortcut ||
-			    !roce_shortcut(in->data, in->cap_len, &s->p, &s->key, &s->hash, crc32c)) {
-				enum ct_pkt_kind kind = ct_parse(in->data, in->cap_len, in->wire_len, &s->p);
+			if (!shortcut || !roce_shortcut(in->data, in->cap_len, &s->p, &s->key,
+							&s->hash, crc32c)) {
+				enum ct_pkt_kind kind =
+					ct_parse(in->data, in->cap_len, in->wire_len, &s->p);
 
 				all_shortcut = 0;
 				tot.encapsulated += s->p.encap;
-				if (__builtin_expect(kind != CT_PKT_ROCE && kind != CT_PKT_TCP, 0)) {
+				if (__builtin_expect(kind != CT_PKT_ROCE && kind != CT_PKT_TCP,
+						     0)) {
 					tot.bytes += s->p.wire_len;
 					account_flowless(e, &s->p);
 					continue;
@@ -487,10 +493,10 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 			tot.roce_packets += (uint64_t)(s - st);
 			tot.roce_bytes += flow_bytes;
 			for (struct stage_frame *f = st; f < s; f++)
-				account_flow(e, x, &tot, f, 1);
+				account_flow(e, x, &tot, f, 1, 1);
 		} else
 			for (struct stage_frame *f = st; f < s; f++)
-				account_flow(e, x, &tot, f, 0);
+				account_flow(e, x, &tot, f, 0, shortcut);
 	}
 	add_totals(e, &tot, n);
 	/* Idle eviction keeps pace with the input: a record examined per 8 packets. */

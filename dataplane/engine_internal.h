@@ -38,8 +38,9 @@ struct ct_engine {
 };
 
 /*
- * ct_engine_feed without its shortcut for the plain IPv4 RoCEv2 frame: every
- * frame through ct_parse. The same results; tests compare the two.
+ * ct_engine_feed without its shortcuts: every frame through ct_parse, every
+ * RoCE packet through ct_msg_roce (not message_inline.h). The same results;
+ * tests compare the two.
  */
 void ct_engine_feed_layered(struct ct_engine *e, const struct ct_packet *pkts, unsigned n);
 

@@ -13,7 +13,7 @@
 #include <commtap/roce_opcode.h>
 #include <string.h>
 
-#define PSN_MASK CT_PSN_MASK
+#define PSN_MASK     CT_PSN_MASK
 #define PSN_HALF 0x800000u
 #define READ_LEN_CUT UINT32_MAX /* the READ request's RETH was cut from the copy */
 
@@ -95,10 +95,11 @@ static void read_request(struct ct_engine *e, struct ct_flow *f, const struct ct
 }
 
 /* A READ response message completed on flow f: find and retire its request. */
-static void read_response_done(struct ct_engine *e, struct ct_flow *f,
-			       uint32_t first_psn, uint32_t bytes)
+static void read_response_done(struct ct_engine *e, struct ct_flow *f, uint32_t first_psn,
+			       uint32_t bytes)
 {
-	uint32_t h = (first_psn * 0x9e3779b1u) ^ ((uint32_t)f->key.dst.b[15] << 8 | f->key.src.b[15]);
+	uint32_t h =
+		(first_psn * 0x9e3779b1u) ^ ((uint32_t)f->key.dst.b[15] << 8 | f->key.src.b[15]);
 	struct ct_read_entry *re = &e->reads[h & (CT_READ_TABLE_SLOTS - 1)];
 
 	message_complete(f, bytes);

@@ -23,7 +23,8 @@ static inline void ct_msg_learn_pmtu(struct ct_flow *f, uint32_t payload)
 static inline int ct_msg_roce_in_order(struct ct_flow *f, const struct ct_roce *r)
 {
 	const struct ct_opcode_info *info = &ct_opcode_table[r->opcode];
-	const uint8_t req_mask = CT_FS_REQ_IN_MSG | CT_FS_REQ_PSN_OK | CT_FS_REPLAY | CT_FS_MSG_SEND;
+	const uint8_t req_mask =
+		CT_FS_REQ_IN_MSG | CT_FS_REQ_PSN_OK | CT_FS_REPLAY | CT_FS_MSG_SEND;
 
 	if (info->pos == CT_POS_MIDDLE && !info->response) {
 		uint8_t want = (uint8_t)(CT_FS_REQ_IN_MSG | CT_FS_REQ_PSN_OK |
@@ -41,7 +42,8 @@ static inline int ct_msg_roce_in_order(struct ct_flow *f, const struct ct_roce *
 		return 1;
 	}
 	/* AETH syndrome 0xx: an ACK, neither RNR NAK nor NAK */
-	if (info->kind == CT_MSG_ACK && (f->seen & CT_SEEN_RESP_PSN) && !(r->aeth_syndrome & 0x60)) {
+	if (info->kind == CT_MSG_ACK && (f->seen & CT_SEEN_RESP_PSN) &&
+	    !(r->aeth_syndrome & 0x60)) {
 		f->resp_next_psn = (r->psn + 1) & CT_PSN_MASK;
 		return 1;
 	}

@@ -51,10 +51,12 @@ static inline int ct_plain_v4_roce(const uint8_t *d, uint32_t cap, uint32_t *udp
 	memcpy(&port, d + 36, 4); /* and the UDP length */
 	*udp_len = (uint32_t)ulen;
 	/* compared in wire byte order; each difference leaves bits set */
-	return !(((eth_ip ^ ct_wire32(CT_ETHERTYPE_IPV4 << 16 | 0x45 << 8)) & ct_wire32(0xffffff00u)) |
+	return !(((eth_ip ^ ct_wire32(CT_ETHERTYPE_IPV4 << 16 | 0x45 << 8)) &
+		  ct_wire32(0xffffff00u)) |
 		 ((frag_proto ^ ct_wire32(IPPROTO_UDP)) & ct_wire32(0x1fff00ffu)) |
 		 ((port ^ ct_wire32((uint32_t)CT_ROCE_UDP_PORT << 16)) & ct_wire32(0xffff0000u))) &
-	       (ulen >= CT_UDP_HLEN) & (ulen <= total - CT_IPV4_MIN_HLEN); /* total < 20 fails too */
+	       (ulen >= CT_UDP_HLEN) &
+	       (ulen <= total - CT_IPV4_MIN_HLEN); /* total < 20 fails too */
 }
 
 /*
