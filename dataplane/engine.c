@@ -375,8 +375,9 @@ static void add_totals(struct ct_engine *e, const struct feed_totals *tot, unsig
  * QP1: straight from the frame to the fields of struct ct_pkt that
  * account_flow and message.c read (kind, wire_len, dscp, ecn, pcp,
  * hdr_cut, roce.opcode/dqpn/psn/ext/payload_len and the extension
- * headers' fields) and to the flow key, written as five words (::ffff:src,
- * ::ffff:dst, the QPN and CT_TRANSPORT_ROCE), and its hash. Anything else returns 0 and takes
+ * headers' fields; the others are left as they were) and to the flow key,
+ * written as five words (::ffff:src, ::ffff:dst, the QPN and
+ * CT_TRANSPORT_ROCE), and its hash. Anything else returns 0 and takes
  * ct_parse; test_engine feeds both ways and compares every flow.
  */
 static inline int roce_shortcut(const uint8_t *d, uint32_t cap, struct ct_pkt *p,
@@ -439,8 +440,8 @@ _Static_assert(offsetof(struct ct_flow_key, src) == 0 && offsetof(struct ct_flow
  * lines name; then update the flows, in arrival order. Engine totals are
  * summed per call and added once at the end. With shortcut 0 every frame
  * takes ct_parse and every RoCE packet ct_msg_roce (ct_engine_feed_layered,
- * for tests); crc32c picks the key
- * hash (ct_flow_hash_crc32c), a constant in each copy of the loop.
+ * for tests); crc32c picks the key hash (ct_flow_hash_crc32c), a constant in
+ * each copy of the loop.
  */
 static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 						       const struct ct_packet *pkts, unsigned n,

@@ -63,11 +63,12 @@ static inline uint64_t ct_mix64(uint64_t a, uint64_t b)
 }
 
 /*
- * The key's five words (as a key's bytes in memory). With CRC32C: two independent chains (they
- * overlap in the pipeline), each changed by any one-bit change of its words, then a bijective
- * 32-bit mix so that the index's low bits depend on all of them. Without: three independent 128-bit
- * multiplies and one more to spread the bits (the constants are arbitrary odd numbers with mixed
- * bits).
+ * The key's five words (a key's bytes in memory). With CRC32C: two
+ * independent chains (they overlap in the pipeline), each changed by any
+ * one-bit change of its words, then a bijective 32-bit mix so that the
+ * index's low bits depend on all of them. Without: three independent
+ * 128-bit multiplies and one more to spread the bits (the constants are
+ * arbitrary odd numbers with mixed bits).
  */
 static inline uint32_t ct_flow_key_hash_words(const uint64_t w[5], int crc32c)
 {
