@@ -65,7 +65,7 @@ static const struct ct_param mirror_params[] = {
 	 .arg = "N",
 	 .offset = MIRROR(mbufs),
 	 .min = 1023,
-	 .max = 1u << 26,
+	 .max = 10000000,
 	 .help = "mbufs in the pool (default 8191); net_pcap's infinite_rx holds\n"
 		 "every packet of its capture in one"},
 	{.name = "mbuf-data",
