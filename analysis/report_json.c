@@ -94,8 +94,7 @@ static json_object *flow_periodicity_json(const struct ct_flow_periodicity *fp)
 	json_object_object_add(o, "period_s",
 			       fp->periodic ? json_object_new_double(fp->period_s) : NULL);
 	json_object_object_add(phase, "first",
-			       fp->phase_first >= 0 ? json_object_new_double(fp->phase_first)
-						    : NULL);
+			       fp->phase_first >= 0 ? json_object_new_double(fp->phase_first) : NULL);
 	json_object_object_add(phase, "last",
 			       fp->phase_last >= 0 ? json_object_new_double(fp->phase_last) : NULL);
 	json_object_object_add(o, "phase", phase);
@@ -120,15 +119,13 @@ static json_object *flow_periodicity_json(const struct ct_flow_periodicity *fp)
 		json_object *bytes = json_object_new_array(), *msgs = json_object_new_array();
 
 		for (size_t k = 0; k < fp->volumes.iterations; k++) {
-			json_object_array_add(
-				bytes, json_object_new_uint64((uint64_t)fp->volumes.bytes[k]));
-			json_object_array_add(
-				msgs, json_object_new_uint64((uint64_t)fp->volumes.messages[k]));
+			json_object_array_add(bytes, json_object_new_uint64((uint64_t)fp->volumes.bytes[k]));
+			json_object_array_add(msgs,
+					      json_object_new_uint64((uint64_t)fp->volumes.messages[k]));
 		}
 		json_object_object_add(it, "bytes", bytes);
 		json_object_object_add(it, "messages", msgs);
-		json_object_object_add(it, "bytes_cv",
-				       json_object_new_double(fp->volumes.bytes_cv));
+		json_object_object_add(it, "bytes_cv", json_object_new_double(fp->volumes.bytes_cv));
 		json_object_object_add(o, "per_iteration", it);
 	}
 	return o;
@@ -293,20 +290,19 @@ static json_object *cc_json(const struct ct_report *r)
 		json_object *e = json_object_new_object();
 
 		json_object_object_add(e, "receiver", addr_json(&c->host));
-		json_object_object_add(
-			e, "class",
-			json_object_new_string(c->cls < 0 ? "all" : ct_class_name(c->cls)));
+		json_object_object_add(e, "class",
+				       json_object_new_string(c->cls < 0 ? "all" : ct_class_name(c->cls)));
 		add_u64(e, "senders", c->senders);
 		add_u64(e, "incast_degree", c->incast_degree);
 		json_object_object_add(e, "peak_gbps", json_object_new_double(c->peak_gbps));
 		json_object_object_add(e, "nic_gbps", json_object_new_double(r->nic_gbps));
-		json_object_object_add(
-			e, "peak_over_nic",
-			json_object_new_double(r->nic_gbps > 0 ? c->peak_gbps / r->nic_gbps : 0));
+		json_object_object_add(e, "peak_over_nic",
+				       json_object_new_double(r->nic_gbps > 0 ? c->peak_gbps / r->nic_gbps
+									      : 0));
 		onoff_json(e, &c->onoff);
-		json_object_object_add(
-			e, "start_spread_s",
-			c->start_spread_s >= 0 ? json_object_new_double(c->start_spread_s) : NULL);
+		json_object_object_add(e, "start_spread_s",
+				       c->start_spread_s >= 0 ? json_object_new_double(c->start_spread_s)
+							      : NULL);
 		json_object_object_add(e, "cnp_per_s_on", json_object_new_double(c->cnp_per_s_on));
 		json_object_object_add(e, "ecn_ce_fraction",
 				       json_object_new_double(c->ecn_ce_fraction));
@@ -404,8 +400,7 @@ static json_object *classification_json(const struct ct_classification *c)
 		json_object *l = json_object_new_object();
 
 		json_object_object_add(l, "hosts", json_object_new_int((int)c->layout.hosts));
-		json_object_object_add(l, "pp_stages",
-				       json_object_new_int((int)c->layout.pp_stages));
+		json_object_object_add(l, "pp_stages", json_object_new_int((int)c->layout.pp_stages));
 		json_object_object_add(l, "dp_ring", json_object_new_int((int)c->layout.dp_ring));
 		json_object_object_add(l, "ep_group", json_object_new_int((int)c->layout.ep_group));
 		json_object_object_add(o, "inferred_layout", l);
