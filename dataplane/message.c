@@ -14,7 +14,7 @@
 #include <string.h>
 
 #define PSN_MASK     CT_PSN_MASK
-#define PSN_HALF 0x800000u
+#define PSN_HALF     0x800000u
 #define READ_LEN_CUT UINT32_MAX /* the READ request's RETH was cut from the copy */
 
 static inline void message_complete(struct ct_flow *f, uint64_t size)

@@ -59,7 +59,7 @@ static inline enum ct_pkt_kind malformed(struct ct_pkt *pkt, enum ct_malformed w
 static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth,
 				  struct ct_pkt *pkt);
 
-/* Bytes of each extension header, in the order read_ext walks them. */
+/* Bytes of each extension header, in the order ct_read_roce_ext walks them. */
 static const struct {
 	uint16_t bit;
 	uint8_t len;
