@@ -3,14 +3,17 @@
  * The engine's fast path: parse -> flow table -> message assembly.
  *
  * Where a packet goes:
- *   ct_engine_feed -> ct_parse (parse.c)
+ *   ct_engine_feed -> roce_shortcut (the plain IPv4 RoCEv2 frame), else ct_parse (parse.c)
  *     RoCE/TCP  -> account_flow -> ct_flow_table_get_inline (flow_table_internal.h)
- *                  -> ct_msg_roce / ct_msg_tcp (message.c), ct_cm_inspect (cm.c)
+ *                  -> ct_msg_roce_in_order (message_inline.h), else
+ *                     ct_msg_roce / ct_msg_tcp (message.c), ct_cm_inspect (cm.c)
  *     PFC/PAUSE -> account_pfc
  *     otherwise -> engine counters only
  */
 #include "engine_internal.h"
 #include "flow_table_internal.h"
+#include "message_inline.h"
+#include "parse_internal.h"
 
 #include <commtap/roce_opcode.h>
 #include <errno.h>
@@ -150,13 +153,16 @@ void ct_engine_destroy(struct ct_engine *e)
  */
 static inline int opcode_slot(const struct ct_flow *f, uint8_t op)
 {
+	/* the high bit of each byte of the first op_used ids */
+	static const uint64_t used_high[CT_OP_SLOTS + 1] = {
+		0, 0x80, 0x8080, 0x808080, 0x80808080, 0x8080808080, 0x808080808080,
+	};
 	const uint64_t ones = 0x0101010101010101ull;
 	uint64_t ids, x, zero;
 
 	memcpy(&ids, (const uint8_t *)f + offsetof(struct ct_flow, op_id), sizeof(ids));
 	x = ids ^ (ones * op);
-	zero = (x - ones) & ~x & (ones << 7);
-	zero &= (1ull << (8 * f->op_used)) - 1; /* op_used <= 6: the used ids only */
+	zero = (x - ones) & ~x & used_high[f->op_used]; /* op_used <= 6 */
 	return zero ? __builtin_ctzll(zero) / 8 : -1;
 }
 
@@ -239,14 +245,29 @@ struct feed_totals {
 	uint64_t ts_min, ts_max;
 };
 
-static inline void account_flow(struct ct_engine *e, struct feed_totals *tot,
-				const struct ct_pkt *p, const struct ct_flow_key *key,
-				uint32_t hash, uint64_t ts)
+/* A frame of a stage of ct_engine_feed: what its parse found, its flow key and hash. */
+struct stage_frame {
+	struct ct_pkt p;
+	struct ct_flow_key key;
+	uint32_t hash;
+	uint64_t ts;
+};
+
+/*
+ * shortcut: the frame came through roce_shortcut (a RoCE frame, nothing cut,
+ * not QP1); in_order: the in-order message cases are inlined (else all go
+ * to ct_msg_roce, for ct_engine_feed_layered).
+ */
+static inline __attribute__((always_inline)) void
+account_flow(struct ct_engine *e, struct ct_flow_index x, struct feed_totals *tot,
+	     const struct stage_frame *s, const int shortcut, const int in_order)
 {
+	const struct ct_pkt *p = &s->p;
+	uint64_t ts = s->ts;
 	struct ct_flow *f;
 	int created;
 
-	f = ct_flow_table_get_inline(e->table, key, hash, ts, &created);
+	f = ct_flow_table_get_inline(e->table, x, &s->key, s->hash, ts, &created);
 	if (__builtin_expect(created, 0))
 		burst_begin(f, ts);
 	else
@@ -264,16 +285,19 @@ static inline void account_flow(struct ct_engine *e, struct feed_totals *tot,
 	f->dscp = p->dscp;
 	f->pcp = p->pcp;
 
-	if (p->kind == CT_PKT_ROCE) {
-		tot->roce_packets++;
-		tot->roce_bytes += p->wire_len;
-		if (__builtin_expect(p->hdr_cut != CT_CUT_NONE, 0)) {
+	if (shortcut || p->kind == CT_PKT_ROCE) {
+		if (!shortcut) { /* else counted per stage */
+			tot->roce_packets++;
+			tot->roce_bytes += p->wire_len;
+		}
+		if (!shortcut && __builtin_expect(p->hdr_cut != CT_CUT_NONE, 0)) {
 			account_cut(e, f, p);
 			return;
 		}
 		count_opcode(f, p->roce.opcode);
-		ct_msg_roce(e, f, p);
-		if (__builtin_expect(p->roce.dqpn == 1, 0))
+		if (!in_order || !ct_msg_roce_in_order(f, &p->roce))
+			ct_msg_roce(e, f, p);
+		if (!shortcut && __builtin_expect(p->roce.dqpn == 1, 0))
 			ct_cm_inspect(e, p, ts);
 	} else {
 		tot->tcp_packets++;
@@ -346,54 +370,151 @@ static void add_totals(struct ct_engine *e, const struct feed_totals *tot, unsig
 }
 
 /*
+ * The frame a RoCE mirror sees nearly always (ct_plain_v4_roce), with a
+ * valid opcode, its extension headers captured whole and a QP other than
+ * QP1: straight from the frame to the fields of struct ct_pkt that
+ * account_flow and message.c read (kind, wire_len, dscp, ecn, pcp,
+ * hdr_cut, roce.opcode/dqpn/psn/ext/payload_len and the extension
+ * headers' fields; the others are left as they were) and to the flow key,
+ * written as five words (::ffff:src, ::ffff:dst, the QPN and
+ * CT_TRANSPORT_ROCE), and its hash. Anything else returns 0 and takes
+ * ct_parse; test_engine feeds both ways and compares every flow.
+ */
+static inline int roce_shortcut(const uint8_t *d, uint32_t cap, struct ct_pkt *p,
+				struct ct_flow_key *key, uint32_t *hash, const int crc32c)
+{
+	const uint8_t *b = d + CT_PLAIN_V4_ROCE_HLEN;
+	const struct ct_opcode_info *info;
+	struct ct_roce *r = &p->roce;
+	uint32_t udp_len, need, dqpn, src, dst;
+	uint64_t w[5];
+	int ok;
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	return 0; /* the key's words below are laid out little-endian */
+#endif
+	if (__builtin_expect(!ct_plain_v4_roce(d, cap, &udp_len), 0))
+		return 0;
+	info = &ct_opcode_table[b[0]];
+	need = CT_BTH_LEN + info->ext_len + ((b[1] >> 4) & 3) + CT_ICRC_LEN;
+	dqpn = ct_get32(b + 4) & 0xffffffu;
+	ok = info->valid && !(b[1] & 0x0f); /* not reserved, TVer 0 */
+	ok &= udp_len - CT_UDP_HLEN >= need;
+	ok &= cap >= CT_PLAIN_V4_ROCE_HLEN + CT_BTH_LEN + (uint32_t)info->ext_len;
+	ok &= dqpn != 1; /* QP1 carries connection management: ct_cm_inspect */
+	if (__builtin_expect(!ok, 0))
+		return 0;
+	p->kind = CT_PKT_ROCE;
+	p->hdr_cut = CT_CUT_NONE;
+	p->wire_len = CT_ETH_HLEN + ct_get16(d + CT_ETH_HLEN + 2);
+	p->dscp = d[CT_ETH_HLEN + 1] >> 2;
+	p->ecn = d[CT_ETH_HLEN + 1] & 3;
+	p->pcp = 0xff;
+	r->opcode = b[0];
+	r->dqpn = dqpn;
+	r->psn = ct_get32(b + 8) & 0xffffffu;
+	r->ext = info->ext;
+	r->payload_len = udp_len - CT_UDP_HLEN - need;
+	if (info->ext) /* reth_len is read only where ext has CT_EXT_RETH */
+		ct_read_roce_ext(b + CT_BTH_LEN, info->ext, r);
+	memcpy(&src, d + CT_ETH_HLEN + 12, 4);
+	memcpy(&dst, d + CT_ETH_HLEN + 16, 4);
+	w[0] = 0;
+	w[1] = (uint64_t)src << 32 | 0xffff0000u; /* bytes 8..15: 0 0 ff ff, the address */
+	w[2] = 0;
+	w[3] = (uint64_t)dst << 32 | 0xffff0000u;
+	w[4] = (uint64_t)CT_TRANSPORT_ROCE << 32 | dqpn;
+	memcpy(key, w, sizeof(w));
+	*hash = ct_flow_key_hash_v4(w[1], w[3], w[4], crc32c);
+	return 1;
+}
+
+_Static_assert(offsetof(struct ct_flow_key, src) == 0 && offsetof(struct ct_flow_key, dst) == 16 &&
+		       offsetof(struct ct_flow_key, id) == 32 &&
+		       offsetof(struct ct_flow_key, transport) == 36,
+	       "roce_shortcut writes the key as five words");
+
+/*
  * A burst goes through in three passes so that memory latency overlaps:
  * parse every frame and prefetch its index line; prefetch the flows those
  * lines name; then update the flows, in arrival order. Engine totals are
- * summed per call and added once at the end.
+ * summed per call and added once at the end. With shortcut 0 every frame
+ * takes ct_parse and every RoCE packet ct_msg_roce (ct_engine_feed_layered,
+ * for tests); crc32c picks the key hash (ct_flow_hash_crc32c), a constant in
+ * each copy of the loop.
  */
-void ct_engine_feed(struct ct_engine *e, const struct ct_packet *pkts, unsigned n)
+static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
+						       const struct ct_packet *pkts, unsigned n,
+						       const int shortcut, const int crc32c)
 {
-	struct ct_pkt p[CT_FEED_STAGE];
-	struct ct_flow_key key[CT_FEED_STAGE];
-	uint32_t hash[CT_FEED_STAGE];
-	uint8_t flow_at[CT_FEED_STAGE]; /* frames of the stage that have a flow */
+	struct stage_frame st[CT_FEED_STAGE]; /* the frames that have a flow, in arrival order */
 	struct feed_totals tot = {.ts_min = UINT64_MAX};
-	const int crc32c = ct_flow_hash_crc32c; /* loaded once, not per packet */
+	const struct ct_flow_index x = ct_flow_table_index(e->table);
 
 	for (unsigned base = 0; base < n; base += CT_FEED_STAGE) {
-		unsigned m = n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE;
-		unsigned flows = 0;
+		const struct ct_packet *in = &pkts[base];
+		const struct ct_packet *end =
+			in + (n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE);
+		struct stage_frame *s = st;
+		int all_shortcut = shortcut;
+		uint64_t flow_bytes = 0; /* of the frames that have a flow */
 
-		for (unsigned i = 0; i < m; i++) {
-			const struct ct_packet *in = &pkts[base + i];
-			enum ct_pkt_kind kind = ct_parse(in->data, in->cap_len, in->wire_len, &p[i]);
-			uint64_t ts = in->ts_ns;
+		for (; in < end; in++) {
+			uint64_t t = in->ts_ns;
 
-			tot.ts_min = ts < tot.ts_min ? ts : tot.ts_min;
-			tot.ts_max = ts > tot.ts_max ? ts : tot.ts_max;
-			tot.bytes += p[i].wire_len;
+			tot.ts_min = t < tot.ts_min ? t : tot.ts_min;
+			tot.ts_max = t > tot.ts_max ? t : tot.ts_max;
 			tot.truncated += in->cap_len < in->wire_len;
-			tot.encapsulated += p[i].encap;
-			if (__builtin_expect(kind != CT_PKT_ROCE && kind != CT_PKT_TCP, 0)) {
-				account_flowless(e, &p[i]);
-				continue;
-			}
-			flow_key_of(&p[i], &key[i]);
-			hash[i] = ct_flow_key_hash_inline(&key[i], crc32c);
-			ct_flow_table_prefetch_slot_inline(e->table, hash[i]);
-			flow_at[flows++] = (uint8_t)i;
-		}
-		for (unsigned j = 0; j < flows; j++)
-			ct_flow_table_prefetch_flow_inline(e->table, hash[flow_at[j]]);
-		for (unsigned j = 0; j < flows; j++) {
-			unsigned i = flow_at[j];
+			if (!shortcut || !roce_shortcut(in->data, in->cap_len, &s->p, &s->key,
+							&s->hash, crc32c)) {
+				enum ct_pkt_kind kind =
+					ct_parse(in->data, in->cap_len, in->wire_len, &s->p);
 
-			account_flow(e, &tot, &p[i], &key[i], hash[i], pkts[base + i].ts_ns);
+				all_shortcut = 0;
+				tot.encapsulated += s->p.encap;
+				if (__builtin_expect(kind != CT_PKT_ROCE && kind != CT_PKT_TCP,
+						     0)) {
+					tot.bytes += s->p.wire_len;
+					account_flowless(e, &s->p);
+					continue;
+				}
+				flow_key_of(&s->p, &s->key);
+				s->hash = ct_flow_key_hash_inline(&s->key, crc32c);
+			}
+			flow_bytes += s->p.wire_len;
+			s->ts = t;
+			ct_flow_table_prefetch_slot_inline(x, s->hash);
+			s++;
 		}
+		for (struct stage_frame *f = st; f < s; f++)
+			ct_flow_table_prefetch_flow_inline(x, f->hash);
+		tot.bytes += flow_bytes;
+		/* a stage of shortcut frames only: RoCE, nothing cut, not QP1 */
+		if (all_shortcut) {
+			tot.roce_packets += (uint64_t)(s - st);
+			tot.roce_bytes += flow_bytes;
+			for (struct stage_frame *f = st; f < s; f++)
+				account_flow(e, x, &tot, f, 1, 1);
+		} else
+			for (struct stage_frame *f = st; f < s; f++)
+				account_flow(e, x, &tot, f, 0, shortcut);
 	}
 	add_totals(e, &tot, n);
 	/* Idle eviction keeps pace with the input: a record examined per 8 packets. */
 	ct_flow_table_expire(e->table, e->c.last_ts, n / 8 + 1);
+}
+
+void ct_engine_feed(struct ct_engine *e, const struct ct_packet *pkts, unsigned n)
+{
+	if (ct_flow_hash_crc32c)
+		feed(e, pkts, n, 1, 1);
+	else
+		feed(e, pkts, n, 1, 0);
+}
+
+void ct_engine_feed_layered(struct ct_engine *e, const struct ct_packet *pkts, unsigned n)
+{
+	feed(e, pkts, n, 0, ct_flow_hash_crc32c);
 }
 
 void ct_engine_get_counters(const struct ct_engine *e, struct ct_engine_counters *c)

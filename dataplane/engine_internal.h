@@ -37,7 +37,18 @@ struct ct_engine {
 	struct ct_allocator alloc;
 };
 
-/* message.c */
+/*
+ * ct_engine_feed without its shortcuts: every frame through ct_parse, every
+ * RoCE packet through ct_msg_roce (not message_inline.h). The same results;
+ * tests compare the two.
+ */
+void ct_engine_feed_layered(struct ct_engine *e, const struct ct_packet *pkts, unsigned n);
+
+/*
+ * message.c. Of the packet, ct_msg_roce reads only roce.opcode, dqpn, psn,
+ * ext, payload_len and the extension headers' fields (the engine's shortcut
+ * fills no more); the addresses come from the flow's key.
+ */
 void ct_msg_roce(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p);
 void ct_msg_tcp(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p, uint64_t now);
 /* Close what is open at the end of input. */

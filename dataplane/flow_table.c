@@ -131,12 +131,12 @@ uint32_t ct_flow_key_hash(const struct ct_flow_key *key)
 
 void ct_flow_table_prefetch_slot(const struct ct_flow_table *t, uint32_t hash)
 {
-	ct_flow_table_prefetch_slot_inline(t, hash);
+	ct_flow_table_prefetch_slot_inline(ct_flow_table_index(t), hash);
 }
 
 void ct_flow_table_prefetch_flow(const struct ct_flow_table *t, uint32_t hash)
 {
-	ct_flow_table_prefetch_flow_inline(t, hash);
+	ct_flow_table_prefetch_flow_inline(ct_flow_table_index(t), hash);
 }
 
 struct ct_flow *ct_flow_table_lookup(struct ct_flow_table *t, const struct ct_flow_key *key,
@@ -241,7 +241,7 @@ struct ct_flow *ct_flow_table_insert(struct ct_flow_table *t, const struct ct_fl
 struct ct_flow *ct_flow_table_get(struct ct_flow_table *t, const struct ct_flow_key *key,
 				  uint32_t hash, uint64_t now, int *created)
 {
-	return ct_flow_table_get_inline(t, key, hash, now, created);
+	return ct_flow_table_get_inline(t, ct_flow_table_index(t), key, hash, now, created);
 }
 
 void ct_flow_table_expire(struct ct_flow_table *t, uint64_t now, unsigned n)

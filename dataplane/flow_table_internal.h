@@ -63,17 +63,17 @@ static inline uint64_t ct_mix64(uint64_t a, uint64_t b)
 }
 
 /*
- * The key's five words. With CRC32C: two independent chains (they overlap
- * in the pipeline), each changed by any one-bit change of its words, then
- * a bijective 32-bit mix so that the index's low bits depend on all of
- * them. Without: three independent 128-bit multiplies and one more to
- * spread the bits (the constants are arbitrary odd numbers with mixed bits).
+ * The key's five words (a key's bytes in memory). With CRC32C: two
+ * independent chains (they overlap in the pipeline), each changed by any
+ * one-bit change of its words, then a bijective 32-bit mix so that the
+ * index's low bits depend on all of them. Without: three independent
+ * 128-bit multiplies and one more to spread the bits (the constants are
+ * arbitrary odd numbers with mixed bits).
  */
-static inline uint32_t ct_flow_key_hash_inline(const struct ct_flow_key *key, int crc32c)
+static inline uint32_t ct_flow_key_hash_words(const uint64_t w[5], int crc32c)
 {
-	uint64_t w[5], h;
+	uint64_t h;
 
-	memcpy(w, key, sizeof(w));
 	if (crc32c) {
 		uint32_t a, b, x;
 
@@ -90,71 +90,135 @@ static inline uint32_t ct_flow_key_hash_inline(const struct ct_flow_key *key, in
 	return (uint32_t)(h ^ (h >> 32));
 }
 
+/*
+ * ct_flow_key_hash_words of an IPv4 key, whose words 0 and 2 are zero: the
+ * same value (test_flow_table checks), since CRC32C of zero data from a
+ * zero CRC is zero.
+ */
+static inline uint32_t ct_flow_key_hash_v4(uint64_t w1, uint64_t w3, uint64_t w4, int crc32c)
+{
+	if (crc32c) {
+		uint32_t a, b, x;
+
+		a = (uint32_t)ct_crc32c_u64(0, w4);
+		b = (uint32_t)ct_crc32c_u64(ct_crc32c_u64(0x9e3779b9u, w1), w3);
+		x = a ^ (b << 16 | b >> 16);
+		x *= 0x9e3779b1u;
+		return x ^ (x >> 16);
+	}
+	const uint64_t w[5] = {0, w1, 0, w3, w4};
+
+	return ct_flow_key_hash_words(w, 0);
+}
+
+/* The same hash of a key in memory. */
+static inline uint32_t ct_flow_key_hash_inline(const struct ct_flow_key *key, int crc32c)
+{
+	uint64_t w[5];
+
+	memcpy(w, key, sizeof(w));
+	return ct_flow_key_hash_words(w, crc32c);
+}
+
+static inline uint64_t ct_key_word(const struct ct_flow_key *k, unsigned i)
+{
+	uint64_t w;
+
+	memcpy(&w, (const char *)k + 8 * i, sizeof(w));
+	return w;
+}
+
+/* Word by word into registers (copying both keys to arrays costs stack stores). */
 static inline int ct_flow_key_equal(const struct ct_flow_key *a, const struct ct_flow_key *b)
 {
-	uint64_t x[5], y[5];
+	return !((ct_key_word(a, 0) ^ ct_key_word(b, 0)) | (ct_key_word(a, 1) ^ ct_key_word(b, 1)) |
+		 (ct_key_word(a, 2) ^ ct_key_word(b, 2)) | (ct_key_word(a, 3) ^ ct_key_word(b, 3)) |
+		 (ct_key_word(a, 4) ^ ct_key_word(b, 4)));
+}
 
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]));
+/*
+ * The table's arrays and index mask, fixed from its creation: a caller that
+ * writes flows (whose byte fields may alias anything) keeps them in
+ * registers instead of reloading them from the table per packet.
+ */
+struct ct_flow_index {
+	const struct ct_slot *slots;
+	struct ct_flow *flows;
+	uint32_t mask;
+};
+
+static inline struct ct_flow_index ct_flow_table_index(const struct ct_flow_table *t)
+{
+	return (struct ct_flow_index){t->slots, t->flows, t->slot_mask};
 }
 
 /*
  * The index slot of key: where it is (*found = 1) or the empty slot that
  * ends its probe run, where it would go (*found = 0).
  */
-static inline uint32_t ct_flow_table_find_slot(const struct ct_flow_table *t,
+static inline uint32_t ct_flow_index_find_slot(struct ct_flow_index x,
 					       const struct ct_flow_key *key, uint32_t hash,
 					       int *found)
 {
-	uint32_t i = hash & t->slot_mask;
+	uint32_t i = hash & x.mask;
 
 	for (;;) {
-		const struct ct_slot *s = &t->slots[i];
+		const struct ct_slot *s = &x.slots[i];
 
 		if (!s->idx1) {
 			*found = 0;
 			return i;
 		}
-		if (s->hash == hash && ct_flow_key_equal(&t->flows[s->idx1 - 1].key, key)) {
+		if (s->hash == hash && ct_flow_key_equal(&x.flows[s->idx1 - 1].key, key)) {
 			*found = 1;
 			return i;
 		}
-		i = (i + 1) & t->slot_mask;
+		i = (i + 1) & x.mask;
 	}
+}
+
+static inline uint32_t ct_flow_table_find_slot(const struct ct_flow_table *t,
+					       const struct ct_flow_key *key, uint32_t hash,
+					       int *found)
+{
+	return ct_flow_index_find_slot(ct_flow_table_index(t), key, hash, found);
 }
 
 /* Insert key at empty index slot s (from ct_flow_table_find_slot), evicting if full. */
 struct ct_flow *ct_flow_table_insert(struct ct_flow_table *t, const struct ct_flow_key *key,
 				     uint32_t hash, uint64_t now, uint32_t s);
 
-/* ct_flow_table_get, inlined: the existing flow costs a probe and a key compare. */
+/*
+ * ct_flow_table_get, inlined: the existing flow costs a probe and a key
+ * compare. x is ct_flow_table_index(t).
+ */
 static inline struct ct_flow *ct_flow_table_get_inline(struct ct_flow_table *t,
+						       struct ct_flow_index x,
 						       const struct ct_flow_key *key, uint32_t hash,
 						       uint64_t now, int *created)
 {
 	int found;
-	uint32_t s = ct_flow_table_find_slot(t, key, hash, &found);
+	uint32_t s = ct_flow_index_find_slot(x, key, hash, &found);
 
 	*created = !found;
 	if (__builtin_expect(found, 1))
-		return &t->flows[t->slots[s].idx1 - 1];
+		return &x.flows[x.slots[s].idx1 - 1];
 	return ct_flow_table_insert(t, key, hash, now, s);
 }
 
-static inline void ct_flow_table_prefetch_slot_inline(const struct ct_flow_table *t, uint32_t hash)
+static inline void ct_flow_table_prefetch_slot_inline(struct ct_flow_index x, uint32_t hash)
 {
-	__builtin_prefetch(&t->slots[hash & t->slot_mask]);
+	__builtin_prefetch(&x.slots[hash & x.mask]);
 }
 
 /* Once the slot's line has arrived: both hot lines of the flow it names. */
-static inline void ct_flow_table_prefetch_flow_inline(const struct ct_flow_table *t, uint32_t hash)
+static inline void ct_flow_table_prefetch_flow_inline(struct ct_flow_index x, uint32_t hash)
 {
-	const struct ct_slot *s = &t->slots[hash & t->slot_mask];
+	const struct ct_slot *s = &x.slots[hash & x.mask];
 
 	/* the first probe is usually the flow */
 	if (s->idx1 && s->hash == hash) {
-		const char *f = (const char *)&t->flows[s->idx1 - 1];
+		const char *f = (const char *)&x.flows[s->idx1 - 1];
 
 		__builtin_prefetch(f, 1);
 		__builtin_prefetch(f + 64, 1);

@@ -8,12 +8,13 @@
  * destination QP sent (ACK/NAK, READ responses, ATOMIC ACK: resp_*).
  */
 #include "engine_internal.h"
+#include "message_inline.h"
 
 #include <commtap/roce_opcode.h>
 #include <string.h>
 
-#define PSN_MASK 0xffffffu
-#define PSN_HALF 0x800000u
+#define PSN_MASK     CT_PSN_MASK
+#define PSN_HALF     0x800000u
 #define READ_LEN_CUT UINT32_MAX /* the READ request's RETH was cut from the copy */
 
 static inline void message_complete(struct ct_flow *f, uint64_t size)
@@ -29,12 +30,6 @@ static void size_inferred(struct ct_engine *e, struct ct_flow *f)
 	e->c.messages_size_inferred++;
 	if (f->cold.size_inferred != UINT16_MAX)
 		f->cold.size_inferred++;
-}
-
-static inline void learn_pmtu(struct ct_flow *f, uint32_t payload)
-{
-	if (payload > f->cold.pmtu && payload <= 0xffff)
-		f->cold.pmtu = (uint16_t)payload;
 }
 
 static void replay_end(struct ct_flow *f)
@@ -84,15 +79,15 @@ static int request_psn(struct ct_flow *f, uint32_t psn)
 static void read_request(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p)
 {
 	const struct ct_roce *r = &p->roce;
-	uint32_t h = (r->psn * 0x9e3779b1u) ^ ((uint32_t)p->src.b[15] << 8 | p->dst.b[15]);
+	uint32_t h = (r->psn * 0x9e3779b1u) ^ ((uint32_t)f->key.src.b[15] << 8 | f->key.dst.b[15]);
 	struct ct_read_entry *re = &e->reads[h & (CT_READ_TABLE_SLOTS - 1)];
 
 	f->cold.read_requests++;
 	f->cold.read_bytes_requested += r->reth_len;
 	if (re->used)
 		e->c.read_overwrites++;
-	re->requester = p->src;
-	re->responder = p->dst;
+	re->requester = f->key.src;
+	re->responder = f->key.dst;
 	re->psn = r->psn;
 	re->len = (r->ext & CT_EXT_RETH) ? r->reth_len : READ_LEN_CUT;
 	re->responder_qpn = r->dqpn;
@@ -100,15 +95,16 @@ static void read_request(struct ct_engine *e, struct ct_flow *f, const struct ct
 }
 
 /* A READ response message completed on flow f: find and retire its request. */
-static void read_response_done(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p,
-			       uint32_t first_psn, uint32_t bytes)
+static void read_response_done(struct ct_engine *e, struct ct_flow *f, uint32_t first_psn,
+			       uint32_t bytes)
 {
-	uint32_t h = (first_psn * 0x9e3779b1u) ^ ((uint32_t)p->dst.b[15] << 8 | p->src.b[15]);
+	uint32_t h =
+		(first_psn * 0x9e3779b1u) ^ ((uint32_t)f->key.dst.b[15] << 8 | f->key.src.b[15]);
 	struct ct_read_entry *re = &e->reads[h & (CT_READ_TABLE_SLOTS - 1)];
 
 	message_complete(f, bytes);
-	if (!re->used || re->psn != first_psn || memcmp(&re->requester, &p->dst, 16) ||
-	    memcmp(&re->responder, &p->src, 16))
+	if (!re->used || re->psn != first_psn || memcmp(&re->requester, &f->key.dst, 16) ||
+	    memcmp(&re->responder, &f->key.src, 16))
 		return;
 	if (re->len == bytes)
 		f->cold.reads_matched++;
@@ -136,7 +132,7 @@ static void request(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt 
 			   (info->kind == CT_MSG_SEND ? CT_FS_MSG_SEND : 0);
 		f->req_msg_bytes = r->payload_len;
 		f->req_msg_len = (r->ext & CT_EXT_RETH) ? r->reth_len : 0;
-		learn_pmtu(f, r->payload_len);
+		ct_msg_learn_pmtu(f, r->payload_len);
 		break;
 	case CT_POS_MIDDLE:
 	case CT_POS_LAST: {
@@ -154,7 +150,7 @@ static void request(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt 
 		}
 		f->req_msg_bytes += r->payload_len;
 		if (info->pos == CT_POS_MIDDLE) {
-			learn_pmtu(f, r->payload_len);
+			ct_msg_learn_pmtu(f, r->payload_len);
 			break;
 		}
 		/*
@@ -216,7 +212,7 @@ static void read_response(struct ct_engine *e, struct ct_flow *f, const struct c
 		f->state |= CT_FS_RESP_IN_MSG;
 		f->resp_msg_bytes = r->payload_len;
 		f->cold.resp_msg_first_psn = r->psn;
-		learn_pmtu(f, r->payload_len);
+		ct_msg_learn_pmtu(f, r->payload_len);
 		break;
 	case CT_POS_MIDDLE:
 	case CT_POS_LAST:
@@ -237,18 +233,18 @@ static void read_response(struct ct_engine *e, struct ct_flow *f, const struct c
 		}
 		f->resp_msg_bytes += r->payload_len;
 		if (info->pos == CT_POS_MIDDLE) {
-			learn_pmtu(f, r->payload_len);
+			ct_msg_learn_pmtu(f, r->payload_len);
 			break;
 		}
 		f->state &= ~CT_FS_RESP_IN_MSG;
-		read_response_done(e, f, p, f->cold.resp_msg_first_psn, f->resp_msg_bytes);
+		read_response_done(e, f, f->cold.resp_msg_first_psn, f->resp_msg_bytes);
 		break;
 	case CT_POS_ONLY:
 		if (f->state & CT_FS_RESP_IN_MSG) {
 			f->cold.partial_messages++;
 			f->state &= ~CT_FS_RESP_IN_MSG;
 		}
-		read_response_done(e, f, p, r->psn, r->payload_len);
+		read_response_done(e, f, r->psn, r->payload_len);
 		break;
 	default:
 		break;

@@ -4,6 +4,8 @@
  * before it reads them, and takes lengths from the headers (IP total length,
  * UDP length) so that truncated mirror copies keep their true size.
  */
+#include "parse_internal.h"
+
 #include <commtap/byteorder.h>
 #include <commtap/parse.h>
 #include <commtap/roce_opcode.h>
@@ -41,15 +43,6 @@ struct frame {
 	uint32_t *ip_off;  /* where the last IP header read starts (the inner one for GRE) */
 };
 
-/*
- * 24 bits (QPN, PSN) as the low bytes of a 4-byte load ending at p + 2:
- * one load instead of three. p[-1] belongs to the same header.
- */
-static inline uint32_t rd24_after(const uint8_t *p)
-{
-	return ct_get32(p - 1) & 0xffffffu;
-}
-
 /* True when len bytes starting at off were captured. */
 static inline int have(const struct frame *f, uint32_t off, uint32_t len)
 {
@@ -66,38 +59,7 @@ static inline enum ct_pkt_kind malformed(struct ct_pkt *pkt, enum ct_malformed w
 static enum ct_pkt_kind parse_eth(const struct frame *f, uint32_t off, int depth,
 				  struct ct_pkt *pkt);
 
-/* The extension headers named by ext, in wire order (IBTA 9.2): routing, then operation. */
-static inline void read_ext(const uint8_t *b, uint16_t ext, struct ct_roce *r)
-{
-	if (ext & CT_EXT_DETH) {
-		r->deth_sqpn = rd24_after(b + 5);
-		b += 8;
-	}
-	if (ext & CT_EXT_XRCETH)
-		b += 4;
-	if (ext & CT_EXT_RETH) {
-		r->reth_va = ct_get64(b);
-		r->reth_rkey = ct_get32(b + 8);
-		r->reth_len = ct_get32(b + 12);
-		b += 16;
-	}
-	if (ext & CT_EXT_ATOMICETH) {
-		r->reth_va = ct_get64(b);
-		r->reth_rkey = ct_get32(b + 8);
-		b += 28;
-	}
-	if (ext & CT_EXT_AETH) {
-		r->aeth_syndrome = b[0];
-		r->aeth_msn = rd24_after(b + 1);
-		b += 4;
-	}
-	if (ext & CT_EXT_ATOMICACKETH)
-		b += 8;
-	if (ext & (CT_EXT_IMMDT | CT_EXT_IETH))
-		r->imm = ct_get32(b);
-}
-
-/* Bytes of each extension header, in the order read_ext walks them. */
+/* Bytes of each extension header, in the order ct_read_roce_ext walks them. */
 static const struct {
 	uint16_t bit;
 	uint8_t len;
@@ -132,7 +94,7 @@ ext_cut(const struct frame *f, uint32_t off, const struct ct_opcode_info *info, 
 	}
 	memcpy(ext, f->d + off, whole);
 	r->reth_len = 0;
-	read_ext(ext, info->ext, r);
+	ct_read_roce_ext(ext, info->ext, r);
 	r->payload = NULL;
 	r->payload_cap = 0;
 	pkt->hdr_cut = CT_CUT_ROCE_EXT;
@@ -166,7 +128,7 @@ static __attribute__((noinline)) enum ct_pkt_kind bth_cut(const struct frame *f,
 		r->se = b[1] >> 7;
 		r->pad = (b[1] >> 4) & 3;
 		r->pkey = ct_get16(b + 2);
-		r->dqpn = rd24_after(b + 5);
+		r->dqpn = ct_rd24_after(b + 5);
 		pkt->hdr_cut = CT_CUT_AFTER_QPN;
 	} else {
 		r->dqpn = CT_QPN_CUT(why);
@@ -194,9 +156,9 @@ static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t 
 	r->se = b[1] >> 7;
 	r->pad = (b[1] >> 4) & 3;
 	r->pkey = ct_get16(b + 2);
-	r->dqpn = rd24_after(b + 5);
+	r->dqpn = ct_rd24_after(b + 5);
 	r->ackreq = b[8] >> 7;
-	r->psn = rd24_after(b + 9);
+	r->psn = ct_rd24_after(b + 9);
 	r->ext = info->ext;
 
 	need = BTH_LEN + info->ext_len + r->pad + ICRC_LEN;
@@ -210,7 +172,7 @@ static enum ct_pkt_kind parse_bth(const struct frame *f, uint32_t off, uint32_t 
 	r->reth_len = 0;
 	/* Most packets (MIDDLE) carry no extension header: one test skips them all. */
 	if (info->ext)
-		read_ext(f->d + off, info->ext, r);
+		ct_read_roce_ext(f->d + off, info->ext, r);
 	off += info->ext_len;
 	r->payload = f->d + off;
 	r->payload_cap = f->cap - off;
@@ -540,33 +502,6 @@ enum ct_pkt_kind ct_parse_layered(const uint8_t *data, uint32_t cap_len, uint32_
 	return parse_layered_at(data, cap_len, orig_len, pkt, &ip_off);
 }
 
-#define PLAIN_V4_ROCE_HLEN (ETH_HLEN + IPV4_MIN_HLEN + UDP_HLEN)
-
-/*
- * The frame a RoCE mirror port sees nearly always: untagged Ethernet, IPv4
- * without options, not a later fragment, UDP to port 4791, with consistent
- * IP and UDP lengths. Each test is a fixed-offset load; they are combined
- * without early exits, so the whole shape costs one branch.
- */
-static inline int plain_v4_roce(const uint8_t *d, uint32_t cap, uint32_t *udp_len)
-{
-	uint32_t total, ulen;
-	int ok;
-
-	if (cap < PLAIN_V4_ROCE_HLEN + BTH_LEN)
-		return 0;
-	total = ct_get16(d + 16);
-	ulen = ct_get16(d + 38);
-	/* EtherType and IP version/IHL; flags/fragment offset and protocol; port */
-	ok = (ct_get32(d + 12) >> 8) == (CT_ETHERTYPE_IPV4 << 8 | 0x45);
-	ok &= (ct_get32(d + 20) & 0x1fff00ffu) == IPPROTO_UDP;
-	ok &= ct_get16(d + 36) == CT_ROCE_UDP_PORT;
-	ok &= total >= IPV4_MIN_HLEN;
-	ok &= ulen >= UDP_HLEN && ulen <= total - IPV4_MIN_HLEN;
-	*udp_len = ulen;
-	return ok;
-}
-
 /*
  * The common RoCEv2 frame goes straight to its BTH, filling what the
  * layered parser would (test_parse checks that the two agree on every
@@ -578,7 +513,7 @@ enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_l
 	struct frame f = {.d = data, .cap = cap_len, .orig_len = orig_len, .ip_off = NULL};
 	uint32_t udp_len;
 
-	if (__builtin_expect(!plain_v4_roce(data, cap_len, &udp_len), 0))
+	if (__builtin_expect(!ct_plain_v4_roce(data, cap_len, &udp_len), 0))
 		return ct_parse_layered(data, cap_len, orig_len, pkt);
 	pkt->malformed = CT_MAL_NONE;
 	pkt->encap = 0;
@@ -594,7 +529,7 @@ enum ct_pkt_kind ct_parse(const uint8_t *data, uint32_t cap_len, uint32_t orig_l
 	pkt->ip_proto = IPPROTO_UDP;
 	pkt->hdr_cut = CT_CUT_NONE;
 	pkt->udp_sport = ct_get16(data + ETH_HLEN + IPV4_MIN_HLEN);
-	return parse_bth(&f, PLAIN_V4_ROCE_HLEN, udp_len - UDP_HLEN, pkt);
+	return parse_bth(&f, CT_PLAIN_V4_ROCE_HLEN, udp_len - UDP_HLEN, pkt);
 }
 
 enum ct_pkt_kind ct_parse_ip(const uint8_t *data, uint32_t cap_len, uint32_t orig_len,
@@ -602,7 +537,7 @@ enum ct_pkt_kind ct_parse_ip(const uint8_t *data, uint32_t cap_len, uint32_t ori
 {
 	uint32_t udp_len;
 
-	if (plain_v4_roce(data, cap_len, &udp_len)) {
+	if (ct_plain_v4_roce(data, cap_len, &udp_len)) {
 		*ip_off = ETH_HLEN;
 		return ct_parse(data, cap_len, orig_len, pkt);
 	}

@@ -1,28 +1,58 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Benchmark of commtap-mirror: net_pcap infinite_rx on 128-byte copies of
-# 4 KiB-MTU RoCE traffic, bare mode (receive and free) then engine mode, in
-# one run; prints Mpps per core, the engine/bare ratio and the engine's
-# ns/packet. net_pcap holds the whole capture in mbufs in infinite_rx mode:
-# it stays under the pool (8191). usage: bench-mirror.sh BUILD-DIR [SECONDS] [RUNS]
+# Benchmark of commtap-mirror on net_pcap infinite_rx replays of `commtap bench`'s
+# stream: 128-byte copies of 4 KiB-MTU RDMA WRITEs over 10,000 QPs (64 sending at
+# once, ACKs on the reverse flows: 20,000 flows). Per run, side by side:
+#   1 worker:  bare (receive and free) and engine, one rx_pcap with every QP;
+#   2 workers: bare and engine, each worker on its own queue (two rx_pcap files,
+#              each QP whole in one of them, as symmetric RSS would split them),
+#              the main lcore sharing a CPU with the second worker.
+# Prints Mpps per core by the wall clock and per second of CPU the worker got (on
+# a shared machine the second is the one that compares), the engine's ns/packet,
+# and the 2-worker/1-worker ratio. net_pcap's infinite_rx holds the whole capture
+# in mbufs: the pool is sized to it, with small mbufs (--mbuf-data).
+# usage: bench-mirror.sh BUILD-DIR [SECONDS] [RUNS] [PACKETS]
 set -eu
-build=${1:-build} secs=${2:-5} runs=${3:-3}
+build=${1:-build} secs=${2:-4} runs=${3:-3} packets=${4:-400000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-src=$(cd "$(dirname "$0")/../.." && pwd)
-"$build/cli/commtap" synth "$src/profiles/bundled/ddp-resnet50-32gpu.json" -o "$tmp/roce.pcap" \
-	--iterations 2 --snaplen 128 --mtu 4096 --scale 0.015 >/dev/null
-run() { # mode-flag
-	"$build/dataplane/dpdk/commtap-mirror" --no-huge -m 1024 --no-pci -l 0-1 \
-		--file-prefix "ct-bench-$$" --vdev "net_pcap0,rx_pcap=$tmp/roce.pcap,infinite_rx=1" -- \
-		--duration "$secs" --bench "$@" 2>/dev/null
+"$build/cli/commtap" bench --packets "$packets" --qps 10000 --pcap "$tmp/all.pcap"
+"$build/cli/commtap" bench --packets "$packets" --qps 10000 --pcap "$tmp/q0.pcap" --pcap "$tmp/q1.pcap"
+mbufs=$((packets + 16384))
+run() { # lcores rx_pcap-args mode-flags...
+	local lcores=$1 pcaps=$2
+	shift 2
+	"$build/dataplane/dpdk/commtap-mirror" --no-huge -m 1536 --no-pci --lcores "$lcores" \
+		--file-prefix "ct-bench-$$" --vdev "net_pcap0,${pcaps},infinite_rx=1" -- \
+		--duration "$secs" --bench --mbufs "$mbufs" --mbuf-data 256 "$@" 2>/dev/null |
+		grep '^worker [0-9]* (lcore'
+}
+# one line per run and setup: setup mode workers wall-Mpps-sum cpu-Mpps-sum engine-ns-mean
+summarize() { # setup mode
+	awk -v setup="$1" -v mode="$2" '
+		{ for (i = 1; i <= NF; i++) {
+			if ($(i + 1) == "Mpps," || ($(i + 1) == "Mpps" && $(i + 2) != "per")) wall += $i
+			if ($(i + 1) == "Mpps" && $(i + 2) == "per") cpu += $i
+			if ($(i + 1) == "ns/packet,") { ns += $i; nn++ } } n++ }
+		END { printf "%s %s %d %.2f %.2f %.1f\n", setup, mode, n, wall, cpu, nn ? ns / nn : 0 }'
 }
 for i in $(seq "$runs"); do
-	run --bare | sed -n 's/.*: \([0-9.]*\) Mpps.*/bare \1/p'
-	run --json /dev/null | tee "$tmp/engine.$i" | sed -n 's/.*: \([0-9.]*\) Mpps, engine \([0-9.]*\) ns.*/engine \1 \2/p'
+	run 0@1,1@0 "rx_pcap=$tmp/all.pcap" --bare | summarize 1w bare
+	run 0@1,1@0 "rx_pcap=$tmp/all.pcap" --json /dev/null | summarize 1w engine
+	run 0@1,1@0,2@1 "rx_pcap=$tmp/q0.pcap,rx_pcap=$tmp/q1.pcap" --bare | summarize 2w bare
+	run 0@1,1@0,2@1 "rx_pcap=$tmp/q0.pcap,rx_pcap=$tmp/q1.pcap" --json /dev/null |
+		summarize 2w engine
 done | tee "$tmp/all"
-awk '/^bare/{b[nb++]=$2} /^engine/{e[ne++]=$2; n[ne-1]=$3}
-function med(a,k,  i,j,t){for(i=0;i<k;i++)for(j=i+1;j<k;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t} return a[int(k/2)]}
-END{mb=med(b,nb); me=med(e,ne); mn=med(n,ne);
-printf "median of %d runs: bare %.2f Mpps/core, engine %.2f Mpps/core, engine/bare %.2f, engine %.1f ns/packet\n", nb, mb, me, me/mb, mn}' "$tmp/all"
-grep -h "state\|memory" "$tmp/engine.1"
+awk 'function med(key,  n, i, j, t, a) { n = split(v[key], a, " ");
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return a[int((n + 1) / 2)] }
+	{ k = $1 " " $2; v[k "w"] = v[k "w"] " " $4; v[k "c"] = v[k "c"] " " $5; v[k "n"] = v[k "n"] " " $6 }
+	END {
+		printf "medians of %d runs (wall clock / per CPU second, Mpps):\n", NR / 4
+		printf "  1 worker:  bare %.2f / %.2f, engine %.2f / %.2f (%.1f ns/packet in the engine)\n",
+			med("1w barew"), med("1w barec"), med("1w enginew"), med("1w enginec"), med("1w enginen")
+		printf "  2 workers: bare %.2f / %.2f, engine %.2f / %.2f in all (%.1f ns/packet)\n",
+			med("2w barew"), med("2w barec"), med("2w enginew"), med("2w enginec"), med("2w enginen")
+		printf "  engine, 2 workers / 1 worker: %.2fx by the wall clock, %.2fx per CPU second\n",
+			med("2w enginew") / med("1w enginew"), med("2w enginec") / med("1w enginec")
+	}' "$tmp/all"

@@ -33,6 +33,8 @@ struct mirror_opts {
 	int no_rss;		  /* force the software distribution mode */
 	int no_hw_timestamp;	  /* TSC even where the NIC timestamps RX */
 	int wait_on_full;	  /* the distributor waits for room in a full ring (replays) */
+	uint32_t mbufs;		  /* mbufs in the pool; 0: POOL_MBUFS */
+	uint32_t mbuf_data;	  /* frame bytes an mbuf holds; 0: a jumbo frame */
 };
 
 /* How a worker gets its packets. */
@@ -58,6 +60,7 @@ struct mirror_worker {
 	volatile uint64_t last_poll_tsc; /* idle is judged by the worker's own polls */
 	uint64_t feed_cycles, fed;	 /* --bench: cycles inside ct_engine_feed */
 	uint64_t first_rx_tsc;
+	uint64_t cpu_ns; /* the lcore's thread CPU time in its polling loop */
 	/* snapshot handshake: the main lcore bumps snap_req, the worker answers */
 	volatile uint32_t snap_req, snap_done;
 	volatile int finish; /* with a request: end the engine's input (final report) */
@@ -81,7 +84,8 @@ struct mirror {
 	struct mirror_opts o;
 	uint16_t port;
 	char driver[64];
-	const char *mode; /* "rss", "software distribution", "single queue" */
+	/* "rss", "queue per worker" (net_pcap), "software distribution", "single queue" */
+	const char *mode;
 	unsigned n_workers;
 	uint16_t n_queues;
 	int started; /* the port: stop it at the end */

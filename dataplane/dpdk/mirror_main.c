@@ -224,12 +224,23 @@ static unsigned poll_once(struct mirror_worker *w)
 	return n;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 static int worker_main(void *arg)
 {
 	struct mirror_worker *w = arg;
+	uint64_t cpu0 = thread_cpu_ns();
 
 	while (!workers_quit)
 		poll_once(w);
+	/* --bench: the CPU time this lcore got, on a machine shared with other work */
+	w->cpu_ns = thread_cpu_ns() - cpu0;
 	if (w->role == ROLE_DISTRIBUTOR) {
 		rte_smp_wmb();
 		distributor_done = 1;
@@ -414,6 +425,11 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads & RTE_ETH_RSS_IP;
 		m->n_queues = (uint16_t)n_lcores_for_work;
 		m->mode = "rss";
+	} else if (n_lcores_for_work > 1 && !strcmp(m->driver, "net_pcap") &&
+		   info.max_rx_queues >= n_lcores_for_work) {
+		/* net_pcap: each rx_pcap= file is a queue of its own, as one RSS queue would be */
+		m->n_queues = (uint16_t)n_lcores_for_work;
+		m->mode = "queue per worker";
 	} else {
 		m->n_queues = 1;
 		m->mode = n_lcores_for_work > 2 ? "software distribution" : "single queue";
@@ -432,8 +448,9 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 			m->port, m->driver, m->n_queues, strerror(-rc));
 		return rc;
 	}
-	m->pool = rte_pktmbuf_pool_create("commtap-mbufs", POOL_MBUFS, 256, 0, MBUF_DATA_ROOM,
-					  socket);
+	m->pool = rte_pktmbuf_pool_create(
+		"commtap-mbufs", m->o.mbufs ? m->o.mbufs : POOL_MBUFS, 256, 0,
+		m->o.mbuf_data ? RTE_PKTMBUF_HEADROOM + m->o.mbuf_data : MBUF_DATA_ROOM, socket);
 	if (!m->pool) {
 		fprintf(stderr,
 			"commtap-mirror: cannot create the mbuf pool on socket %d: %s (give EAL "
@@ -519,7 +536,7 @@ static int setup_workers(struct mirror *m, int socket)
 		char name[32];
 
 		ct_snapshot_init(&w->snap);
-		if (!strcmp(m->mode, "rss")) {
+		if (!strcmp(m->mode, "rss") || !strcmp(m->mode, "queue per worker")) {
 			w->role = ROLE_QUEUE;
 			w->queue = (uint16_t)i;
 		} else if (!strcmp(m->mode, "software distribution")) {
@@ -600,6 +617,9 @@ static void print_bench(const struct mirror *m)
 		if (w->engine && w->fed)
 			printf(", engine %.1f ns/packet",
 			       (double)w->feed_cycles * 1e9 / (double)m->tsc_hz / (double)w->fed);
+		if (w->cpu_ns)
+			printf(", CPU %.3f s: %.2f Mpps per CPU second", (double)w->cpu_ns / 1e9,
+			       (double)w->rx_packets * 1e3 / (double)w->cpu_ns);
 		printf("\n");
 		if (w->engine) {
 			ct_engine_get_counters(w->engine, &c);

@@ -60,6 +60,22 @@ static const struct ct_param mirror_params[] = {
 	 .offset = MIRROR(wait_on_full),
 	 .help = "that core waits for room in a full ring instead of dropping\n"
 		 "(replays, where nothing is lost upstream)"},
+	{.name = "mbufs",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = MIRROR(mbufs),
+	 .min = 1023,
+	 .max = 10000000,
+	 .help = "mbufs in the pool (default 8191); net_pcap's infinite_rx holds\n"
+		 "every packet of its capture in one"},
+	{.name = "mbuf-data",
+	 .type = CT_PARAM_U32,
+	 .arg = "BYTES",
+	 .offset = MIRROR(mbuf_data),
+	 .min = 128,
+	 .max = 65000,
+	 .help = "frame bytes an mbuf holds (default 9728, a jumbo frame); copies\n"
+		 "truncated by the mirror session need no more than their length"},
 	{.name = "bare",
 	 .type = CT_PARAM_FLAG,
 	 .offset = MIRROR(bare),

@@ -43,6 +43,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 expect_error bad-option "unknown or incomplete option '--frobnicate'" "${eal[@]}" -l 0 -- --frobnicate
 expect_error bad-interval "--interval: 'soon' is not a number" "${eal[@]}" -l 0 -- --interval soon
+expect_error bad-mbufs "--mbufs: '5' is not a number" "${eal[@]}" -l 0 -- --mbufs 5
+expect_error pool-too-big "cannot create the mbuf pool" "${eal[@]}" -l 0 --no-pci --vdev net_null0 -- \
+	--mbufs 4000000 --duration 0.1
 
 # malformed frames: a pcap of random bytes as Ethernet frames, counted, exit 0
 python3 - "$tmp/junk.pcap" <<'PY'

@@ -82,6 +82,23 @@ else
 	fail=1
 fi
 
+# a queue per worker: commtap bench's stream of 2,000 QPs as one capture and
+# split over two (each QP whole in one file), one rx_pcap per worker
+"$commtap" bench --packets 40000 --qps 2000 --pcap "$tmp/bench.pcap" &&
+	"$commtap" bench --packets 40000 --qps 2000 --pcap "$tmp/bench0.pcap" --pcap "$tmp/bench1.pcap" &&
+	"$commtap" analyze "$tmp/bench.pcap" --json "$tmp/queues.analyze.json" || exit 1
+if timeout 120 "$mirror" --no-huge -m 1024 --no-pci --file-prefix "ct-mirror-$$" \
+	--lcores 0@0,1@1,2@0 --vdev "net_pcap0,rx_pcap=$tmp/bench0.pcap,rx_pcap=$tmp/bench1.pcap" -- \
+	--exit-on-idle 0.5 --json "$tmp/queues.mirror.json" 2>"$tmp/queues.err" &&
+	python3 "$compare" "$tmp/queues.analyze.json" "$tmp/queues.mirror.json" >"$tmp/queues.cmp" &&
+	python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["mirror"]["mode"]; assert m == "queue per worker", m' "$tmp/queues.mirror.json"; then
+	echo "ok   queue-per-worker: $(tail -1 "$tmp/queues.cmp")"
+else
+	echo "FAIL queue-per-worker:"
+	cat "$tmp/queues.err" "$tmp/queues.cmp" 2>/dev/null
+	fail=1
+fi
+
 # de-duplication: every frame twice (a session mirroring both ends of a link,
 # the second copy one hop on: TTL one less, checksum changed) reads as the
 # original with --dedup

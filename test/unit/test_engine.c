@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The engine around message assembly: per-reason malformed counters, PFC
- * and PAUSE counters, the RDMA CM log, and flows that leave the table
- * before the end of input.
+ * and PAUSE counters, the RDMA CM log, flows that leave the table before
+ * the end of input, and the feed's shortcut for plain IPv4 RoCE frames
+ * against the layered parse.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <commtap/roce_opcode.h>
 
 #include "engine_harness.h"
+#include "engine_internal.h"
 #include "frame_builder.h"
 #include "rc_pair.h"
 #include "roce_frame.h"
@@ -323,6 +325,161 @@ static void test_idle_evicted_flow_reported(void **state)
 	harness_free(h);
 }
 
+/* ---- the shortcut for plain IPv4 RoCE frames ---- */
+
+#define MIX_FRAMES 30000
+#define MIX_BUF	   (MIX_FRAMES * 320)
+
+struct engine_output {
+	struct ct_flow *flows;
+	unsigned n_flows;
+	struct ct_flow_burst *bursts;
+	unsigned n_bursts;
+	struct ct_engine_counters counters;
+};
+
+static void keep_flow(const struct ct_flow *f, void *ctx)
+{
+	struct engine_output *o = ctx;
+
+	assert_true(o->n_flows < MIX_FRAMES);
+	o->flows[o->n_flows++] = *f;
+}
+
+static void keep_burst(const struct ct_flow_burst *b, void *ctx)
+{
+	struct engine_output *o = ctx;
+
+	assert_true(o->n_bursts < MIX_FRAMES);
+	o->bursts[o->n_bursts++] = *b;
+}
+
+static uint64_t mix_next(uint64_t *r)
+{
+	*r ^= *r << 13;
+	*r ^= *r >> 7;
+	*r ^= *r << 17;
+	return *r;
+}
+
+/* One engine fed the stream in the given bursts, by the shortcut or the layered parse. */
+static void run_mix(const struct ct_packet *pkts, unsigned n, const uint8_t *bursts, int layered,
+		    struct engine_output *o)
+{
+	const struct ct_engine_config cfg = {
+		.memory_budget = 256u << 10, /* a few hundred flows: some are evicted */
+		.idle_timeout_ns = 2000000,
+		.tcp_msg_gap_ns = 1000000,
+		.burst_ring_slots = MIX_FRAMES,
+	};
+	struct ct_engine *e;
+
+	assert_int_equal(ct_engine_create(&cfg, &e), 0);
+	for (unsigned i = 0, b = 0; i < n; b++) {
+		unsigned m = bursts[b] < n - i ? bursts[b] : n - i;
+
+		if (layered)
+			ct_engine_feed_layered(e, &pkts[i], m);
+		else
+			ct_engine_feed(e, &pkts[i], m);
+		i += m;
+	}
+	ct_engine_get_counters(e, &o->counters);
+	ct_engine_finish(e, keep_flow, o);
+	ct_engine_drain_bursts(e, keep_burst, o);
+	ct_engine_destroy(e);
+}
+
+/*
+ * Every valid opcode on a few hundred QPs, PSNs mostly in order with gaps
+ * and replays, DSCP/ECN changes, some frames VLAN-tagged, sent to QP1,
+ * cut inside their headers, or with a bad opcode or length: the engine fed
+ * through its shortcut and through the layered parse ends with the same
+ * counters, the same flow records byte for byte and the same bursts.
+ */
+static void test_shortcut_same_as_layered_parse(void **state)
+{
+	uint8_t *buf = malloc(MIX_BUF), ops[256];
+	struct ct_packet *pkts = calloc(MIX_FRAMES, sizeof(*pkts));
+	uint8_t *bursts = malloc(MIX_FRAMES);
+	uint32_t psn[512] = {0};
+	struct engine_output out[2];
+	unsigned n_ops = 0, shortcut_shape = 0;
+	uint64_t r = 0x2545f4914f6cdd1dull, now = 1000000;
+	size_t used = 0;
+
+	(void)state;
+	for (unsigned op = 0; op < 256; op++)
+		if (ct_opcode_table[op].valid)
+			ops[n_ops++] = (uint8_t)op;
+	for (unsigned i = 0; i < MIX_FRAMES; i++) {
+		uint64_t x = mix_next(&r);
+		unsigned qp = (unsigned)(x % 300), kind = (unsigned)(x >> 20) % 100;
+		struct roce_frame f = rc_a_to_b(ops[(x >> 8) % n_ops], psn[qp], (x >> 32) % 200);
+		size_t len;
+
+		f.src4[3] = (uint8_t)(qp % 5);
+		f.dqpn = 0x100 + qp * 0x10001;
+		f.dscp = (x >> 40) % 50 ? 26 : 46;
+		f.ecn = (x >> 44) & 3;
+		f.syndrome = (x >> 46) % 8 ? 0 : (uint8_t)(x >> 48);
+		f.dma_len = (x >> 50) % 4 ? 4096 : 0;
+		f.pad = (x >> 52) % 8 ? 0 : (x >> 54) & 3;
+		psn[qp] = (psn[qp] + ((x >> 56) % 20  ? 1
+				      : (x >> 58) % 2 ? 3
+						      : 0x1000000 - 2)) &
+			  0xffffff;
+		if (kind < 5) {
+			f.n_vlan = 1;
+			f.vlan[0] = (struct roce_vlan_tag){0x8100, 3, 100};
+		} else if (kind < 7) {
+			f.dqpn = 1;
+		}
+		len = roce_frame_build(buf + used, MIX_BUF - used, &f);
+		assert_true(len > 0);
+		if (kind >= 7 && kind < 9 && len > 60)
+			buf[used + 14 + 20 + 8] = 0x1f; /* a reserved opcode: malformed */
+		else if (kind >= 9 && kind < 11)
+			buf[used + 14 + 20 + 5] = 9; /* UDP length too short */
+		pkts[i].data = buf + used;
+		pkts[i].wire_len = (uint32_t)len;
+		pkts[i].cap_len = kind >= 11 && kind < 20 ? (uint32_t)(30 + (x >> 24) % (len - 29))
+							  : (uint32_t)len;
+		if (kind >= 20)
+			shortcut_shape++;
+		now += (x >> 60) == 0 ? 5000000 : (x >> 60) < 3 ? 200000 : 100;
+		pkts[i].ts_ns = now;
+		bursts[i] = (uint8_t)(1 + (x >> 36) % 64);
+		used += len;
+	}
+	assert_true(shortcut_shape > MIX_FRAMES / 2);
+	for (int l = 0; l < 2; l++) {
+		memset(&out[l], 0, sizeof(out[l]));
+		out[l].flows = calloc(MIX_FRAMES, sizeof(struct ct_flow));
+		out[l].bursts = calloc(MIX_FRAMES, sizeof(struct ct_flow_burst));
+		run_mix(pkts, MIX_FRAMES, bursts, l, &out[l]);
+	}
+	/* the stream exercised what it should */
+	assert_true(out[0].counters.malformed > 100);
+	assert_true(out[0].counters.roce_cut[CT_CUT_ROCE_EXT] > 10);
+	assert_true(out[0].counters.table.evicted_idle + out[0].counters.table.evicted_full > 10);
+	assert_true(out[0].n_flows > 300 && out[0].n_bursts > 1000);
+
+	assert_memory_equal(&out[0].counters, &out[1].counters, sizeof(out[0].counters));
+	assert_int_equal(out[0].n_flows, out[1].n_flows);
+	assert_memory_equal(out[0].flows, out[1].flows, out[0].n_flows * sizeof(struct ct_flow));
+	assert_int_equal(out[0].n_bursts, out[1].n_bursts);
+	assert_memory_equal(out[0].bursts, out[1].bursts,
+			    out[0].n_bursts * sizeof(struct ct_flow_burst));
+	for (int l = 0; l < 2; l++) {
+		free(out[l].flows);
+		free(out[l].bursts);
+	}
+	free(buf);
+	free(pkts);
+	free(bursts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_cm_req_rep_logged),
 		cmocka_unit_test(test_cm_req_truncated),
 		cmocka_unit_test(test_idle_evicted_flow_reported),
+		cmocka_unit_test(test_shortcut_same_as_layered_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
