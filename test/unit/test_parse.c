@@ -49,8 +49,8 @@ static enum ct_pkt_kind parse_exact(const uint8_t *frame, size_t cap, size_t ori
 	memset(pkt, 0xa5, sizeof(*pkt)); /* nothing may be left from before */
 	kind = ct_parse(copy, (uint32_t)cap, (uint32_t)orig, pkt);
 	assert_int_equal(kind, pkt->kind);
-	/* payload points into the copy: compare offsets, then let it go */
-	if (kind == CT_PKT_ROCE && copy)
+	/* payload points into the copy (NULL for a copy cut in its headers): compare offsets */
+	if (kind == CT_PKT_ROCE && copy && pkt->roce.payload)
 		pkt->roce.payload = frame + (pkt->roce.payload - copy);
 	free(copy);
 	return kind;
