@@ -229,6 +229,35 @@ struct op {
 };
 
 /*
+ * Place op (is_fwd, micro-batch j) of (virtual) stage q of Q on its stage's
+ * timeline (free_at, dur): F needs F(q - 1, j) and its send, B needs
+ * B(q + 1, j) and its send, and its own F. false when what it needs has not
+ * run yet. fwd/bwd: [Q][m].
+ */
+static bool place_op(struct op *fwd, struct op *bwd, unsigned m, unsigned q, unsigned Q, unsigned j,
+		     bool is_fwd, double pp_time, double dur, double *free_at)
+{
+	struct op *o = is_fwd ? &fwd[q * m + j] : &bwd[q * m + j];
+	double ready;
+
+	if (is_fwd) {
+		if (q > 0 && fwd[(q - 1) * m + j].end < 0)
+			return false;
+		ready = q > 0 ? fwd[(q - 1) * m + j].end + pp_time : 0;
+	} else {
+		if (q < Q - 1 && bwd[(q + 1) * m + j].end < 0)
+			return false;
+		if (fwd[q * m + j].end < 0)
+			return false;
+		ready = q < Q - 1 ? bwd[(q + 1) * m + j].end + pp_time : fwd[q * m + j].end;
+	}
+	o->start = ready > *free_at ? ready : *free_at;
+	o->end = o->start + dur;
+	*free_at = o->end;
+	return true;
+}
+
+/*
  * 1F1B on every stage: warm-up forwards, then one forward and one backward
  * alternately, then cool-down backwards. F(s,j) needs F(s-1,j) and its send;
  * B(s,j) needs B(s+1,j) and its send. fwd/bwd: [p][m] times out.
@@ -257,7 +286,6 @@ static int pipeline_1f1b(struct model *M, const double *f_dur, const double *b_d
 			while (next[s] < 2 * m) {
 				unsigned k = next[s], j;
 				bool is_fwd;
-				double ready;
 
 				/* op k of stage s: warm-up F, then F/B pairs, then B */
 				if (k < warm) {
@@ -272,23 +300,9 @@ static int pipeline_1f1b(struct model *M, const double *f_dur, const double *b_d
 					is_fwd = false;
 					j = m - warm + (k - warm - 2 * (m - warm));
 				}
-				if (is_fwd) {
-					if (s > 0 && fwd[(s - 1) * m + j].end < 0)
-						break;
-					ready = s > 0 ? fwd[(s - 1) * m + j].end + pp_time : 0;
-				} else {
-					if (s < P - 1 && bwd[(s + 1) * m + j].end < 0)
-						break;
-					if (fwd[s * m + j].end < 0)
-						break;
-					ready = s < P - 1 ? bwd[(s + 1) * m + j].end + pp_time
-							  : fwd[s * m + j].end;
-				}
-				struct op *o = is_fwd ? &fwd[s * m + j] : &bwd[s * m + j];
-
-				o->start = ready > free_at[s] ? ready : free_at[s];
-				o->end = o->start + (is_fwd ? f_dur[s] : b_dur[s]);
-				free_at[s] = o->end;
+				if (!place_op(fwd, bwd, m, s, P, j, is_fwd, pp_time,
+					      is_fwd ? f_dur[s] : b_dur[s], &free_at[s]))
+					break;
 				next[s]++;
 				progress = true;
 			}
@@ -339,7 +353,6 @@ static int pipeline_interleaved(struct model *M, const double *f_dur, const doub
 			while (next[s] < 2 * n) {
 				unsigned k = next[s], i, q, j;
 				bool is_fwd;
-				double ready;
 
 				if (k < warm) {
 					is_fwd = true;
@@ -353,23 +366,9 @@ static int pipeline_interleaved(struct model *M, const double *f_dur, const doub
 				}
 				j = i / (P * v) * P + i % P;
 				q = (is_fwd ? (i / P) % v : v - 1 - (i / P) % v) * P + s;
-				if (is_fwd) {
-					if (q > 0 && fwd[(q - 1) * m + j].end < 0)
-						break;
-					ready = q > 0 ? fwd[(q - 1) * m + j].end + pp_time : 0;
-				} else {
-					if (q < Q - 1 && bwd[(q + 1) * m + j].end < 0)
-						break;
-					if (fwd[q * m + j].end < 0)
-						break;
-					ready = q < Q - 1 ? bwd[(q + 1) * m + j].end + pp_time
-							  : fwd[q * m + j].end;
-				}
-				struct op *o = is_fwd ? &fwd[q * m + j] : &bwd[q * m + j];
-
-				o->start = ready > free_at[s] ? ready : free_at[s];
-				o->end = o->start + (is_fwd ? f_dur[s] : b_dur[s]);
-				free_at[s] = o->end;
+				if (!place_op(fwd, bwd, m, q, Q, j, is_fwd, pp_time,
+					      is_fwd ? f_dur[s] : b_dur[s], &free_at[s]))
+					break;
 				next[s]++;
 				progress = true;
 			}
