@@ -129,16 +129,6 @@ uint32_t ct_flow_key_hash(const struct ct_flow_key *key)
 	return ct_flow_key_hash_inline(key, ct_flow_hash_crc32c);
 }
 
-void ct_flow_table_prefetch_slot(const struct ct_flow_table *t, uint32_t hash)
-{
-	ct_flow_table_prefetch_slot_inline(ct_flow_table_index(t), hash);
-}
-
-void ct_flow_table_prefetch_flow(const struct ct_flow_table *t, uint32_t hash)
-{
-	ct_flow_table_prefetch_flow_inline(ct_flow_table_index(t), hash);
-}
-
 struct ct_flow *ct_flow_table_lookup(struct ct_flow_table *t, const struct ct_flow_key *key,
 				     uint32_t hash)
 {

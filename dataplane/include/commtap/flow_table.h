@@ -72,13 +72,6 @@ void ct_flow_table_destroy(struct ct_flow_table *t);
 
 uint32_t ct_flow_key_hash(const struct ct_flow_key *key);
 
-/*
- * Prefetch, in two steps a burst apart: the index line of a hash, then
- * (once that line has arrived) the flow it names.
- */
-void ct_flow_table_prefetch_slot(const struct ct_flow_table *t, uint32_t hash);
-void ct_flow_table_prefetch_flow(const struct ct_flow_table *t, uint32_t hash);
-
 /* Find a flow, or NULL. */
 struct ct_flow *ct_flow_table_lookup(struct ct_flow_table *t, const struct ct_flow_key *key,
 				     uint32_t hash);
