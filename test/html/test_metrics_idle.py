@@ -39,6 +39,17 @@ def scrape(port, timeout):
     return status, time.monotonic() - start
 
 
+def final_served(port):
+    """Whether /metrics serves the final report (the whole capture read)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+            text = r.read().decode()
+    except OSError:
+        return False
+    return any(line.startswith("commtap_capture_complete") and line.split()[-1] == "1"
+               for line in text.splitlines())
+
+
 def idle_from(addr, port):
     s = socket.socket()
     s.bind((addr, 0))
@@ -134,6 +145,14 @@ def main():
                 fail("the server exited")
             feed.write(data[len(data) // 2:])
             feed.close()
+            # SIGTERM once the final report is served: a slower build (the
+            # sanitizers') may still be reading, and a stop then is exit 2
+            for _ in range(300):
+                if final_served(port):
+                    break
+                time.sleep(0.1)
+            else:
+                fail("the final report was not served within 30 s")
         finally:
             for s in socks:
                 s.close()
