@@ -2,25 +2,18 @@
 /* A progress line on a terminal (progress.h). */
 #include "progress.h"
 
+#include <commtap/analysis.h>
+
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 
 #define SHOW_AFTER_NS 1000000000ull /* a read shorter than this shows nothing */
 #define EVERY_NS      250000000ull
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void progress_start(struct progress *p)
 {
 	p->tty = isatty(STDERR_FILENO);
-	p->start_ns = now_ns();
+	p->start_ns = ct_monotonic_ns();
 	p->next_ns = p->start_ns + SHOW_AFTER_NS;
 	p->shown = 0;
 }
@@ -33,7 +26,7 @@ void progress_update(struct progress *p, uint64_t packets, uint64_t bytes, uint6
 
 	if (!p->tty)
 		return;
-	t = now_ns();
+	t = ct_monotonic_ns();
 	if (t < p->next_ns)
 		return;
 	p->next_ns = t + EVERY_NS;
