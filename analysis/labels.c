@@ -42,6 +42,19 @@ static int key_cmp(const void *a, const void *b)
 		      sizeof(struct ct_flow_key));
 }
 
+/*
+ * In labels sorted by key: the index of the first label whose flow the one
+ * before it labels with another class, or 0 when none does (the same flow
+ * labelled twice with one class is fine).
+ */
+static size_t first_conflict(const struct ct_labels *l)
+{
+	for (size_t i = 1; i < l->n; i++)
+		if (!key_cmp(&l->l[i - 1], &l->l[i]) && l->l[i - 1].cls != l->l[i].cls)
+			return i;
+	return 0;
+}
+
 /* An integer field in [0, max]; -ENOENT when absent. */
 static int get_uint(struct label_loader *L, json_object *o, const char *key, const char *path,
 		    int64_t max, int64_t *out)
@@ -132,7 +145,7 @@ int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t er
 	struct label_loader L = {base ? base + 1 : path, err, errlen};
 	json_object *root, *schema, *flows;
 	char where[64];
-	size_t n;
+	size_t n, clash;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -186,11 +199,11 @@ int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t er
 		goto out;
 	out->n = n;
 	qsort(out->l, n, sizeof(*out->l), key_cmp);
-	for (size_t i = 1; i < n && !rc; i++)
-		if (!key_cmp(&out->l[i - 1], &out->l[i]) && out->l[i - 1].cls != out->l[i].cls)
-			rc = label_fail(&L, "$.flows", "one flow labelled both %s and %s",
-					ct_class_name(out->l[i - 1].cls),
-					ct_class_name(out->l[i].cls));
+	clash = first_conflict(out);
+	if (clash)
+		rc = label_fail(&L, "$.flows", "one flow labelled both %s and %s",
+				ct_class_name(out->l[clash - 1].cls),
+				ct_class_name(out->l[clash].cls));
 out:
 	json_object_put(root);
 	if (rc)
@@ -263,15 +276,15 @@ int ct_labels_load_dir(const char *dir, struct ct_labels *out, char *err, size_t
 		free(names[i]);
 	free(names);
 	if (!rc) {
+		size_t i;
+
 		ct_labels_sort(out);
-		for (size_t i = 1; i < out->n && !rc; i++)
-			if (!key_cmp(&out->l[i - 1], &out->l[i]) &&
-			    out->l[i - 1].cls != out->l[i].cls) {
-				snprintf(err, errlen, "%s: two files label one flow %s and %s", dir,
-					 ct_class_name(out->l[i - 1].cls),
-					 ct_class_name(out->l[i].cls));
-				rc = -EINVAL;
-			}
+		i = first_conflict(out);
+		if (i) {
+			snprintf(err, errlen, "%s: two files label one flow %s and %s", dir,
+				 ct_class_name(out->l[i - 1].cls), ct_class_name(out->l[i].cls));
+			rc = -EINVAL;
+		}
 	}
 	if (rc)
 		ct_labels_free(out);
