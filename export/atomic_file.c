@@ -8,6 +8,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,24 +40,41 @@ static int sync_dir_of(const char *path)
 	return err;
 }
 
+/*
+ * A new file beside path under a random name: O_EXCL refuses any name that
+ * exists, a symbolic link planted there included (O_NOFOLLOW says so
+ * twice), and mode 0666 leaves the permissions to the umask as for any
+ * file. The descriptor, or a negative errno.
+ */
+static int create_beside(const char *path, char *tmp, size_t len)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		uint64_t r;
+		int fd;
+
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return errno ? -errno : -EIO;
+		if (snprintf(tmp, len, "%s.tmp.%012llx", path,
+			     (unsigned long long)(r & 0xffffffffffffull)) >= (int)len)
+			return -ENAMETOOLONG;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
 int ct_write_file_atomic(const char *path, ct_file_writer_fn write, void *ctx)
 {
 	char tmp[PATH_MAX];
-	mode_t mask;
 	FILE *f;
 	int fd, err;
 
 	if (!strcmp(path, "-"))
 		return write_stdout(write, ctx);
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	/* mkostemp: O_CREAT | O_EXCL, which also refuses a symbolic link at the name */
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = create_beside(path, tmp, sizeof(tmp));
 	if (fd < 0)
-		return -errno;
-	mask = umask(0);
-	umask(mask);
-	(void)fchmod(fd, 0666 & ~mask); /* mkostemp makes it 0600 */
+		return fd;
 	f = fdopen(fd, "w");
 	if (!f) {
 		err = -errno;

@@ -15,7 +15,8 @@ typedef int (*ct_file_writer_fn)(FILE *out, void *ctx);
 
 /*
  * Write path through a new file beside it (created with O_EXCL under a
- * random name, so never through a link someone planted), fsync'd, renamed
+ * random name, so never through a link someone planted; its mode as the
+ * umask makes it), fsync'd, renamed
  * over path, and the directory fsync'd. "-" writes to stdout. Returns 0 or
  * a negative errno (-ENOSPC for a full disk).
  */
