@@ -45,7 +45,7 @@ int ct_knowledge_load(const char *labels_path, const char *profile_path, struct 
 	rc = ct_predict(&k->profile, &k->prediction);
 	if (rc) {
 		snprintf(err, errlen, "--profile %s: cannot predict its traffic: %s", profile_path,
-			 strerror(-rc));
+			 ct_predict_strerror(&k->prediction, rc));
 		return rc;
 	}
 	k->xfers = calloc(k->prediction.n_xfers + 1, sizeof(*k->xfers));

@@ -34,17 +34,93 @@ struct burst {
 	double start, end, bytes;
 };
 
-/* Merge the transfers of one host pair and class into bursts (overlaps join). */
-static size_t host_pair_bursts(const struct ct_prediction *pr, unsigned a, unsigned b, int cls,
+/*
+ * The transfers of one host pair and class, in start order: a run of the
+ * index that orders the transfers by (source host, destination host,
+ * class), start order kept inside each.
+ */
+struct pair_run {
+	unsigned src, dst;
+	int cls;
+	const uint32_t *xfer; /* indices into the prediction's transfers */
+	size_t n;
+};
+
+struct pair_key {
+	uint16_t src, dst;
+	uint8_t cls;
+	uint32_t i;
+};
+
+static int pair_key_cmp(const void *a, const void *b)
+{
+	const struct pair_key *x = a, *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	if (x->dst != y->dst)
+		return x->dst < y->dst ? -1 : 1;
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The off-host transfers' indices grouped by (src host, dst host, class); free(). */
+static uint32_t *pair_order(const struct ct_prediction *pr, size_t *n_out)
+{
+	struct pair_key *k = malloc((pr->n_xfers + 1) * sizeof(*k));
+	uint32_t *order = malloc((pr->n_xfers + 1) * sizeof(*order));
+	size_t n = 0;
+
+	if (!k || !order) {
+		free(k);
+		free(order);
+		return NULL;
+	}
+	for (size_t i = 0; i < pr->n_xfers; i++) {
+		const struct ct_transfer *x = &pr->xfers[i];
+
+		if (x->src_host != x->dst_host)
+			k[n++] = (struct pair_key){x->src_host, x->dst_host, x->cls, (uint32_t)i};
+	}
+	qsort(k, n, sizeof(*k), pair_key_cmp);
+	for (size_t i = 0; i < n; i++)
+		order[i] = k[i].i;
+	free(k);
+	*n_out = n;
+	return order;
+}
+
+/* The run starting at order[*at]; false at the end. */
+static bool next_run(const struct ct_prediction *pr, const uint32_t *order, size_t n, size_t *at,
+		     struct pair_run *run)
+{
+	const struct ct_transfer *x;
+	size_t j;
+
+	if (*at >= n)
+		return false;
+	x = &pr->xfers[order[*at]];
+	for (j = *at + 1; j < n; j++) {
+		const struct ct_transfer *y = &pr->xfers[order[j]];
+
+		if (y->src_host != x->src_host || y->dst_host != x->dst_host || y->cls != x->cls)
+			break;
+	}
+	*run = (struct pair_run){x->src_host, x->dst_host, x->cls, order + *at, j - *at};
+	*at = j;
+	return true;
+}
+
+/* Merge the transfers of one run into bursts (overlaps join). */
+static size_t host_pair_bursts(const struct ct_prediction *pr, const struct pair_run *run,
 			       struct burst *out, size_t max)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < pr->n_xfers; i++) {
-		const struct ct_transfer *x = &pr->xfers[i];
+	for (size_t k = 0; k < run->n; k++) {
+		const struct ct_transfer *x = &pr->xfers[run->xfer[k]];
 
-		if (x->src_host != a || x->dst_host != b || x->cls != cls)
-			continue;
 		if (n && x->start <= out[n - 1].end + 1e-9) {
 			out[n - 1].end = fmax(out[n - 1].end, x->start + x->duration);
 			out[n - 1].bytes += (double)x->bytes;
@@ -64,8 +140,8 @@ static void print_matrix_grid(const struct ct_prediction *pr, int cls, unsigned 
 
 	for (unsigned a = 0; a < n; a++)
 		for (unsigned b = 0; b < n; b++)
-			max = fmax(max, hosts ? *ct_host_matrix(pr, cls, a, b)
-					      : *ct_rank_matrix(pr, cls, a, b));
+			max = fmax(max, hosts ? ct_host_bytes(pr, cls, a, b)
+					      : ct_rank_bytes(pr, cls, a, b));
 	if (max <= 0)
 		return;
 	printf("  %s %s x %s (bytes per iteration: '.' none, 1..9 log scale of the max %.1f MiB)\n",
@@ -73,8 +149,8 @@ static void print_matrix_grid(const struct ct_prediction *pr, int cls, unsigned 
 	for (unsigned a = 0; a < n; a++) {
 		printf("    %4u ", a);
 		for (unsigned b = 0; b < n; b++) {
-			double v = hosts ? *ct_host_matrix(pr, cls, a, b)
-					 : *ct_rank_matrix(pr, cls, a, b);
+			double v = hosts ? ct_host_bytes(pr, cls, a, b)
+					 : ct_rank_bytes(pr, cls, a, b);
 			int level = v > 0 ? 9 + (int)floor(log10(v / max) * 2) : 0;
 
 			putchar(v <= 0 ? '.' : level < 1 ? '1' : '0' + level);
@@ -109,9 +185,20 @@ static void print_layout(const struct ct_profile *p)
 	printf("\n");
 }
 
-static void print_table(const struct ct_profile *p, const struct ct_prediction *pr)
+#define MAX_BURSTS 4096 /* per host pair and class; later transfers join the last burst */
+
+static int print_table(const struct ct_profile *p, const struct ct_prediction *pr)
 {
 	static const char *const cls_short[] = {"TP", "PP", "DP", "EP", "Emb"};
+	size_t n_order = 0;
+	uint32_t *order = pair_order(pr, &n_order);
+	struct burst *bursts = malloc(MAX_BURSTS * sizeof(*bursts));
+	struct pair_run run;
+
+	if (!bursts) {
+		free(order);
+		return -ENOMEM;
+	}
 
 	printf("profile %s (%s): %u GPUs on %u hosts of %u, p=%u t=%u d=%u ep=%u, mapping %s\n",
 	       p->name, model_kind_name(p->kind), p->gpus, p->hosts, p->gpus_per_host, p->p, p->t,
@@ -186,54 +273,125 @@ static void print_table(const struct ct_profile *p, const struct ct_prediction *
 	for (int c = 0; c < CT_CLASS_COUNT; c++) {
 		if (pr->nranks <= 64)
 			print_matrix_grid(pr, c, pr->nranks, false);
-		print_matrix_grid(pr, c, pr->nhosts, true);
+		if (pr->nhosts <= 64)
+			print_matrix_grid(pr, c, pr->nhosts, true);
 	}
+	if (pr->nhosts > 64)
+		printf("  (more than 64 hosts: see --json for the host pairs)\n");
 
 	printf("\nNIC traffic per host pair and class, one iteration (schedule from t=0):\n");
 	printf("%5s %5s %-12s %10s %7s %10s %10s %10s\n", "src", "dst", "class", "MiB", "bursts",
 	       "first on", "last off", "on time");
-	for (unsigned a = 0; a < pr->nhosts; a++)
-		for (unsigned b = 0; b < pr->nhosts; b++)
-			for (int c = 0; c < CT_CLASS_COUNT; c++) {
-				struct burst bursts[4096];
-				double on = 0, bytes = 0;
-				size_t n;
+	for (size_t at = 0; order && next_run(pr, order, n_order, &at, &run);) {
+		double on = 0, bytes = 0;
+		size_t n = host_pair_bursts(pr, &run, bursts, MAX_BURSTS);
 
-				if (a == b || *ct_host_matrix(pr, c, a, b) <= 0)
-					continue;
-				n = host_pair_bursts(pr, a, b, c, bursts, 4096);
-				for (size_t i = 0; i < n; i++) {
-					on += bursts[i].end - bursts[i].start;
-					bytes += bursts[i].bytes;
-				}
-				printf("%5u %5u %-12s %10.1f %7zu %9.4fs %9.4fs %9.4fs\n", a, b,
-				       ct_class_name(c), bytes / MIB, n, bursts[0].start,
-				       bursts[n - 1].end, on);
-			}
-}
-
-static json_object *matrix_json(const struct ct_prediction *pr, int cls, unsigned n, bool hosts)
-{
-	json_object *rows = json_object_new_array();
-
-	for (unsigned a = 0; a < n; a++) {
-		json_object *row = json_object_new_array();
-
-		for (unsigned b = 0; b < n; b++)
-			json_object_array_add(row, json_object_new_double(
-							   hosts ? *ct_host_matrix(pr, cls, a, b)
-								 : *ct_rank_matrix(pr, cls, a, b)));
-		json_object_array_add(rows, row);
+		for (size_t i = 0; i < n; i++) {
+			on += bursts[i].end - bursts[i].start;
+			bytes += bursts[i].bytes;
+		}
+		printf("%5u %5u %-12s %10.1f %7zu %9.4fs %9.4fs %9.4fs\n", run.src, run.dst,
+		       ct_class_name(run.cls), bytes / MIB, n, bursts[0].start, bursts[n - 1].end, on);
 	}
-	return rows;
+	free(order);
+	free(bursts);
+	return order || !pr->n_xfers ? 0 : -ENOMEM;
 }
 
-static void print_json(const struct ct_profile *p, const struct ct_prediction *pr)
+/* JSON numbers: integers as integers, the rest with every digit a double has. */
+static void put_number(double v)
+{
+	if (v == floor(v) && fabs(v) < 1e15)
+		printf("%.0f", v);
+	else
+		printf("%.17g", v);
+}
+
+/*
+ * A class's matrix: dense rows up to DENSE_MAX entities, beyond that the
+ * pairs that carry bytes as [src, dst, bytes], sorted (a dense matrix of
+ * 16,384 ranks would be 268 M numbers).
+ */
+#define DENSE_MAX 256
+
+struct pair_entry {
+	unsigned src, dst;
+	double bytes;
+};
+
+static int pair_entry_cmp(const void *a, const void *b)
+{
+	const struct pair_entry *x = a, *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->dst < y->dst ? -1 : x->dst > y->dst;
+}
+
+static int put_matrix(const struct ct_prediction *pr, int cls, bool hosts)
+{
+	const struct ct_pair_bytes *m = hosts ? &pr->host_pairs : &pr->rank_pairs;
+	unsigned n = hosts ? pr->nhosts : pr->nranks;
+	struct pair_entry *e;
+	size_t k = 0;
+
+	if (n <= DENSE_MAX) {
+		printf("\"%s_matrix\": [", hosts ? "host" : "rank");
+		for (unsigned a = 0; a < n; a++) {
+			printf(a ? ", [" : "[");
+			for (unsigned b = 0; b < n; b++) {
+				printf(b ? ", " : "");
+				put_number(hosts ? ct_host_bytes(pr, cls, a, b)
+						 : ct_rank_bytes(pr, cls, a, b));
+			}
+			printf("]");
+		}
+		printf("]");
+		return 0;
+	}
+	e = malloc((m->n + 1) * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; m->keys && i <= m->mask; i++) {
+		unsigned c, a, b;
+		double bytes;
+
+		if (ct_pair_bytes_at(m, i, &c, &a, &b, &bytes) && (int)c == cls)
+			e[k++] = (struct pair_entry){a, b, bytes};
+	}
+	qsort(e, k, sizeof(*e), pair_entry_cmp);
+	printf("\"%s_pairs\": [", hosts ? "host" : "rank");
+	for (size_t i = 0; i < k; i++) {
+		printf(i ? ", [%u, %u, " : "[%u, %u, ", e[i].src, e[i].dst);
+		put_number(e[i].bytes);
+		printf("]");
+	}
+	printf("]");
+	free(e);
+	return 0;
+}
+
+/*
+ * The prediction as JSON, written piece by piece: the header through json-c,
+ * the matrices, ranks and schedule streamed, so the output's size never sits
+ * in memory as a tree.
+ */
+static int print_json(const struct ct_profile *p, const struct ct_prediction *pr)
 {
 	json_object *root = json_object_new_object(), *t = json_object_new_object();
-	json_object *classes = json_object_new_object(), *ranks = json_object_new_array();
-	json_object *pairs = json_object_new_array(), *nic = json_object_new_array();
+	json_object *nic = json_object_new_array();
+	const char *head;
+	size_t n_order = 0, len;
+	uint32_t *order = NULL;
+	struct burst *bursts = NULL;
+	struct pair_run run;
+	int err = -ENOMEM;
 
+	if (!root || !t || !nic) {
+		json_object_put(t);
+		json_object_put(nic);
+		goto cleanup;
+	}
 	json_object_object_add(root, "schema", json_object_new_string("commtap.prediction/v1"));
 	json_object_object_add(root, "profile", json_object_new_string(p->name));
 	json_object_object_add(root, "model", json_object_new_string(model_kind_name(p->kind)));
@@ -256,67 +414,75 @@ static void print_json(const struct ct_profile *p, const struct ct_prediction *p
 	json_object_object_add(t, "iteration_formula", json_object_new_double(pr->t_iter_formula));
 	json_object_object_add(t, "iteration_schedule", json_object_new_double(pr->t_iter));
 	json_object_object_add(root, "time_s", t);
-	for (int c = 0; c < CT_CLASS_COUNT; c++) {
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "crosses_nic", json_object_new_boolean(pr->crosses_nic[c]));
-		json_object_object_add(o, "bandwidth_Bps", json_object_new_double(pr->c[c]));
-		json_object_object_add(o, "rank_matrix", matrix_json(pr, c, pr->nranks, false));
-		json_object_object_add(o, "host_matrix", matrix_json(pr, c, pr->nhosts, true));
-		json_object_object_add(classes, ct_class_name(c), o);
+	for (int c = 0; c < CT_CLASS_COUNT; c++)
 		if (pr->crosses_nic[c])
 			json_object_array_add(nic, json_object_new_string(ct_class_name(c)));
-	}
-	json_object_object_add(root, "classes", classes);
 	json_object_object_add(root, "nic_classes", nic);
 	json_object_object_add(root, "nic_bytes_per_iteration",
 			       json_object_new_double(pr->nic_bytes_per_iter));
-	for (unsigned r = 0; r < pr->nranks; r++) {
-		json_object *o = json_object_new_object();
+	head = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+	if (!head || !(len = strlen(head)) || head[len - 1] != '}')
+		goto cleanup;
+	printf("%.*s,\n  \"classes\": {", (int)(len - 2), head); /* less "\n}" */
 
-		json_object_object_add(o, "rank", json_object_new_int((int)r));
-		json_object_object_add(o, "host", json_object_new_int((int)p->rank_host[r]));
+	for (int c = 0; c < CT_CLASS_COUNT; c++) {
+		printf("%s\n    \"%s\": {\"crosses_nic\": %s, \"bandwidth_Bps\": ", c ? "," : "",
+		       ct_class_name(c), pr->crosses_nic[c] ? "true" : "false");
+		put_number(pr->c[c]);
+		printf(", ");
+		if ((err = put_matrix(pr, c, false)))
+			goto cleanup;
+		printf(", ");
+		if ((err = put_matrix(pr, c, true)))
+			goto cleanup;
+		printf("}");
+	}
+	printf("\n  },\n  \"ranks\": [");
+	for (unsigned r = 0; r < pr->nranks; r++) {
+		printf("%s\n    {\"rank\": %u, \"host\": %u", r ? "," : "", r, p->rank_host[r]);
 		for (int c = 0; c < CT_CLASS_COUNT; c++) {
 			const struct ct_rank_traffic *rt = ct_rank_traffic(pr, r, c);
-			json_object *e = json_object_new_object();
 
-			json_object_object_add(e, "messages", json_object_new_double(rt->messages));
-			json_object_object_add(e, "message_bytes", json_object_new_double(rt->msg_bytes));
-			json_object_object_add(e, "bytes", json_object_new_double(rt->bytes));
-			json_object_object_add(o, ct_class_name(c), e);
+			printf(", \"%s\": {\"messages\": ", ct_class_name(c));
+			put_number(rt->messages);
+			printf(", \"message_bytes\": ");
+			put_number(rt->msg_bytes);
+			printf(", \"bytes\": ");
+			put_number(rt->bytes);
+			printf("}");
 		}
-		json_object_array_add(ranks, o);
+		printf("}");
 	}
-	json_object_object_add(root, "ranks", ranks);
-	for (unsigned a = 0; a < pr->nhosts; a++)
-		for (unsigned b = 0; b < pr->nhosts; b++)
-			for (int c = 0; c < CT_CLASS_COUNT; c++) {
-				struct burst bursts[4096];
-				json_object *o, *list;
-				size_t n;
+	printf("\n  ],\n  \"schedule\": [");
+	err = -ENOMEM;
+	order = pair_order(pr, &n_order);
+	bursts = malloc(MAX_BURSTS * sizeof(*bursts));
+	if (!order || !bursts)
+		goto cleanup;
+	for (size_t at = 0, k = 0; next_run(pr, order, n_order, &at, &run); k++) {
+		size_t n = host_pair_bursts(pr, &run, bursts, MAX_BURSTS);
 
-				if (a == b || *ct_host_matrix(pr, c, a, b) <= 0)
-					continue;
-				n = host_pair_bursts(pr, a, b, c, bursts, 4096);
-				o = json_object_new_object();
-				list = json_object_new_array();
-				json_object_object_add(o, "src_host", json_object_new_int((int)a));
-				json_object_object_add(o, "dst_host", json_object_new_int((int)b));
-				json_object_object_add(o, "class", json_object_new_string(ct_class_name(c)));
-				for (size_t i = 0; i < n; i++) {
-					json_object *e = json_object_new_array();
-
-					json_object_array_add(e, json_object_new_double(bursts[i].start));
-					json_object_array_add(e, json_object_new_double(bursts[i].end));
-					json_object_array_add(e, json_object_new_double(bursts[i].bytes));
-					json_object_array_add(list, e);
-				}
-				json_object_object_add(o, "on_periods_s_s_bytes", list);
-				json_object_array_add(pairs, o);
-			}
-	json_object_object_add(root, "schedule", pairs);
-	puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY));
+		printf("%s\n    {\"src_host\": %u, \"dst_host\": %u, \"class\": \"%s\", "
+		       "\"on_periods_s_s_bytes\": [",
+		       k ? "," : "", run.src, run.dst, ct_class_name(run.cls));
+		for (size_t i = 0; i < n; i++) {
+			printf(i ? ", [" : "[");
+			put_number(bursts[i].start);
+			printf(", ");
+			put_number(bursts[i].end);
+			printf(", ");
+			put_number(bursts[i].bytes);
+			printf("]");
+		}
+		printf("]}");
+	}
+	printf("\n  ]\n}\n");
+	err = 0;
+cleanup:
+	free(order);
+	free(bursts);
 	json_object_put(root);
+	return err;
 }
 
 int cmd_predict(int argc, char **argv)
@@ -359,15 +525,17 @@ int cmd_predict(int argc, char **argv)
 	rc = ct_predict(&profile, &pred);
 	if (rc) {
 		fprintf(stderr, "commtap predict: %s: %s\n", argv[optind],
-			rc == -ENOENT ? "unknown model architecture" : strerror(-rc));
+			ct_predict_strerror(&pred, rc));
 		ct_profile_free(&profile);
 		return CT_EXIT_ERROR;
 	}
-	if (json)
-		print_json(&profile, &pred);
-	else
-		print_table(&profile, &pred);
+	rc = json ? print_json(&profile, &pred) : print_table(&profile, &pred);
+	if (!rc && (fflush(stdout) || ferror(stdout)))
+		rc = -EIO;
+	if (rc)
+		fprintf(stderr, "commtap predict: %s: writing the prediction: %s\n", argv[optind],
+			strerror(-rc));
 	ct_prediction_free(&pred);
 	ct_profile_free(&profile);
-	return CT_EXIT_OK;
+	return rc ? CT_EXIT_ERROR : CT_EXIT_OK;
 }

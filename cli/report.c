@@ -142,7 +142,7 @@ static int expectation_load(const struct report_opts *o, struct expectation *x)
 	rc = ct_predict(&x->profile, &x->pred);
 	if (rc) {
 		fprintf(stderr, "commtap report: --profile %s: cannot predict its traffic: %s\n",
-			o->profile, strerror(-rc));
+			o->profile, ct_predict_strerror(&x->pred, rc));
 		ct_profile_free(&x->profile);
 		x->loaded = 0;
 		return rc;
@@ -164,7 +164,7 @@ static int expectation_load(const struct report_opts *o, struct expectation *x)
 		for (unsigned s = 0; s < h; s++)
 			for (unsigned d = 0; d < h; d++)
 				x->bytes[((size_t)c * h + s) * h + d] =
-					*ct_host_matrix(&x->pred, c, s, d) * o->scale;
+					ct_host_bytes(&x->pred, c, s, d) * o->scale;
 		x->e.t_class[c] = x->pred.t_class[c] * o->time_scale;
 		x->e.on_wire[c] = x->pred.crosses_nic[c];
 	}

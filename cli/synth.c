@@ -178,7 +178,15 @@ int cmd_synth(int argc, char **argv)
 	}
 	rc = ct_predict(&profile, &pred);
 	if (rc) {
-		fprintf(stderr, "commtap synth: %s: %s\n", argv[optind], strerror(-rc));
+		fprintf(stderr, "commtap synth: %s: %s\n", argv[optind],
+			ct_predict_strerror(&pred, rc));
+		ct_profile_free(&profile);
+		return CT_EXIT_ERROR;
+	}
+	rc = ct_synth_check(&profile, &pred, &cfg, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "commtap synth: %s: %s\n", argv[optind], err);
+		ct_prediction_free(&pred);
 		ct_profile_free(&profile);
 		return CT_EXIT_ERROR;
 	}

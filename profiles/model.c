@@ -11,6 +11,7 @@
 #include <commtap/grow.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,48 @@ struct model {
 
 /* ---- recording traffic ---------------------------------------------------- */
 
+/*
+ * The iteration has more transfers than a prediction holds: name the field
+ * that multiplies the class with the most of them, so the user knows what
+ * to lower.
+ */
+static int too_many_transfers(struct model *M)
+{
+	const struct ct_profile *p = M->p;
+	struct ct_prediction *pr = M->pr;
+	size_t per_class[CT_CLASS_COUNT] = {0};
+	int top = 0;
+	const char *field, *why;
+
+	for (size_t i = 0; i < pr->n_xfers; i++)
+		per_class[pr->xfers[i].cls < CT_CLASS_COUNT ? pr->xfers[i].cls : 0]++;
+	for (int c = 1; c < CT_CLASS_COUNT; c++)
+		if (per_class[c] > per_class[top])
+			top = c;
+	switch (top) {
+	case CT_CLASS_EP:
+		field = "$.parallelism.ep";
+		why = "an all-to-all among ep ranks per MoE layer and micro-batch: ep^2 transfers each";
+		break;
+	case CT_CLASS_TP:
+	case CT_CLASS_PP:
+		field = "$.model.micro_batches";
+		why = "all-reduces per layer and sends per micro-batch on every rank: gpus x "
+		      "micro_batches x layers / p of them, times a few";
+		break;
+	default:
+		field = "$.placement.gpus";
+		why = p->kind == CT_MODEL_DDP ? "one ring all-reduce over every rank per bucket"
+					      : "one collective per group of ranks";
+		break;
+	}
+	snprintf(pr->too_big, sizeof(pr->too_big),
+		 "%s: the iteration has more than %u transfers (%s, most of them %s: %s); "
+		 "lower it (docs/profiles.md, Limits)",
+		 field, CT_PREDICT_MAX_TRANSFERS, p->name, ct_class_name(top), why);
+	return -E2BIG;
+}
+
 static int xfer_add(struct model *M, enum ct_class cls, enum ct_xfer_kind kind, unsigned src,
 		    unsigned dst, double bytes, double start, double duration)
 {
@@ -36,8 +79,12 @@ static int xfer_add(struct model *M, enum ct_class cls, enum ct_xfer_kind kind, 
 
 	if (bytes <= 0 || src == dst)
 		return 0;
-	*ct_rank_matrix(pr, cls, src, dst) += bytes;
-	*ct_host_matrix(pr, cls, M->p->rank_host[src], M->p->rank_host[dst]) += bytes;
+	if (pr->n_xfers == CT_PREDICT_MAX_TRANSFERS)
+		return too_many_transfers(M);
+	if (ct_pair_bytes_add(&pr->rank_pairs, cls, src, dst, bytes) ||
+	    ct_pair_bytes_add(&pr->host_pairs, cls, M->p->rank_host[src], M->p->rank_host[dst],
+			      bytes))
+		return -ENOMEM;
 	ct_rank_traffic(pr, src, cls)->bytes += bytes;
 	if (pr->n_xfers == pr->cap_xfers) {
 		struct ct_transfer *nx = ct_grow(pr->xfers, &pr->cap_xfers, sizeof(*nx), 1024);
@@ -533,8 +580,16 @@ static int gpt_timeline(struct model *M)
 {
 	const struct ct_profile *p = M->p;
 	struct ct_prediction *pr = M->pr;
-	unsigned P = p->p, m = p->micro_batches, v = p->virtual_stages, Q = P * v;
-	unsigned *group = malloc(sizeof(unsigned) * p->gpus);
+	unsigned *group, P = p->p, m = p->micro_batches, v = p->virtual_stages, Q = P * v;
+
+	if ((uint64_t)Q * m > CT_PREDICT_MAX_SCHEDULE_OPS) {
+		snprintf(pr->too_big, sizeof(pr->too_big),
+			 "$.model.micro_batches: the pipeline schedule has p x chunks x m = %u x %u "
+			 "x %u operations, above %u; lower it (docs/profiles.md, Limits)",
+			 P, v, m, CT_PREDICT_MAX_SCHEDULE_OPS);
+		return -E2BIG;
+	}
+	group = malloc(sizeof(unsigned) * p->gpus);
 	double *f_dur = calloc(Q, sizeof(double)), *b_dur = calloc(Q, sizeof(double));
 	struct op *fwd = calloc((size_t)Q * m, sizeof(*fwd));
 	struct op *bwd = calloc((size_t)Q * m, sizeof(*bwd));
@@ -890,7 +945,7 @@ static int xfer_cmp(const void *a, const void *b)
 int ct_predict(const struct ct_profile *p, struct ct_prediction *pr)
 {
 	struct model M = {.p = p, .pr = pr};
-	size_t nr = p->gpus, nh = p->hosts;
+	size_t nr = p->gpus;
 	int err;
 
 	memset(pr, 0, sizeof(*pr));
@@ -899,16 +954,17 @@ int ct_predict(const struct ct_profile *p, struct ct_prediction *pr)
 	pr->stage_layers = calloc(p->p, sizeof(*pr->stage_layers));
 	pr->stage_rank_params = calloc(p->p, sizeof(*pr->stage_rank_params));
 	pr->rank = calloc(nr * CT_CLASS_COUNT, sizeof(*pr->rank));
-	pr->rank_matrix = calloc(CT_CLASS_COUNT * nr * nr, sizeof(double));
-	pr->host_matrix = calloc(CT_CLASS_COUNT * nh * nh, sizeof(double));
-	if (!pr->stage_layers || !pr->stage_rank_params || !pr->rank || !pr->rank_matrix ||
-	    !pr->host_matrix) {
+	if (!pr->stage_layers || !pr->stage_rank_params || !pr->rank) {
 		ct_prediction_free(pr);
 		return -ENOMEM;
 	}
 	err = p->kind == CT_MODEL_DDP ? ddp_model(&M) : transformer_model(&M);
 	if (err) {
+		char why[sizeof(pr->too_big)];
+
+		memcpy(why, pr->too_big, sizeof(why));
 		ct_prediction_free(pr);
+		memcpy(pr->too_big, why, sizeof(why));
 		return err;
 	}
 	qsort(pr->xfers, pr->n_xfers, sizeof(*pr->xfers), xfer_cmp);
@@ -917,12 +973,16 @@ int ct_predict(const struct ct_profile *p, struct ct_prediction *pr)
 
 	for (int c = 0; c < CT_CLASS_COUNT; c++) {
 		comm += pr->t_class[c];
-		for (unsigned a = 0; a < nh; a++)
-			for (unsigned b = 0; b < nh; b++)
-				if (a != b && *ct_host_matrix(pr, c, a, b) > 0) {
-					pr->crosses_nic[c] = true;
-					pr->nic_bytes_per_iter += *ct_host_matrix(pr, c, a, b);
-				}
+	}
+	for (size_t i = 0; pr->host_pairs.keys && i <= pr->host_pairs.mask; i++) {
+		unsigned c, a, b;
+		double bytes;
+
+		if (ct_pair_bytes_at(&pr->host_pairs, i, &c, &a, &b, &bytes) && a != b &&
+		    bytes > 0) {
+			pr->crosses_nic[c] = true;
+			pr->nic_bytes_per_iter += bytes;
+		}
 	}
 	if (p->kind != CT_MODEL_DDP) {
 		/* the published decomposition: T_iter = T_comp + T_comm + T_bubble */
@@ -942,9 +1002,18 @@ void ct_prediction_free(struct ct_prediction *pr)
 	free(pr->stage_layers);
 	free(pr->stage_rank_params);
 	free(pr->rank);
-	free(pr->rank_matrix);
-	free(pr->host_matrix);
+	ct_pair_bytes_free(&pr->rank_pairs);
+	ct_pair_bytes_free(&pr->host_pairs);
 	free(pr->bucket_bytes);
 	free(pr->xfers);
 	memset(pr, 0, sizeof(*pr));
+}
+
+const char *ct_predict_strerror(const struct ct_prediction *pr, int err)
+{
+	if (err == -E2BIG && pr->too_big[0])
+		return pr->too_big;
+	if (err == -ENOENT)
+		return "unknown model architecture";
+	return strerror(-err);
 }

@@ -7,6 +7,7 @@
 #ifndef COMMTAP_MODEL_H
 #define COMMTAP_MODEL_H
 
+#include "pair_bytes.h"
 #include "profile.h"
 
 /* Per rank and class, per iteration. */
@@ -45,8 +46,8 @@ struct ct_prediction {
 	double flops_per_iter;	     /* whole job */
 	/* traffic */
 	struct ct_rank_traffic *rank; /* nranks * CT_CLASS_COUNT */
-	double *rank_matrix;	      /* CT_CLASS_COUNT * nranks * nranks: bytes row -> column */
-	double *host_matrix;	      /* CT_CLASS_COUNT * nhosts * nhosts */
+	struct ct_pair_bytes rank_pairs; /* bytes per (class, rank, rank) */
+	struct ct_pair_bytes host_pairs; /* bytes per (class, host, host) */
 	bool crosses_nic[CT_CLASS_COUNT];
 	double nic_bytes_per_iter; /* all classes, all hosts */
 	/* time */
@@ -61,22 +62,40 @@ struct ct_prediction {
 	/* the iteration as transfers, in start order */
 	struct ct_transfer *xfers;
 	size_t n_xfers, cap_xfers;
+	/* why ct_predict returned -E2BIG: the field to lower, and by how much it is over */
+	char too_big[256];
 };
 
-/* Predict. Returns 0, -ENOMEM, or -ENOENT for an unknown DDP architecture. */
+/*
+ * What one prediction may hold (docs/profiles.md, "Limits"): the transfers of
+ * one iteration, the pipeline schedule's operations (stages x chunks x
+ * micro-batches) and the sparse matrices' entries. With them a prediction
+ * stays under about 600 MiB, so predict, synth and analyze --profile run in
+ * 1 GiB of address space on any profile the loader accepts.
+ */
+#define CT_PREDICT_MAX_TRANSFERS (4u << 20)
+#define CT_PREDICT_MAX_SCHEDULE_OPS (4u << 20)
+
+/*
+ * Predict. Returns 0, -ENOMEM, -ENOENT for an unknown DDP architecture, or
+ * -E2BIG when the profile's iteration exceeds the limits above (out->too_big
+ * then names the profile field that makes it so).
+ */
 int ct_predict(const struct ct_profile *p, struct ct_prediction *out);
 void ct_prediction_free(struct ct_prediction *pred);
+/* One line for an error of ct_predict (call before ct_prediction_free). */
+const char *ct_predict_strerror(const struct ct_prediction *pr, int err);
 
-static inline double *ct_rank_matrix(const struct ct_prediction *pr, enum ct_class c,
-				     unsigned src, unsigned dst)
+static inline double ct_rank_bytes(const struct ct_prediction *pr, enum ct_class c, unsigned src,
+				   unsigned dst)
 {
-	return &pr->rank_matrix[((size_t)c * pr->nranks + src) * pr->nranks + dst];
+	return ct_pair_bytes_get(&pr->rank_pairs, c, src, dst);
 }
 
-static inline double *ct_host_matrix(const struct ct_prediction *pr, enum ct_class c,
-				     unsigned src, unsigned dst)
+static inline double ct_host_bytes(const struct ct_prediction *pr, enum ct_class c, unsigned src,
+				   unsigned dst)
 {
-	return &pr->host_matrix[((size_t)c * pr->nhosts + src) * pr->nhosts + dst];
+	return ct_pair_bytes_get(&pr->host_pairs, c, src, dst);
 }
 
 static inline struct ct_rank_traffic *ct_rank_traffic(const struct ct_prediction *pr,

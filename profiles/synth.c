@@ -721,6 +721,49 @@ static int write_truth(const struct synth *S, FILE *out, const uint64_t *starts,
 	return err;
 }
 
+/* RoCE path MTU, or TCP MSS (the frame less IP and TCP headers). */
+static unsigned payload_max_of(const struct ct_profile *p, const struct ct_synth_config *cfg)
+{
+	if (cfg->transport == CT_SYNTH_TCP)
+		return (cfg->mtu ? cfg->mtu : 9000) - 40 - (ct_addr_is_v4(&p->host_addr[0]) ? 0 : 20);
+	return cfg->mtu ? cfg->mtu : 4096;
+}
+
+/*
+ * An upper bound on the packets one iteration renders: per network message
+ * its data packets (payload-sized, EP's routing spread at its widest), a
+ * CTS and its ACK, and at most one ACK per data packet; noise adds a few.
+ */
+int ct_synth_check(const struct ct_profile *p, const struct ct_prediction *pr,
+		   const struct ct_synth_config *cfg, char *why, size_t why_len)
+{
+	const struct synth S = {.p = p, .pr = pr, .cfg = cfg, .payload_max = payload_max_of(p, cfg)};
+	double n = 4.0 * p->hosts;
+
+	for (size_t i = 0; i < pr->n_xfers; i++) {
+		const struct ct_transfer *x = &pr->xfers[i];
+		double wire, bytes = (double)x->bytes * cfg->size_scale, msgs, data;
+		uint64_t step;
+
+		if (x->src_host == x->dst_host)
+			continue;
+		if (x->cls == CT_CLASS_EP)
+			bytes *= 1.6; /* ep_factor's widest spread */
+		step = message_data(&S, x, &wire);
+		msgs = ceil((bytes < 1 ? 1 : bytes) / (double)step);
+		data = bytes * wire / S.payload_max + msgs;
+		n += 2 * data + 3 * msgs;
+	}
+	if (n <= CT_SYNTH_MAX_ITERATION_PACKETS)
+		return 0;
+	if (why)
+		snprintf(why, why_len,
+			 "--scale %g: one iteration of %s would be up to %.3g packets, above the "
+			 "%u synth renders at once; lower --scale (docs/profiles.md, Limits)",
+			 cfg->size_scale, p->name, n, CT_SYNTH_MAX_ITERATION_PACKETS);
+	return -E2BIG;
+}
+
 int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 		 const struct ct_synth_config *cfg, ct_synth_emit_fn emit, void *ctx, FILE *truth)
 {
@@ -732,6 +775,9 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 	if (!cfg->iterations || cfg->size_scale <= 0 || cfg->time_scale <= 0 || cfg->jitter < 0 ||
 	    cfg->jitter >= 1 || cfg->channels > 64)
 		return -EINVAL;
+	err = ct_synth_check(p, pr, cfg, NULL, 0);
+	if (err)
+		return err;
 	S = calloc(1, sizeof(*S));
 	if (!S)
 		return -ENOMEM;
@@ -741,12 +787,7 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 	S->channels = cfg->channels ? cfg->channels : p->nccl.channels ? p->nccl.channels : 2;
 	S->rng = cfg->seed;
 	S->nic_ns_per_byte = 8.0 / p->hw.nic_gbps;
-	if (cfg->transport == CT_SYNTH_TCP)
-		S->payload_max = (cfg->mtu ? cfg->mtu : 9000) - 40 - (ct_addr_is_v4(&p->host_addr[0])
-									      ? 0
-									      : 20);
-	else
-		S->payload_max = cfg->mtu ? cfg->mtu : 4096;
+	S->payload_max = payload_max_of(p, cfg);
 	S->nic_free = calloc(p->nics + 1, sizeof(*S->nic_free));
 	S->next_qp = calloc(p->nics + 1, sizeof(*S->next_qp));
 	starts = calloc(cfg->iterations + 1, sizeof(*starts));
@@ -757,7 +798,6 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 	}
 	for (unsigned h = 0; h <= p->nics; h++)
 		S->next_qp[h] = 0x100 + (uint32_t)(rng_next(S) % 0x1000) * 16;
-
 	for (unsigned it = 0; it < cfg->iterations && !err; it++) {
 		double stretch = 1 + cfg->jitter * (2 * rng_uniform(S) - 1);
 

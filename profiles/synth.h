@@ -41,8 +41,24 @@ typedef int (*ct_synth_emit_fn)(void *ctx, uint64_t ts_ns, const uint8_t *frame,
 				uint32_t cap_len, uint32_t wire_len);
 
 /*
+ * Packets one synthesized iteration may hold before they are written (160
+ * MiB of packet records): synth renders an iteration whole, so a profile
+ * whose iteration, after --scale, needs more is refused before it runs.
+ */
+#define CT_SYNTH_MAX_ITERATION_PACKETS (4u << 20)
+
+/*
+ * Whether an iteration fits CT_SYNTH_MAX_ITERATION_PACKETS: 0, or -E2BIG
+ * with why saying by how much and what to lower. Call before creating the
+ * outputs; ct_synth_run checks it again.
+ */
+int ct_synth_check(const struct ct_profile *p, const struct ct_prediction *pr,
+		   const struct ct_synth_config *cfg, char *why, size_t why_len);
+
+/*
  * Render. Writes the ground truth (commtap.truth/v1 JSON) to truth when it is
- * not NULL. Returns 0, -ENOMEM, -EINVAL (bad config) or the emit error.
+ * not NULL. Returns 0, -ENOMEM, -EINVAL (bad config), -E2BIG (see
+ * ct_synth_check) or the emit error.
  */
 int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 		 const struct ct_synth_config *cfg, ct_synth_emit_fn emit, void *ctx,

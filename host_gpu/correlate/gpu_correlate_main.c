@@ -255,8 +255,10 @@ static int correlate(int argc, char **argv)
 			fprintf(stderr, "commtap-gpu: %s\n", err);
 			return 1;
 		}
-		if (ct_predict(&prof, &pred)) {
-			fprintf(stderr, "commtap-gpu: %s: cannot predict this profile\n", profile);
+		rc = ct_predict(&prof, &pred);
+		if (rc) {
+			fprintf(stderr, "commtap-gpu: %s: cannot predict this profile: %s\n", profile,
+				ct_predict_strerror(&pred, rc));
 			ct_profile_free(&prof);
 			return 1;
 		}

@@ -89,13 +89,13 @@ static void test_gpt_hand_computed(void **state)
 	/* PP: stage 0 sends one activation per micro-batch, stage 1 one gradient */
 	assert_float_equal(ct_rank_traffic(&pr, 0, CT_CLASS_PP)->bytes, 2 * 8192.0, 1e-6);
 	assert_float_equal(ct_rank_traffic(&pr, 4, CT_CLASS_PP)->bytes, 2 * 8192.0, 1e-6);
-	assert_int_equal(*ct_rank_matrix(&pr, CT_CLASS_PP, 0, 4), 2 * 8192);
-	assert_int_equal(*ct_rank_matrix(&pr, CT_CLASS_PP, 4, 0), 2 * 8192);
+	assert_int_equal(ct_rank_bytes(&pr, CT_CLASS_PP, 0, 4), 2 * 8192);
+	assert_int_equal(ct_rank_bytes(&pr, CT_CLASS_PP, 4, 0), 2 * 8192);
 	/* DP ring of d = 2: 2(d-1)/d of the stage's fp16 gradients */
 	assert_float_equal(ct_rank_traffic(&pr, 0, CT_CLASS_DP)->bytes, 2 * 85184.0, 1e-6);
 	/* embedding sync with the last stage: its word-embedding shard, 2·1024·64/2 bytes */
 	assert_float_equal(ct_rank_traffic(&pr, 0, CT_CLASS_EMB)->bytes, 65536, 1e-6);
-	assert_int_equal(*ct_rank_matrix(&pr, CT_CLASS_EMB, 0, 4), 65536);
+	assert_int_equal(ct_rank_bytes(&pr, CT_CLASS_EMB, 0, 4), 65536);
 	/* T_comp = 8·m·N·b·s / (p·t·mu·F) = 8·2·265984·2·32 / (4·0.5e12) */
 	assert_float_equal(pr.t_comp, 8.0 * 2 * 265984 * 2 * 32 / 2e12, 1e-15);
 	/* FLOPs per iteration for the job: 8 per parameter per token, gb·s tokens */
@@ -193,7 +193,7 @@ static void test_ddp_buckets(void **state)
 	/* ring of 8: every rank sends 2·7/8 of each bucket to its successor */
 	assert_float_equal(ct_rank_traffic(&pr, 3, CT_CLASS_DP)->bytes, 42000000 * 14.0 / 8, 1e-3);
 	assert_float_equal(ct_rank_traffic(&pr, 3, CT_CLASS_DP)->messages, 3, 1e-9);
-	assert_true(*ct_host_matrix(&pr, CT_CLASS_DP, 0, 1) > 0); /* rank 3 -> 4 crosses */
+	assert_true(ct_host_bytes(&pr, CT_CLASS_DP, 0, 1) > 0); /* rank 3 -> 4 crosses */
 	assert_true(pr.crosses_nic[CT_CLASS_DP]);
 	assert_true(pr.t_iter >= pr.t_comp);
 	ct_prediction_free(&pr);
@@ -413,7 +413,7 @@ static void test_rail_hand_computed(void **state)
 	assert_string_equal(ct_addr_format(&p.nic_addr[11], text, sizeof(text)), "198.19.3.2");
 	/* DP ring of d = 2: rank 3 sends 2(d-1)/d · 73408 = 73408 bytes to rank 11,
 	 * NIC 3 of host 0 to NIC 3 of host 1, and nothing to other rails */
-	assert_float_equal(*ct_rank_matrix(&pr, CT_CLASS_DP, 3, 11), 73408, 1e-6);
+	assert_float_equal(ct_rank_bytes(&pr, CT_CLASS_DP, 3, 11), 73408, 1e-6);
 	for (size_t i = 0; i < pr.n_xfers; i++) {
 		const struct ct_transfer *x = &pr.xfers[i];
 
@@ -425,7 +425,7 @@ static void test_rail_hand_computed(void **state)
 		}
 	}
 	/* the host pair carries 8 rails' worth: 8 · 73408 = 587264 bytes each way */
-	assert_float_equal(*ct_host_matrix(&pr, CT_CLASS_DP, 0, 1), 587264, 1e-6);
+	assert_float_equal(ct_host_bytes(&pr, CT_CLASS_DP, 0, 1), 587264, 1e-6);
 	/*
 	 * Each NIC carries one rank's DP: C_DP = 0.9 · 12.5 GB/s = 11.25 GB/s, and
 	 * T_DP = 73408 / 11.25e9. With one NIC per host its 8 ranks share it:
@@ -470,8 +470,8 @@ static void test_interleaved_hand_computed(void **state)
 	 * the last stage to the first) and backward q3->q2 and q1->q0: 3 to stage
 	 * 0. m = 2: 6 sends of 8192 bytes each way (plain 1F1B: 2).
 	 */
-	assert_float_equal(*ct_rank_matrix(&pr, CT_CLASS_PP, 0, 1), 6 * 8192.0, 1e-6);
-	assert_float_equal(*ct_rank_matrix(&pr, CT_CLASS_PP, 1, 0), 6 * 8192.0, 1e-6);
+	assert_float_equal(ct_rank_bytes(&pr, CT_CLASS_PP, 0, 1), 6 * 8192.0, 1e-6);
+	assert_float_equal(ct_rank_bytes(&pr, CT_CLASS_PP, 1, 0), 6 * 8192.0, 1e-6);
 	assert_float_equal(ct_rank_traffic(&pr, 1, CT_CLASS_PP)->messages, 6, 1e-9);
 	/* the bubble shrinks by v: R_bubble = (p-1)/(p-1 + v·m) = 1/5 */
 	assert_float_equal(pr.r_bubble, 1.0 / 5, 1e-12);
