@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +42,12 @@ static int count(const char *flag, const char *text, double max, unsigned *out)
 {
 	char err[256];
 	double v;
-	int rc = ct_parse_number(flag + 2, text, 1, max, 1, &v, err, sizeof(err));
+	int rc = ct_parse_number(flag + 2, text, 1, max, 0, &v, err, sizeof(err));
 
+	if (!rc && v != floor(v)) {
+		snprintf(err, sizeof(err), "%s: expected a whole number, got '%s'", flag, text);
+		rc = -EINVAL;
+	}
 	if (rc)
 		fprintf(stderr, "commtap trace: %s\n", err);
 	else

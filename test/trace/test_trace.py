@@ -141,6 +141,18 @@ def demo(commtap, profile):
 
         broken(good, tmp, report)
 
+        # Counts are whole numbers from 1: one flow, one bin are fine; 2.5 and 0 are not.
+        one = trace(commtap, report, os.path.join(tmp, "one.json"), "--flows", "1", "--bins", "1")
+        validate(os.path.join(tmp, "one.json"), report, flows=1)
+        if one["otherData"]["flows_drawn"] != 1:
+            sys.exit("--flows 1 drew %s flows" % one["otherData"]["flows_drawn"])
+        for flag, bad in (("--flows", "2.5"), ("--bins", "0"), ("--flows", "-1")):
+            p = subprocess.run([commtap, "trace", report, "-o", os.path.join(tmp, "bad.json"),
+                                flag, bad], capture_output=True, text=True)
+            if p.returncode != 1 or flag not in p.stderr or len(p.stderr.splitlines()) != 1:
+                sys.exit("trace %s %s: want exit 1 and one line naming %s, got %d: %s"
+                         % (flag, bad, flag, p.returncode, p.stderr))
+
         # The output may not replace its input.
         p = subprocess.run([commtap, "trace", report, "-o", report], capture_output=True,
                            text=True)
