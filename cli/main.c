@@ -33,19 +33,6 @@ static const struct command commands[] = {
 #endif
 };
 
-static char log_prefix[64] = "commtap";
-
-/* The libraries' messages, one line each, named after the subcommand. */
-static int print_line(enum ct_log_level level, const char *fmt, va_list args)
-{
-	(void)level;
-	fprintf(stderr, "%s: ", log_prefix);
-	vfprintf(stderr, fmt, args);
-	if (!*fmt || fmt[strlen(fmt) - 1] != '\n') /* one line each, whether or not fmt ends one */
-		fputc('\n', stderr);
-	return 0;
-}
-
 /* -v/--verbose anywhere before "--": the libraries' debug messages too. Removed from argv. */
 static int take_verbose(int argc, char **argv)
 {
@@ -92,8 +79,11 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name)) {
-			snprintf(log_prefix, sizeof(log_prefix), "commtap %s", commands[i].name);
-			ct_set_print(print_line);
+			char prefix[64];
+
+			/* the libraries' messages, one line each, named after the subcommand */
+			snprintf(prefix, sizeof(prefix), "commtap %s", commands[i].name);
+			ct_log_to_stderr(prefix);
 			return commands[i].run(argc - 1, argv + 1);
 		}
 	fprintf(stderr, "commtap: unknown command '%s' (try 'commtap --help')\n", argv[1]);

@@ -638,17 +638,6 @@ static void print_bench(const struct mirror *m)
 	fflush(stdout);
 }
 
-/* The libraries' messages, one line each. */
-static int print_line(enum ct_log_level level, const char *fmt, va_list args)
-{
-	(void)level;
-	fputs("commtap-mirror: ", stderr);
-	vfprintf(stderr, fmt, args);
-	if (!*fmt || fmt[strlen(fmt) - 1] != '\n') /* one line each, whether or not fmt ends one */
-		fputc('\n', stderr);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct mirror *m = &app;
@@ -681,7 +670,7 @@ int main(int argc, char **argv)
 		if (rc)
 			return 1;
 	}
-	ct_set_print(print_line);
+	ct_log_to_stderr("commtap-mirror");
 	if (ct_knowledge_load(m->o.common.labels_path, m->o.common.profile_path, &know, err,
 			      sizeof(err))) {
 		fprintf(stderr, "commtap-mirror: %s\n", err);

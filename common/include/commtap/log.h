@@ -20,6 +20,12 @@ typedef int (*ct_print_fn)(enum ct_log_level level, const char *fmt, va_list arg
 /* Install fn (NULL: silent); returns the one installed before. */
 ct_print_fn ct_set_print(ct_print_fn fn);
 
+/*
+ * The callback programs install for a terminal: each message as one line
+ * on stderr, "PREFIX: message" (the prefix is copied, up to 63 bytes).
+ */
+void ct_log_to_stderr(const char *prefix);
+
 /* Whether a message of this level would reach the callback (to skip costly formatting). */
 int ct_log_enabled(enum ct_log_level level);
 
