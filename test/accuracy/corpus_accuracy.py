@@ -3,7 +3,7 @@
 
 A case is a capture, its truth (commtap.truth/v1) and optionally a profile:
 
-  corpus_accuracy.py [--json] [--no-period] COMMTAP CASE...
+  corpus_accuracy.py [--json | --json-out FILE] [--no-period] COMMTAP CASE...
 
 CASE is a directory holding capture.pcap (or capture.pcap.gz), truth.json
 and optionally profile.json, or CAPTURE:TRUTH[:PROFILE]. For each case:
@@ -273,8 +273,12 @@ def main():
     as_json = "--json" in args
     want_period = "--no-period" not in args
     args = [a for a in args if a not in ("--json", "--no-period")]
+    json_out = None
+    if len(args) > 1 and args[0] == "--json-out":  # the text on stdout, the JSON to a file
+        json_out, args = args[1], args[2:]
     if len(args) < 2:
-        sys.stderr.write("usage: corpus_accuracy.py [--json] [--no-period] COMMTAP CASE...\n")
+        sys.stderr.write("usage: corpus_accuracy.py [--json | --json-out FILE] [--no-period] "
+                         "COMMTAP CASE...\n")
         return 2
     commtap, cases = args[0], args[1:]
     results = []
@@ -289,6 +293,9 @@ def main():
     if as_json:
         json.dump({"schema": "commtap.accuracy/v1", "cases": results}, sys.stdout, indent=1)
         sys.stdout.write("\n")
+    if json_out:
+        with open(json_out, "w") as f:
+            json.dump({"schema": "commtap.accuracy/v1", "cases": results}, f, indent=1)
     return 0
 
 
