@@ -6,20 +6,36 @@
 #include "report_input.h"
 #include "report_doc.h"
 
+#include <commtap/params.h>
+
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *out)
+struct merge_args {
+	const char *output;
+};
+
+static const struct ct_param merge_params[] = {
+	{.name = "output",
+	 .short_name = 'o',
+	 .type = CT_PARAM_STRING,
+	 .arg = "FILE",
+	 .offset = offsetof(struct merge_args, output),
+	 .help = "where the merged report goes ('-' for stdout)"},
+	CT_PARAM_TABLE_END,
+};
+
+static void usage(FILE *out, const struct ct_param_set *set)
 {
 	fprintf(out, "usage: commtap merge REPORT.json [MORE.json ...] -o MERGED.json\n"
 		     "  Merge the reports of several vantage points (agents, mirror ports) of the\n"
 		     "  same interval into one commtap.report/v1: flows deduplicated by key, the\n"
 		     "  host matrix over all hosts, counters summed, the job period of the most\n"
-		     "  confident report.\n"
-		     "  -o, --output FILE  where the merged report goes ('-' for stdout)\n");
+		     "  confident report.\n");
+	ct_params_help(out, set, 1);
 }
 
 /* Load the reports named on the command line; on error, say which and why once. */
@@ -76,47 +92,35 @@ static int write_json(json_object *doc, const char *path)
 
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *output = NULL;
+	struct merge_args a = {0};
+	const struct ct_param_set set = {merge_params, &a};
 	json_object **docs, *merged;
-	int c, n, rc;
+	char err[512];
+	int first, n, rc = ct_params_parse(&set, 1, argc, argv, &first, err, sizeof(err));
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return CT_EXIT_OK;
-		default:
-			fprintf(stderr,
-				"commtap merge: unknown or incomplete option '%s' (try --help)\n",
-				argv[optind - 1]);
-			return CT_EXIT_ERROR;
-		}
+	if (rc == 1) {
+		usage(stdout, &set);
+		return CT_EXIT_OK;
 	}
-	n = argc - optind;
-	if (!n || !output) {
-		fprintf(stderr, "commtap merge: %s (try --help)\n",
-			!n ? "no report given" : "no output given (-o FILE)");
+	n = argc - first;
+	if (!rc && (!n || !a.output)) {
+		snprintf(err, sizeof(err), "%s (try --help)",
+			 !n ? "no report given" : "no output given (-o FILE)");
+		rc = -EINVAL;
+	}
+	if (rc) {
+		fprintf(stderr, "commtap merge: %s\n", err);
 		return CT_EXIT_ERROR;
 	}
-	if (ct_cli_load_reports("merge", n, argv + optind, &docs))
+	if (ct_cli_load_reports("merge", n, argv + first, &docs))
 		return CT_EXIT_ERROR;
-	rc = ct_merge_reports(docs, (const char *const *)(argv + optind), (size_t)n, &merged);
+	rc = ct_merge_reports(docs, (const char *const *)(argv + first), (size_t)n, &merged);
 	if (rc) {
 		fprintf(stderr, "commtap merge: %s\n", strerror(-rc));
 		ct_cli_free_reports(docs, n);
 		return CT_EXIT_ERROR;
 	}
-	rc = write_json(merged, output);
+	rc = write_json(merged, a.output);
 	json_object_put(merged);
 	ct_cli_free_reports(docs, n);
 	return rc ? CT_EXIT_ERROR : CT_EXIT_OK;

@@ -9,9 +9,10 @@
 #include "profile.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <commtap/params.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,55 +486,59 @@ cleanup:
 	return err;
 }
 
+struct predict_args {
+	int json;
+};
+
+static const struct ct_param predict_params[] = {
+	{.name = "json",
+	 .type = CT_PARAM_FLAG,
+	 .offset = offsetof(struct predict_args, json),
+	 .help = "write commtap.prediction/v1 JSON instead of the table"},
+	CT_PARAM_TABLE_END,
+};
+
 int cmd_predict(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	struct predict_args a = {0};
+	const struct ct_param_set set = {predict_params, &a};
 	struct ct_profile profile;
 	struct ct_prediction pred;
 	char err[512];
-	int json = 0, c, rc;
+	int first, rc = ct_params_parse(&set, 1, argc, argv, &first, err, sizeof(err));
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == 'j') {
-			json = 1;
-		} else if (c == 'h') {
-			printf("usage: commtap predict [--json] PROFILE\n"
-			       "  Predict a job's traffic from its profile (docs/profiles.md).\n");
-			return CT_EXIT_OK;
-		} else {
-			fprintf(stderr, "commtap predict: unknown option '%s' (try --help)\n",
-				argv[optind - 1]);
-			return CT_EXIT_ERROR;
-		}
+	if (rc == 1) {
+		printf("usage: commtap predict [--json] PROFILE\n"
+		       "  Predict a job's traffic from its profile (docs/profiles.md).\n");
+		ct_params_help(stdout, &set, 1);
+		return CT_EXIT_OK;
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "commtap predict: %s (try --help)\n",
-			optind == argc ? "missing PROFILE" : "more than one PROFILE given");
+	if (!rc && first != argc - 1) {
+		snprintf(err, sizeof(err), "%s (try --help)",
+			 first == argc ? "missing PROFILE" : "more than one PROFILE given");
+		rc = -EINVAL;
+	}
+	if (rc) {
+		fprintf(stderr, "commtap predict: %s\n", err);
 		return CT_EXIT_ERROR;
 	}
-	rc = ct_profile_load(argv[optind], &profile, err, sizeof(err));
+	rc = ct_profile_load(argv[first], &profile, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "commtap predict: %s\n", err);
 		return CT_EXIT_ERROR;
 	}
 	rc = ct_predict(&profile, &pred);
 	if (rc) {
-		fprintf(stderr, "commtap predict: %s: %s\n", argv[optind],
+		fprintf(stderr, "commtap predict: %s: %s\n", argv[first],
 			ct_predict_strerror(&pred, rc));
 		ct_profile_free(&profile);
 		return CT_EXIT_ERROR;
 	}
-	rc = json ? print_json(&profile, &pred) : print_table(&profile, &pred);
+	rc = a.json ? print_json(&profile, &pred) : print_table(&profile, &pred);
 	if (!rc && (fflush(stdout) || ferror(stdout)))
 		rc = -EIO;
 	if (rc)
-		fprintf(stderr, "commtap predict: %s: writing the prediction: %s\n", argv[optind],
+		fprintf(stderr, "commtap predict: %s: writing the prediction: %s\n", argv[first],
 			strerror(-rc));
 	ct_prediction_free(&pred);
 	ct_profile_free(&profile);

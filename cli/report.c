@@ -5,12 +5,14 @@
 #include <commtap/params.h>
 #include "report_input.h"
 
+#include "atomic_file.h"
 #include "html.h"
 #include "merge.h"
 #include "model.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,97 +35,100 @@ struct expectation {
 	int loaded;
 };
 
-static void usage(FILE *out)
+_Static_assert(sizeof(unsigned) == sizeof(uint32_t), "the page's counts are stored as U32");
+
+static const struct ct_param report_params[] = {
+	{.name = "output",
+	 .short_name = 'o',
+	 .type = CT_PARAM_STRING,
+	 .arg = "FILE",
+	 .offset = offsetof(struct report_opts, output),
+	 .help = "the page ('-' for stdout)"},
+	{.name = "profile",
+	 .type = CT_PARAM_STRING,
+	 .arg = "FILE",
+	 .offset = offsetof(struct report_opts, profile),
+	 .help = "compare with this job profile's prediction"},
+	{.name = "scale",
+	 .type = CT_PARAM_DOUBLE,
+	 .arg = "X",
+	 .offset = offsetof(struct report_opts, scale),
+	 .help = "the profile's sizes were scaled by X (synth --scale)",
+	 .max = 1e3,
+	 .above_min = 1,
+	 .show_default = 1},
+	{.name = "time-scale",
+	 .type = CT_PARAM_DOUBLE,
+	 .arg = "X",
+	 .offset = offsetof(struct report_opts, time_scale),
+	 .help = "its times were scaled by X (synth --time-scale)",
+	 .max = 1e3,
+	 .above_min = 1,
+	 .show_default = 1},
+	{.name = "title",
+	 .type = CT_PARAM_STRING,
+	 .arg = "TEXT",
+	 .offset = offsetof(struct report_opts, html.title),
+	 .help = "the page's title"},
+	{.name = "iterations",
+	 .type = CT_PARAM_U32, /* the page's unsigned counts (uint32_t here) */
+	 .arg = "N",
+	 .offset = offsetof(struct report_opts, html.timeline_iterations),
+	 .min = 1,
+	 .max = 100000,
+	 .help = "iterations the timeline shows (default 3)"},
+	{.name = "top-flows",
+	 .type = CT_PARAM_U32, /* the page's unsigned counts (uint32_t here) */
+	 .arg = "N",
+	 .offset = offsetof(struct report_opts, html.timeline_flows),
+	 .min = 1,
+	 .max = 100000,
+	 .help = "busiest flows in the timeline (default 8)"},
+	{.name = "table-flows",
+	 .type = CT_PARAM_U32, /* the page's unsigned counts (uint32_t here) */
+	 .arg = "N",
+	 .offset = offsetof(struct report_opts, html.table_flows),
+	 .min = 1,
+	 .max = 100000,
+	 .help = "flows in the periodicity table (default 40)"},
+	CT_PARAM_TABLE_END,
+};
+
+static void usage(FILE *out, const struct ct_param_set *set)
 {
 	fprintf(out,
 		"usage: commtap report REPORT.json [MORE.json ...] -o REPORT.html\n"
 		"  Draw one self-contained HTML page (no script, nothing fetched) from a report,\n"
-		"  or from several merged into one cluster view (as commtap merge does).\n"
-		"  -o, --output FILE        the page ('-' for stdout)\n"
-		"  --profile FILE           compare with this job profile's prediction\n"
-		"  --scale X                the profile's sizes were scaled by X (synth --scale)\n"
-		"  --time-scale X           its times were scaled by X (synth --time-scale)\n"
-		"  --title TEXT             the page's title\n"
-		"  --iterations N           iterations the timeline shows (default 3)\n"
-		"  --top-flows N            busiest flows in the timeline (default 8)\n"
-		"  --table-flows N          flows in the periodicity table (default 40)\n");
+		"  or from several merged into one cluster view (as commtap merge does).\n");
+	ct_params_help(out, set, 1);
 }
 
-static int positive(const char *flag, const char *text, double max, double *out)
+/* Options into o; the first report at argv[*first]. */
+static int parse_args(int argc, char **argv, struct report_opts *o, int *first)
 {
-	char err[256];
-	int rc = ct_parse_number(flag + 2, text, 0, max, 1, out, err, sizeof(err));
-
-	if (rc)
-		fprintf(stderr, "commtap report: %s\n", err);
-	return rc;
-}
-
-static int parse_args(int argc, char **argv, struct report_opts *o)
-{
-	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"profile", required_argument, NULL, 'p'},
-		{"scale", required_argument, NULL, 's'},
-		{"time-scale", required_argument, NULL, 'S'},
-		{"title", required_argument, NULL, 't'},
-		{"iterations", required_argument, NULL, 'i'},
-		{"top-flows", required_argument, NULL, 'f'},
-		{"table-flows", required_argument, NULL, 'F'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	double v;
-	int c;
+	const struct ct_param_set set = {report_params, o};
+	char err[512];
+	int rc;
 
 	o->scale = o->time_scale = 1;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'p':
-			o->profile = optarg;
-			break;
-		case 's':
-			if (positive("--scale", optarg, 1e3, &o->scale))
-				return -EINVAL;
-			break;
-		case 'S':
-			if (positive("--time-scale", optarg, 1e3, &o->time_scale))
-				return -EINVAL;
-			break;
-		case 't':
-			o->html.title = optarg;
-			break;
-		case 'i':
-		case 'f':
-		case 'F':
-			if (positive(c == 'i'	? "--iterations"
-				     : c == 'f' ? "--top-flows"
-						: "--table-flows",
-				     optarg, 100000, &v))
-				return -EINVAL;
-			*(c == 'i'   ? &o->html.timeline_iterations
-			  : c == 'f' ? &o->html.timeline_flows
-				     : &o->html.table_flows) = (unsigned)v;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(CT_EXIT_OK);
-		default:
-			fprintf(stderr,
-				"commtap report: unknown or incomplete option '%s' (try --help)\n",
-				argv[optind - 1]);
-			return -EINVAL;
-		}
+	rc = ct_params_parse(&set, 1, argc, argv, first, err, sizeof(err));
+	if (rc == 1) {
+		usage(stdout, &set);
+		exit(CT_EXIT_OK);
 	}
-	if (optind == argc || !o->output) {
-		fprintf(stderr, "commtap report: %s (try --help)\n",
-			optind == argc ? "no report given" : "no output given (-o FILE)");
-		return -EINVAL;
+	if (!rc && (*first == argc || !o->output)) {
+		snprintf(err, sizeof(err), "%s (try --help)",
+			 *first == argc ? "no report given" : "no output given (-o FILE)");
+		rc = -EINVAL;
+	}
+	for (int i = *first; !rc && i < argc; i++)
+		if (ct_same_file(argv[i], o->output)) {
+			snprintf(err, sizeof(err), "the output %s is the input report", o->output);
+			rc = -EINVAL;
+		}
+	if (rc) {
+		fprintf(stderr, "commtap report: %s\n", err);
+		return rc;
 	}
 	return 0;
 }
@@ -189,18 +194,29 @@ static void expectation_free(struct expectation *x)
 	free(x->bytes);
 }
 
+struct page_job {
+	json_object *doc;
+	const struct ct_html_opts *html;
+};
+
+static int write_page(FILE *out, void *ctx)
+{
+	const struct page_job *job = ctx;
+
+	return ct_html_write(job->doc, job->html, out);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {0};
 	struct expectation x = {0};
 	json_object **docs = NULL, *doc = NULL;
-	int n, rc, status = CT_EXIT_ERROR;
-	FILE *out = NULL;
+	int n = 0, rc, first, status = CT_EXIT_ERROR;
 
-	if (parse_args(argc, argv, &o))
+	if (parse_args(argc, argv, &o, &first))
 		return CT_EXIT_ERROR;
-	n = argc - optind;
-	if (ct_cli_load_reports("report", n, argv + optind, &docs))
+	n = argc - first;
+	if (ct_cli_load_reports("report", n, argv + first, &docs))
 		return CT_EXIT_ERROR;
 	if (o.profile) {
 		if (expectation_load(&o, &x))
@@ -208,7 +224,7 @@ int cmd_report(int argc, char **argv)
 		o.html.expect = &x.e;
 	}
 	if (n > 1) {
-		rc = ct_merge_reports(docs, (const char *const *)(argv + optind), (size_t)n, &doc);
+		rc = ct_merge_reports(docs, (const char *const *)(argv + first), (size_t)n, &doc);
 		if (rc) {
 			fprintf(stderr, "commtap report: merging: %s\n", strerror(-rc));
 			goto out;
@@ -216,14 +232,8 @@ int cmd_report(int argc, char **argv)
 	} else {
 		doc = json_object_get(docs[0]);
 	}
-	out = strcmp(o.output, "-") ? fopen(o.output, "w") : stdout;
-	if (!out) {
-		fprintf(stderr, "commtap report: cannot write %s: %s\n", o.output, strerror(errno));
-		goto out;
-	}
-	rc = ct_html_write(doc, &o.html, out);
-	if (out == stdout ? fflush(out) : fclose(out))
-		rc = rc ? rc : -EIO;
+	/* the page whole or not at all: a failure leaves the previous page */
+	rc = ct_write_file_atomic(o.output, write_page, &(struct page_job){doc, &o.html});
 	if (rc)
 		fprintf(stderr, "commtap report: writing %s failed: %s\n", o.output, strerror(-rc));
 	else

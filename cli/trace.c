@@ -10,8 +10,8 @@
 #include "trace.h"
 
 #include <errno.h>
-#include <getopt.h>
-#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,39 @@ struct trace_job {
 	char err[512];
 };
 
-static void usage(FILE *out)
+struct trace_args {
+	const char *output;
+	uint32_t flows, bins;
+};
+
+static const struct ct_param trace_params[] = {
+	{.name = "output",
+	 .short_name = 'o',
+	 .type = CT_PARAM_STRING,
+	 .arg = "FILE",
+	 .offset = offsetof(struct trace_args, output),
+	 .help = "the trace ('-' for stdout)"},
+	{.name = "flows",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = offsetof(struct trace_args, flows),
+	 .help = "busiest flows drawn as tracks; the rest are only in\n"
+		 "their class's counter",
+	 .min = 1,
+	 .max = 100000,
+	 .show_default = 1},
+	{.name = "bins",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = offsetof(struct trace_args, bins),
+	 .help = "most counter bins over the time span",
+	 .min = 1,
+	 .max = 1000000,
+	 .show_default = 1},
+	CT_PARAM_TABLE_END,
+};
+
+static void usage(FILE *out, const struct ct_param_set *set)
 {
 	fprintf(out,
 		"usage: commtap trace REPORT.json [MORE.json ...] -o TRACE.json\n"
@@ -30,72 +62,35 @@ static void usage(FILE *out)
 		"  ui.perfetto.dev or chrome://tracing: a process per sending host, a track per\n"
 		"  busy flow with its bursts, bytes on the wire per class as counters, the\n"
 		"  iterations, and the GPU section's iterations when the report has one.\n"
-		"  Several reports are merged into one cluster view first (as commtap merge).\n"
-		"  -o, --output FILE   the trace ('-' for stdout)\n"
-		"  --flows N           busiest flows drawn as tracks (default %d); the rest are\n"
-		"                      only in their class's counter\n"
-		"  --bins N            most counter bins over the time span (default %d)\n",
-		CT_TRACE_DEFAULT_FLOWS, CT_TRACE_DEFAULT_BINS);
+		"  Several reports are merged into one cluster view first (as commtap merge).\n");
+	ct_params_help(out, set, 1);
 }
 
-static int count(const char *flag, const char *text, double max, unsigned *out)
+/* Options into o; the first report at argv[*first]. */
+static int parse_args(int argc, char **argv, const char **output, struct ct_trace_opts *o,
+		      int *first)
 {
-	char err[256];
-	double v;
-	int rc = ct_parse_number(flag + 2, text, 1, max, 0, &v, err, sizeof(err));
+	struct trace_args a = {.flows = CT_TRACE_DEFAULT_FLOWS, .bins = CT_TRACE_DEFAULT_BINS};
+	const struct ct_param_set set = {trace_params, &a};
+	char err[512];
+	int rc = ct_params_parse(&set, 1, argc, argv, first, err, sizeof(err));
 
-	if (!rc && v != floor(v)) {
-		snprintf(err, sizeof(err), "%s: expected a whole number, got '%s'", flag, text);
+	if (rc == 1) {
+		usage(stdout, &set);
+		exit(CT_EXIT_OK);
+	}
+	if (!rc && (*first == argc || !a.output)) {
+		snprintf(err, sizeof(err), "%s (try --help)",
+			 *first == argc ? "no report given" : "no output given (-o FILE)");
 		rc = -EINVAL;
 	}
-	if (rc)
+	if (rc) {
 		fprintf(stderr, "commtap trace: %s\n", err);
-	else
-		*out = (unsigned)v;
-	return rc;
-}
-
-static int parse_args(int argc, char **argv, const char **output, struct ct_trace_opts *o)
-{
-	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"flows", required_argument, NULL, 'f'},
-		{"bins", required_argument, NULL, 'b'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			*output = optarg;
-			break;
-		case 'f':
-			if (count("--flows", optarg, 100000, &o->flows))
-				return -EINVAL;
-			break;
-		case 'b':
-			if (count("--bins", optarg, 1000000, &o->bins))
-				return -EINVAL;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(CT_EXIT_OK);
-		default:
-			fprintf(stderr,
-				"commtap trace: unknown or incomplete option '%s' (try --help)\n",
-				argv[optind - 1]);
-			return -EINVAL;
-		}
+		return rc;
 	}
-	if (optind == argc || !*output) {
-		fprintf(stderr, "commtap trace: %s (try --help)\n",
-			optind == argc ? "no report given" : "no output given (-o FILE)");
-		return -EINVAL;
-	}
+	*output = a.output;
+	o->flows = a.flows;
+	o->bins = a.bins;
 	return 0;
 }
 
@@ -111,21 +106,21 @@ int cmd_trace(int argc, char **argv)
 	struct trace_job job = {0};
 	json_object **docs = NULL;
 	const char *output = NULL;
-	int n, rc, status = CT_EXIT_ERROR;
+	int n, rc, first, status = CT_EXIT_ERROR;
 
-	if (parse_args(argc, argv, &output, &job.opts))
+	if (parse_args(argc, argv, &output, &job.opts, &first))
 		return CT_EXIT_ERROR;
-	n = argc - optind;
+	n = argc - first;
 	for (int i = 0; i < n; i++)
-		if (ct_same_file(argv[optind + i], output)) {
+		if (ct_same_file(argv[first + i], output)) {
 			fprintf(stderr, "commtap trace: the output %s is the input report\n",
 				output);
 			return CT_EXIT_ERROR;
 		}
-	if (ct_cli_load_reports("trace", n, argv + optind, &docs))
+	if (ct_cli_load_reports("trace", n, argv + first, &docs))
 		return CT_EXIT_ERROR;
 	if (n > 1) {
-		rc = ct_merge_reports(docs, (const char *const *)(argv + optind), (size_t)n,
+		rc = ct_merge_reports(docs, (const char *const *)(argv + first), (size_t)n,
 				      &job.doc);
 		if (rc) {
 			fprintf(stderr, "commtap trace: merging: %s\n", strerror(-rc));
@@ -136,7 +131,7 @@ int cmd_trace(int argc, char **argv)
 	}
 	rc = ct_write_file_atomic(output, write_trace, &job);
 	if (rc)
-		fprintf(stderr, "commtap trace: %s: %s\n", job.err[0] ? argv[optind] : output,
+		fprintf(stderr, "commtap trace: %s: %s\n", job.err[0] ? argv[first] : output,
 			job.err[0] ? job.err : strerror(-rc));
 	else
 		status = CT_EXIT_OK;

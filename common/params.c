@@ -50,6 +50,11 @@ static int store(const struct ct_param *p, void *values, const char *text, char 
 	if (ct_parse_number(p->name, text, p->min, p->max, p->above_min, &v, err, errlen))
 		return -EINVAL;
 	v *= scale;
+	/* a count is never truncated; a size in larger units rounds down to its bytes */
+	if (p->type != CT_PARAM_DOUBLE && scale == 1 && v != floor(v)) {
+		snprintf(err, errlen, "--%s: '%s' is not a whole number", p->name, text);
+		return -EINVAL;
+	}
 	switch (p->type) {
 	case CT_PARAM_DOUBLE:
 		*(double *)field = v;
@@ -76,6 +81,8 @@ int ct_params_parse(const struct ct_param_set *sets, unsigned n_sets, int argc, 
 	struct option longopts[MAX_OPTIONS + 2];
 	const struct ct_param *param[MAX_OPTIONS];
 	void *values[MAX_OPTIONS];
+	char shorts[2 * MAX_OPTIONS + 2] = "h";
+	size_t ns = 1;
 	int n = 0, c, idx;
 
 	for (unsigned s = 0; s < n_sets; s++)
@@ -89,16 +96,25 @@ int ct_params_parse(const struct ct_param_set *sets, unsigned n_sets, int argc, 
 				NULL, 0};
 			param[n] = p;
 			values[n++] = sets[s].values;
+			if (p->short_name) {
+				shorts[ns++] = p->short_name;
+				if (p->type != CT_PARAM_FLAG)
+					shorts[ns++] = ':';
+			}
 		}
-	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
-	longopts[n] = (struct option){NULL, 0, NULL, 0};
+	shorts[ns] = '\0';
+	longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
 	optind = 1;
 	opterr = 0;
 	/* arguments that are no option are moved after the options (GNU getopt) */
-	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, longopts, &idx)) != -1) {
 		if (c == 'h')
 			return 1;
-		if (c != 0) {
+		if (c != 0) /* a short alias ('?' for an unknown option matches none) */
+			for (idx = 0; idx < n && param[idx]->short_name != c; idx++)
+				;
+		if (idx == n) {
 			snprintf(err, errlen, "unknown or incomplete option '%s' (try --help)",
 				 argv[optind - 1]);
 			return -EINVAL;
@@ -134,8 +150,11 @@ void ct_params_help(FILE *out, const struct ct_param_set *sets, unsigned n_sets)
 	for (unsigned s = 0; s < n_sets; s++)
 		for (const struct ct_param *p = sets[s].params; p->type != CT_PARAM_END; p++) {
 			const char *line = p->help, *nl;
-			int w = fprintf(out, "  --%s%s%s", p->name, p->arg ? " " : "",
-					p->arg ? p->arg : "");
+			int w = p->short_name ? fprintf(out, "  -%c, --%s%s%s", p->short_name,
+							p->name, p->arg ? " " : "",
+							p->arg ? p->arg : "")
+					      : fprintf(out, "  --%s%s%s", p->name, p->arg ? " " : "",
+							p->arg ? p->arg : "");
 
 			do {
 				nl = strchr(line, '\n');

@@ -39,6 +39,15 @@ check "synth --scale abc" --scale abc "--scale: 'abc' is not a number" \
 	"$commtap" synth --scale abc -o /dev/null x.json
 check "report --scale 0" --scale 0 "--scale: '0' is not a number" \
 	"$commtap" report --scale 0 -o /dev/null x.json
+# counts are whole: 2.5 flows is refused, never truncated to 2
+check "report --top-flows 2.5" --top-flows 2.5 "--top-flows: '2.5' is not a whole number" \
+	"$commtap" report --top-flows 2.5 -o /dev/null x.json
+check "trace --flows 2.5" --flows 2.5 "--flows: '2.5' is not a whole number" \
+	"$commtap" trace --flows 2.5 -o /dev/null x.json
+check "agent --flows 2.5" --flows 2.5 "--flows: '2.5' is not a whole number" \
+	"$commtap" agent --flows 2.5 veth-none
+check "merge --bogus" --bogus '' "unknown or incomplete option '--bogus'" \
+	"$commtap" merge --bogus -o /dev/null x.json
 if [ -n "$mirror" ]; then
 	# the mirror parses its options before the EAL starts
 	check "commtap-mirror --interval abc" --interval abc "--interval: 'abc' is not a number" \

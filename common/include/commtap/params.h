@@ -17,7 +17,7 @@ enum ct_param_type {
 	CT_PARAM_FLAG,	 /* int, set to 1 */
 	CT_PARAM_STRING, /* const char *, the argument itself */
 	CT_PARAM_DOUBLE, /* double: the number times scale */
-	CT_PARAM_U64,	 /* uint64_t: the number times scale, rounded down */
+	CT_PARAM_U64,	 /* uint64_t: a whole number, or times scale rounded down */
 	CT_PARAM_U32,	 /* uint32_t: likewise */
 	CT_PARAM_SIZE,	 /* size_t: likewise */
 	CT_PARAM_CUSTOM, /* parse(): anything else (lists, enumerations) */
@@ -25,6 +25,7 @@ enum ct_param_type {
 
 struct ct_param {
 	const char *name; /* the long option, without "--" */
+	char short_name;  /* its one-letter alias ("-o"), 0 for none */
 	enum ct_param_type type;
 	const char *arg;  /* what the argument is, in the help ("S", "MIB"); NULL for flags */
 	const char *help; /* one or more lines; "\n" starts another */
