@@ -150,11 +150,11 @@ void ct_params_help(FILE *out, const struct ct_param_set *sets, unsigned n_sets)
 	for (unsigned s = 0; s < n_sets; s++)
 		for (const struct ct_param *p = sets[s].params; p->type != CT_PARAM_END; p++) {
 			const char *line = p->help, *nl;
-			int w = p->short_name ? fprintf(out, "  -%c, --%s%s%s", p->short_name,
-							p->name, p->arg ? " " : "",
-							p->arg ? p->arg : "")
-					      : fprintf(out, "  --%s%s%s", p->name, p->arg ? " " : "",
-							p->arg ? p->arg : "");
+			int w = p->short_name
+					? fprintf(out, "  -%c, --%s%s%s", p->short_name, p->name,
+						  p->arg ? " " : "", p->arg ? p->arg : "")
+					: fprintf(out, "  --%s%s%s", p->name, p->arg ? " " : "",
+						  p->arg ? p->arg : "");
 
 			do {
 				nl = strchr(line, '\n');
