@@ -20,11 +20,12 @@
 #include <commtap/classify.h>
 #include <commtap/dataplane.h>
 #include <commtap/flow_set.h>
+#include <commtap/params.h>
 #include <commtap/periodicity.h>
 #include <commtap/roce_opcode.h>
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,7 @@ struct bench_opts {
 	unsigned active; /* QPs sending at once */
 	unsigned runs;
 	int slow_path;
+	int cpu_time; /* time with the thread's CPU clock */
 	const char *pcap[MAX_PCAPS]; /* --pcap: write the stream here instead of timing */
 	unsigned n_pcaps;
 };
@@ -587,110 +589,102 @@ static int write_pcaps(const struct stream *s, const struct bench_opts *o)
 	return err;
 }
 
-static void usage(void)
+static int add_pcap(const char *text, void *value, char *err, size_t errlen)
 {
-	printf("usage: commtap bench [--packets N] [--qps N] [--active N] [--runs N] "
-	       "[--slow-path] [--cpu-time] [--pcap FILE]...\n"
-	       "  The engine's cost per packet on synthetic RoCEv2 mirror traffic, against a\n"
-	       "  loop that only reads the headers (defaults: %d packets, %d QPs of which\n"
-	       "  %d send at once, %d runs).\n"
-	       "  --slow-path: the per-report work (sort, pairing, periodicity)\n"
-	       "  for 100,000 flows of 20 bursts each.\n"
-	       "  --cpu-time: time with the thread's CPU clock instead of the monotonic\n"
-	       "  clock (leaves out the time other processes ran: for a loaded machine).\n"
-	       "  --pcap FILE: write one pass of the stream as a capture instead of timing;\n"
-	       "  given up to %d times, each QP (its requests and ACKs) goes to one file,\n"
-	       "  the files about even.\n",
-	       DEFAULT_PACKETS, DEFAULT_QPS, DEFAULT_ACTIVE, DEFAULT_RUNS, MAX_PCAPS);
-}
+	struct bench_opts *o = (struct bench_opts *)((char *)value - offsetof(struct bench_opts, pcap));
 
-/* A count in [1, max], or -EINVAL with the reason printed. */
-static int parse_count(const char *opt, const char *arg, unsigned long long max,
-		       unsigned long long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(arg, &end, 10);
-	if (errno || end == arg || *end || *arg == '-' || !*v || *v > max) {
-		fprintf(stderr, "commtap bench: %s '%s' is not a count in [1, %llu]\n", opt, arg,
-			max);
+	if (o->n_pcaps == MAX_PCAPS) {
+		snprintf(err, errlen, "--pcap: at most %d files", MAX_PCAPS);
 		return -EINVAL;
 	}
+	o->pcap[o->n_pcaps++] = text;
 	return 0;
 }
 
+static const struct ct_param bench_params[] = {
+	{.name = "packets",
+	 .type = CT_PARAM_SIZE,
+	 .arg = "N",
+	 .offset = offsetof(struct bench_opts, packets),
+	 .help = "packets per run",
+	 .min = 1,
+	 .max = MAX_PACKETS,
+	 .show_default = 1},
+	{.name = "qps",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = offsetof(struct bench_opts, qps),
+	 .help = "queue pairs in the stream",
+	 .min = 1,
+	 .max = MAX_QPS,
+	 .show_default = 1},
+	{.name = "active",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = offsetof(struct bench_opts, active),
+	 .help = "QPs sending at once",
+	 .min = 1,
+	 .max = MAX_QPS,
+	 .show_default = 1},
+	{.name = "runs",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = offsetof(struct bench_opts, runs),
+	 .help = "timed runs (the median is reported)",
+	 .min = 1,
+	 .max = MAX_RUNS,
+	 .show_default = 1},
+	{.name = "slow-path",
+	 .type = CT_PARAM_FLAG,
+	 .offset = offsetof(struct bench_opts, slow_path),
+	 .help = "the per-report work (sort, pairing, periodicity)\n"
+		 "for 100,000 flows of 20 bursts each"},
+	{.name = "cpu-time",
+	 .type = CT_PARAM_FLAG,
+	 .offset = offsetof(struct bench_opts, cpu_time),
+	 .help = "time with the thread's CPU clock instead of the\n"
+		 "monotonic clock (leaves out the time other processes\n"
+		 "ran: for a loaded machine)"},
+	{.name = "pcap",
+	 .type = CT_PARAM_CUSTOM,
+	 .arg = "FILE",
+	 .offset = offsetof(struct bench_opts, pcap),
+	 .parse = add_pcap,
+	 .help = "write one pass of the stream as a capture instead\n"
+		 "of timing; given up to 8 times, each QP (its requests\n"
+		 "and ACKs) goes to one file, the files about even"},
+	CT_PARAM_TABLE_END,
+};
+
 static int parse_opts(int argc, char **argv, struct bench_opts *o)
 {
-	static const struct option longopts[] = {
-		{"packets", required_argument, NULL, 'p'},
-		{"qps", required_argument, NULL, 'q'},
-		{"active", required_argument, NULL, 'a'},
-		{"runs", required_argument, NULL, 'r'},
-		{"slow-path", no_argument, NULL, 's'},
-		{"cpu-time", no_argument, NULL, 'c'},
-		{"pcap", required_argument, NULL, 'w'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	unsigned long long v;
-	int c, err = 0;
+	const struct ct_param_set set = {bench_params, o};
+	char err[512];
+	int first, rc;
 
-	o->packets = DEFAULT_PACKETS;
-	o->qps = DEFAULT_QPS;
-	o->active = DEFAULT_ACTIVE;
-	o->runs = DEFAULT_RUNS;
-	o->slow_path = 0;
-	o->n_pcaps = 0;
-	optind = 1;
-	opterr = 0;
-	while (!err && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage();
-			exit(CT_EXIT_OK);
-		case 's':
-			o->slow_path = 1;
-			break;
-		case 'c':
-			bench_clock = CLOCK_THREAD_CPUTIME_ID;
-			break;
-		case 'w':
-			if (o->n_pcaps == MAX_PCAPS) {
-				fprintf(stderr, "commtap bench: at most %d --pcap files\n",
-					MAX_PCAPS);
-				err = -EINVAL;
-				break;
-			}
-			o->pcap[o->n_pcaps++] = optarg;
-			break;
-		case 'p':
-			err = parse_count("--packets", optarg, MAX_PACKETS, &v);
-			o->packets = (size_t)v;
-			break;
-		case 'q':
-			err = parse_count("--qps", optarg, MAX_QPS, &v);
-			o->qps = (unsigned)v;
-			break;
-		case 'a':
-			err = parse_count("--active", optarg, MAX_QPS, &v);
-			o->active = (unsigned)v;
-			break;
-		case 'r':
-			err = parse_count("--runs", optarg, MAX_RUNS, &v);
-			o->runs = (unsigned)v;
-			break;
-		default:
-			fprintf(stderr, "commtap bench: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			err = -EINVAL;
-		}
+	*o = (struct bench_opts){.packets = DEFAULT_PACKETS,
+				 .qps = DEFAULT_QPS,
+				 .active = DEFAULT_ACTIVE,
+				 .runs = DEFAULT_RUNS};
+	rc = ct_params_parse(&set, 1, argc, argv, &first, err, sizeof(err));
+	if (rc == 1) {
+		printf("usage: commtap bench [options]\n"
+		       "  The engine's cost per packet on synthetic RoCEv2 mirror traffic, against a\n"
+		       "  loop that only reads the headers.\n");
+		ct_params_help(stdout, &set, 1);
+		exit(CT_EXIT_OK);
 	}
-	if (!err && optind < argc) {
-		fprintf(stderr, "commtap bench: unexpected argument '%s'\n", argv[optind]);
-		err = -EINVAL;
+	if (!rc && first < argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s'", argv[first]);
+		rc = -EINVAL;
 	}
-	return err;
+	if (rc) {
+		fprintf(stderr, "commtap bench: %s\n", err);
+		return rc;
+	}
+	if (o->cpu_time)
+		bench_clock = CLOCK_THREAD_CPUTIME_ID;
+	return 0;
 }
 
 static const char *met(int ok)

@@ -161,7 +161,7 @@ void ct_params_help(FILE *out, const struct ct_param_set *sets, unsigned n_sets)
 				fprintf(out, "%*s%.*s", w < HELP_COLUMN ? HELP_COLUMN - w : 1, "",
 					nl ? (int)(nl - line) : (int)strlen(line), line);
 				if (!nl && p->show_default)
-					fprintf(out, " (default %g)",
+					fprintf(out, " (default %.15g)",
 						shown_default(p, sets[s].values));
 				fputc('\n', out);
 				w = 0;
