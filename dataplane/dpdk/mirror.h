@@ -58,6 +58,7 @@ struct mirror_worker {
 	volatile uint64_t duplicates;
 	volatile uint64_t last_rx_tsc;
 	volatile uint64_t last_poll_tsc; /* idle is judged by the worker's own polls */
+	volatile uint64_t last_starved_tsc; /* an empty poll with no mbuf free: not idle */
 	uint64_t feed_cycles, fed;	 /* --bench: cycles inside ct_engine_feed */
 	uint64_t first_rx_tsc;
 	uint64_t cpu_ns; /* the lcore's thread CPU time in its polling loop */

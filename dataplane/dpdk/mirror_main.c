@@ -219,7 +219,14 @@ static unsigned poll_once(struct mirror_worker *w)
 			process(w, mb, n);
 	}
 	answer(w);
-	if (!n)
+	if (!n && w->role != ROLE_RING && rte_mempool_avail_count(app.pool) < MIRROR_BURST)
+		/*
+		 * Nothing received because every mbuf waits in a ring worker's
+		 * queue (a worker descheduled on a shared CPU): starved, not idle;
+		 * --exit-on-idle must not end a replay with the file half read.
+		 */
+		w->last_starved_tsc = rte_rdtsc();
+	else if (!n)
 		w->last_poll_tsc = rte_rdtsc();
 	return n;
 }
@@ -748,13 +755,15 @@ int main(int argc, char **argv)
 		}
 		/*
 		 * Idle: every worker polled without a packet for the whole span, by
-		 * its own clock readings, so a descheduled worker is not idle.
+		 * its own clock readings, so a descheduled worker is not idle (nor
+		 * one starved of mbufs).
 		 */
 		idle = m->o.exit_on_idle_s > 0;
 		for (unsigned i = 0; i < m->n_workers && idle; i++) {
 			const struct mirror_worker *w = &m->workers[i];
 
 			last = w->last_rx_tsc > m->start_tsc ? w->last_rx_tsc : m->start_tsc;
+			last = w->last_starved_tsc > last ? w->last_starved_tsc : last;
 			if (w->role == ROLE_RING)
 				continue; /* its queue is the distributor's */
 			idle = w->last_poll_tsc > last &&
