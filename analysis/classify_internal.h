@@ -22,4 +22,12 @@ int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_period
 int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
 			     const uint8_t *todo, struct ct_classification *out);
 
+/*
+ * The flows marked in steady (periodic, at a steady phase, sizes that
+ * repeat) named by the structure of their groups: pipelines, collectives
+ * and their families (classify_groups.c). Returns 0 or -ENOMEM.
+ */
+int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
+		       const uint8_t *steady, struct ct_classification *out);
+
 #endif

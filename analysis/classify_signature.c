@@ -26,29 +26,12 @@
 #define PHASE_STEADY	 0.6  /* phase concentration of a flow that belongs to the iteration */
 #define EP_VOLUME_SPREAD 0.01 /* bytes per iteration vary: the other classes repeat to the byte */
 #define EP_MIN_BURSTS	 2.0  /* all-to-all runs per MoE layer: several times an iteration */
-#define PP_MIN_BURSTS	 3.0  /* bursts per iteration of a pipeline flow, at least */
-
-enum pair_flag {
-	PAIR_DATA = 1, /* a periodic, steady flow s -> d */
-	PAIR_PP = 2,
-};
-
-struct pair {
-	struct ct_addr src, dst;
-	unsigned flags;
-};
+/* an all-to-all's data comes back: more than the ACKs of what was sent (see classify_groups.c) */
+#define EP_BACK_SHARE 0.1
 
 static int pair_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, 2 * sizeof(struct ct_addr));
-}
-
-static struct pair *pair_find(struct pair *p, size_t n, const struct ct_addr *src,
-			      const struct ct_addr *dst)
-{
-	struct pair probe = {*src, *dst, 0};
-
-	return bsearch(&probe, p, n, sizeof(*p), pair_cmp);
 }
 
 static int addr_cmp(const void *a, const void *b)
@@ -255,72 +238,61 @@ static int siblings_agree(const struct ct_flow_set *set, const struct ct_periodi
 	return 0;
 }
 
-/*
- * A host pair holds one pair of stages (replicas, DP, meet between other
- * hosts): a once-an-iteration flow between two hosts whose pipeline flows
- * (after the channels agreed) go both ways is the embedding table's sync
- * between the first and last stage of a two-stage pipeline.
- */
-static void stage_pairs_sync(const struct ct_flow_set *set, const struct ct_periodicity *per,
-			     const uint8_t *todo, struct pair *pairs, size_t np,
-			     struct ct_classification *out)
+/* Bytes sent from src to dst by every flow, for the question "does data come back?". */
+struct pair_bytes {
+	struct ct_addr src, dst;
+	uint64_t bytes;
+};
+
+static struct pair_bytes *pair_bytes_build(const struct ct_flow_set *set, size_t *n_out)
 {
-	for (size_t i = 0; i < np; i++)
-		pairs[i].flags &= ~(unsigned)PAIR_PP;
-	for (size_t i = 0; i < set->count; i++) {
-		struct pair *p;
+	struct pair_bytes *p = malloc((set->count + 1) * sizeof(*p));
+	size_t w = 0;
 
-		if (!todo[i] || out->flows[i].cls != CT_CLASS_PP)
-			continue;
-		p = pair_find(pairs, np, &set->flows[i].key.src, &set->flows[i].key.dst);
-		if (p)
-			p->flags |= PAIR_PP;
-	}
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < set->count; i++)
+		p[i] = (struct pair_bytes){set->flows[i].key.src, set->flows[i].key.dst,
+					   set->flows[i].bytes};
+	qsort(p, set->count, sizeof(*p), pair_cmp);
 	for (size_t i = 0; i < set->count; i++) {
-		const struct ct_flow_key *k = &set->flows[i].key;
-		const struct pair *there, *back;
-		double per_iter;
-
-		if (!todo[i] || out->flows[i].cls != CT_CLASS_DP)
-			continue;
-		there = pair_find(pairs, np, &k->src, &k->dst);
-		back = pair_find(pairs, np, &k->dst, &k->src);
-		if (!there || !back || !(there->flags & PAIR_PP) || !(back->flags & PAIR_PP))
-			continue;
-		per_iter = (double)per->flows[i].n_bursts /
-			   (double)ct_periodicity_period_of(per, i)->iterations;
-		ct_class_set(&out->flows[i], CT_CLASS_EMB, CT_CLASS_BY_SIGNATURE, 0.6,
-			     "once an iteration (%.1f bursts) between two hosts whose pipeline "
-			     "activations go both ways: the first and last stage of a two-stage "
-			     "pipeline",
-			     per_iter);
+		if (w && !pair_cmp(&p[i], &p[w - 1]))
+			p[w - 1].bytes += p[i].bytes;
+		else
+			p[w++] = p[i];
 	}
+	*n_out = w;
+	return p;
+}
+
+static uint64_t bytes_back(const struct pair_bytes *p, size_t n, const struct ct_flow_key *k)
+{
+	struct pair_bytes probe = {k->dst, k->src, 0};
+	const struct pair_bytes *hit = bsearch(&probe, p, n, sizeof(*p), pair_cmp);
+
+	return hit ? hit->bytes : 0;
 }
 
 int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
 			     const uint8_t *todo, struct ct_classification *out)
 {
 	const struct ct_period *main_job = per ? &per->job : NULL;
-	struct pair *pairs = malloc((set->count ? set->count : 1) * sizeof(*pairs));
 	struct ct_addr *scratch = malloc((2 * set->count + 1) * sizeof(*scratch));
 	uint8_t *steady = calloc(set->count ? set->count : 1, 1);
 	double *sizes = malloc((per ? per->bursts : 0) * sizeof(*sizes) + sizeof(*sizes));
-	size_t np = 0, w = 0;
-	int pipeline = 0, err;
+	size_t n_pairs = 0;
+	struct pair_bytes *pairs = pair_bytes_build(set, &n_pairs);
+	int err = -ENOMEM;
 
-	if (!pairs || !scratch || !steady || !sizes) {
-		free(pairs);
-		free(scratch);
-		free(steady);
-		free(sizes);
-		return -ENOMEM;
-	}
+	if (!scratch || !steady || !sizes || !pairs)
+		goto cleanup;
 	/* Other and EP first; the rest are steady periodic flows */
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_flow_periodicity *fp;
 		const struct ct_period *job;
 		struct ct_flow_class *fc = &out->flows[i];
 		double conc, variety, spread, per_iter;
+		int back;
 
 		if (!todo[i])
 			continue;
@@ -348,86 +320,40 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 		variety = size_variety(fp, sizes);
 		spread = volume_variation(&fp->volumes, sizes);
 		per_iter = (double)fp->n_bursts / (double)job->iterations;
+		/* an all-to-all sends both ways between every two of its hosts */
+		back = (double)bytes_back(pairs, n_pairs, &set->flows[i].key) >=
+		       EP_BACK_SHARE * (double)set->flows[i].bytes;
 		if ((variety >= EP_SIZE_VARIETY || spread >= EP_VOLUME_SPREAD) &&
-		    per_iter >= EP_MIN_BURSTS) {
+		    per_iter >= EP_MIN_BURSTS && back) {
 			ct_class_set(
 				fc, CT_CLASS_EP, CT_CLASS_BY_SIGNATURE, 0.8,
 				"%.1f bursts an iteration whose sizes do not repeat (%.0f%% "
-				"unique, volume varies %.0f%%): token routing (all-to-all) moves "
-				"different bytes each time",
+				"unique, volume varies %.0f%%), data both ways: token routing "
+				"(all-to-all) moves different bytes each time",
 				per_iter, 100 * variety, 100 * spread);
 			continue;
 		}
 		if (variety >= EP_SIZE_VARIETY) {
 			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 0.6,
-				     "%.1f bursts an iteration of a different size each time: no "
+				     "%.1f bursts an iteration of a different size each time%s: no "
 				     "collective of the job",
-				     per_iter);
+				     per_iter, back ? "" : ", nothing back");
 			continue;
 		}
 		steady[i] = 1;
-		pairs[np++] =
-			(struct pair){set->flows[i].key.src, set->flows[i].key.dst, PAIR_DATA};
 	}
-	qsort(pairs, np, sizeof(*pairs), pair_cmp);
-	for (size_t i = 0; i < np; i++) /* one entry per pair */
-		if (!w || pair_cmp(&pairs[i], &pairs[w - 1]))
-			pairs[w++] = pairs[i];
-	np = w;
-
-	/* pipelines: steady data both ways, several bursts an iteration */
-	for (size_t i = 0; i < set->count; i++) {
-		const struct ct_flow_summary *f = &set->flows[i];
-		double per_iter;
-
-		if (!steady[i])
-			continue;
-		per_iter = (double)per->flows[i].n_bursts /
-			   (double)ct_periodicity_period_of(per, i)->iterations;
-		if (per_iter >= PP_MIN_BURSTS && pair_find(pairs, np, &f->key.dst, &f->key.src)) {
-			ct_class_set(&out->flows[i], CT_CLASS_PP, CT_CLASS_BY_SIGNATURE, 0.8,
-				     "data both ways between its hosts, %.1f bursts an iteration: "
-				     "activations forward, gradients back",
-				     per_iter);
-			pair_find(pairs, np, &f->key.src, &f->key.dst)->flags |= PAIR_PP;
-			pipeline = 1;
-			steady[i] = 2;
-		}
-	}
-	/* EmbTableSyn beside a pipeline; DP otherwise */
-	for (size_t i = 0; i < set->count; i++) {
-		const struct ct_flow_summary *f = &set->flows[i];
-		const struct pair *back;
-		double per_iter;
-
-		if (steady[i] != 1)
-			continue;
-		per_iter = (double)per->flows[i].n_bursts /
-			   (double)ct_periodicity_period_of(per, i)->iterations;
-		back = pair_find(pairs, np, &f->key.dst, &f->key.src);
-		if (pipeline && back && !(back->flags & PAIR_PP) &&
-		    !(pair_find(pairs, np, &f->key.src, &f->key.dst)->flags & PAIR_PP))
-			ct_class_set(&out->flows[i], CT_CLASS_EMB, CT_CLASS_BY_SIGNATURE, 0.7,
-				     "beside a pipeline, data both ways between two hosts that are "
-				     "not its neighbours, %.1f bursts an iteration: the first and "
-				     "last stage",
-				     per_iter);
-		else
-			ct_class_set(&out->flows[i], CT_CLASS_DP, CT_CLASS_BY_SIGNATURE, 0.7,
-				     "steady bytes every iteration, %.1f bursts an iteration, %s",
-				     per_iter,
-				     back ? "data both ways (a ring of two)" : "one way (a ring)");
-	}
-	err = siblings_agree(set, per, todo, out);
-	if (!err && pipeline)
-		stage_pairs_sync(set, per, todo, pairs, np, out);
+	/* the steady flows: their groups' structure names them */
+	err = ct_classify_groups(set, per, steady, out);
+	if (!err)
+		err = siblings_agree(set, per, todo, out);
 	out->layout.hosts = count_hosts(set, out, todo, -1, scratch);
 	out->layout.pp_stages = count_hosts(set, out, todo, CT_CLASS_PP, scratch);
 	out->layout.dp_ring = count_hosts(set, out, todo, CT_CLASS_DP, scratch);
 	out->layout.ep_group = count_hosts(set, out, todo, CT_CLASS_EP, scratch);
-	free(pairs);
+cleanup:
 	free(scratch);
 	free(steady);
 	free(sizes);
+	free(pairs);
 	return err;
 }

@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The job's layout read from the wire's structure (no profile, no labels):
+ * which flows form one collective, which form a pipeline, and what each
+ * group is, as the analytic model predicts them.
+ *
+ * 1. Streams: the flows of one direction between two hosts that carry the
+ *    same bursts (NCCL's channels: several QPs or sockets, one logical
+ *    connection) are one stream; each has bytes and messages per iteration
+ *    and a byte-weighted histogram of where in the iteration it sends.
+ * 2. Mode: a stream's partner is the stream the other way between the same
+ *    hosts that moves the most similar bytes. A collective's members send
+ *    and receive at once (every step of a ring, both halves of a pair's
+ *    all-reduce): the two directions' histograms line up at lag 0. A
+ *    pipeline's activations go one way in the forward pass and its
+ *    gradients come back later: the best lag is elsewhere. A stream with
+ *    nothing coming back is one step of a one-way ring, and belongs to a
+ *    collective only if its ring closes.
+ * 3. Pipelines: the non-aligned streams join hosts into chains of stages.
+ * 4. Collectives: aligned streams of one job fall into families of equal
+ *    bytes per iteration (a collective moves the same bytes on every edge of
+ *    its ring). A family between the two ends of one pipeline chain is the
+ *    embedding sync (first and last stage). Of the others, with a pipeline,
+ *    the family whose bytes move after the pipeline's last transfer is
+ *    gradient sync (DP) and the one that moves inside the pipeline's
+ *    schedule is TP; with no pipeline the family with the most messages per
+ *    iteration is TP (per layer and micro-batch) and a lone family is DP.
+ * The groups (connected hosts of each class) give p, t, d and ep.
+ */
+#include "classify_internal.h"
+
+#include <commtap/log.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PHASE_BINS 64 /* of a stream's histogram: ~1.5% of an iteration */
+/*
+ * A direction that carries less than this share of the other's bytes
+ * carries its acknowledgements only (TCP ACKs, RoCE ACK/NAK: a few percent
+ * of the data), not data of its own.
+ */
+#define BACK_DATA_SHARE 0.1
+/*
+ * The two directions of a pair are aligned when their cross-correlation at
+ * lag 0 (±1 bin) reaches this share of its best lag: halfway between a
+ * collective (0.84-1.0 on real gloo TP/DP/embedding pairs, 1.0 synthesized)
+ * and a pipeline (0.16-0.40 on real gloo 1F1B).
+ */
+#define ALIGNED_MIN 0.5
+/*
+ * Streams of one collective move the same bytes on every edge; different
+ * collectives of one job differ by more than this ratio (real gloo PTD:
+ * TP/DP 1.43; synthesized GPT: 27 and more), stages of one collective by
+ * less (synthesized GPT's last stage holds the head: 1.01).
+ */
+#define FAMILY_GAP 1.25
+/*
+ * With a pipeline, a family that sends at least this share of its bytes
+ * after the pipeline's last transfer of the iteration waits for the whole
+ * backward pass: gradient sync (DP). TP runs inside every micro-batch.
+ */
+#define AFTER_PIPELINE_DP 0.5
+/* The highest message rate over the lowest that tells TP from DP (no pipeline). */
+#define TP_RATE_RATIO 2.0
+
+enum stream_mode {
+	MODE_ALIGNED = 0, /* both ways at once: a collective */
+	MODE_SHIFTED,	  /* both ways, at other times: a pipeline */
+	MODE_ONE_WAY,	  /* nothing back: a ring's step, if the ring closes */
+};
+
+struct stream {
+	struct ct_addr src, dst;
+	int job;
+	size_t first, n; /* its flows: members[first .. first + n) */
+	int data;	 /* 1: data directions (classified); 0: a socket's other direction */
+	double bytes, msgs; /* per iteration */
+	double hist[PHASE_BINS];
+	double lag0;	  /* aligned share, 1 for one-way */
+	int best_lag;	  /* bins */
+	uint8_t mode;	  /* enum stream_mode */
+	int family;	  /* among the job's collective families, -1 none */
+	int cls;	  /* -1 undecided */
+};
+
+struct groups_ctx {
+	const struct ct_flow_set *set;
+	const struct ct_periodicity *per;
+	size_t *members;
+	struct stream *s;
+	size_t n;
+};
+
+static int job_of(const struct ct_periodicity *per, size_t i)
+{
+	return per->flows[i].job;
+}
+
+/* By job, source, destination, then bursts: a stream's channels are neighbours. */
+static int member_cmp(const void *a, const void *b, void *arg)
+{
+	const struct groups_ctx *c = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct ct_flow_key *x = &c->set->flows[i].key, *y = &c->set->flows[j].key;
+	int d;
+
+	if (job_of(c->per, i) != job_of(c->per, j))
+		return job_of(c->per, i) < job_of(c->per, j) ? -1 : 1;
+	d = memcmp(&x->src, &y->src, 2 * sizeof(x->src));
+	if (d)
+		return d;
+	if (c->per->flows[i].n_bursts != c->per->flows[j].n_bursts)
+		return c->per->flows[i].n_bursts < c->per->flows[j].n_bursts ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+static int same_stream(const struct groups_ctx *c, size_t i, size_t j)
+{
+	return job_of(c->per, i) == job_of(c->per, j) &&
+	       !memcmp(&c->set->flows[i].key.src, &c->set->flows[j].key.src,
+		       2 * sizeof(struct ct_addr)) &&
+	       c->per->flows[i].n_bursts == c->per->flows[j].n_bursts;
+}
+
+/* Bytes, messages and the phase histogram of a stream's flows. */
+static void stream_measure(const struct groups_ctx *c, struct stream *s)
+{
+	const struct ct_period *job = ct_periodicity_period_of(c->per, c->members[s->first]);
+	double iters = job->iterations ? (double)job->iterations : 1;
+
+	for (size_t k = 0; k < s->n; k++) {
+		size_t i = c->members[s->first + k];
+		const struct ct_flow_periodicity *fp = &c->per->flows[i];
+
+		for (size_t b = 0; b < fp->n_bursts; b++) {
+			double ph = ct_period_phase(job, fp->bursts[b].start);
+
+			if (ph < 0 || ph >= 1)
+				continue;
+			/* a socket's other direction: its data, not its ACKs */
+			if (!s->data && !fp->bursts[b].messages)
+				continue;
+			s->hist[(int)(ph * PHASE_BINS)] += (double)fp->bursts[b].bytes;
+			s->bytes += (double)fp->bursts[b].bytes;
+			s->msgs += fp->bursts[b].messages;
+		}
+	}
+	s->bytes /= iters;
+	s->msgs /= iters;
+}
+
+/* The circular cross-correlation of two histograms: share at lag 0 (±1) of the best. */
+static double aligned_share(const double *a, const double *b, int *best_lag)
+{
+	double c[PHASE_BINS], best = 0, at0;
+
+	*best_lag = 0;
+	for (int l = 0; l < PHASE_BINS; l++) {
+		c[l] = 0;
+		for (int k = 0; k < PHASE_BINS; k++)
+			c[l] += a[k] * b[(k + l) % PHASE_BINS];
+		if (c[l] > best) {
+			best = c[l];
+			*best_lag = l;
+		}
+	}
+	at0 = fmax(c[0], fmax(c[1], c[PHASE_BINS - 1]));
+	return best > 0 ? at0 / best : 0;
+}
+
+static int stream_pair_cmp(const void *a, const void *b, void *arg)
+{
+	const struct stream *s = arg;
+	const struct stream *x = &s[*(const size_t *)a], *y = &s[*(const size_t *)b];
+
+	if (x->job != y->job)
+		return x->job < y->job ? -1 : 1;
+	return memcmp(&x->src, &y->src, 2 * sizeof(x->src));
+}
+
+/* The first of the streams src -> dst of job in by_pair (sorted by stream_pair_cmp). */
+static size_t streams_from(const struct groups_ctx *c, const size_t *by_pair, int job,
+			   const struct ct_addr *src, const struct ct_addr *dst)
+{
+	size_t lo = 0, hi = c->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct stream *m = &c->s[by_pair[mid]];
+		int d = m->job != job ? (m->job < job ? -1 : 1) : memcmp(&m->src, src, sizeof(*src));
+
+		if (!d)
+			d = memcmp(&m->dst, dst, sizeof(*dst));
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Partner and mode of every data stream. */
+static void streams_pair(struct groups_ctx *c, size_t *by_pair)
+{
+	for (size_t a = 0; a < c->n; a++)
+		by_pair[a] = a;
+	qsort_r(by_pair, c->n, sizeof(*by_pair), stream_pair_cmp, c->s);
+	for (size_t a = 0; a < c->n; a++) {
+		struct stream *s = &c->s[a];
+		double back = 0, closest = INFINITY;
+		const struct stream *partner = NULL;
+
+		if (!s->data)
+			continue;
+		for (size_t b = streams_from(c, by_pair, s->job, &s->dst, &s->src); b < c->n; b++) {
+			const struct stream *o = &c->s[by_pair[b]];
+			double d;
+
+			if (o->job != s->job || memcmp(&o->src, &s->dst, sizeof(o->src)) ||
+			    memcmp(&o->dst, &s->src, sizeof(o->dst)))
+				break;
+			if (o->bytes <= 0)
+				continue;
+			back += o->bytes;
+			d = fabs(log(o->bytes / s->bytes));
+			if (d < closest) {
+				closest = d;
+				partner = o;
+			}
+		}
+		if (!partner || back < BACK_DATA_SHARE * s->bytes) {
+			s->mode = MODE_ONE_WAY;
+			s->lag0 = 1;
+			continue;
+		}
+		s->lag0 = aligned_share(s->hist, partner->hist, &s->best_lag);
+		s->mode = s->lag0 >= ALIGNED_MIN ? MODE_ALIGNED : MODE_SHIFTED;
+	}
+}
+
+static int stream_bytes_cmp(const void *a, const void *b, void *arg)
+{
+	const struct stream *s = arg;
+	const struct stream *x = &s[*(const size_t *)a], *y = &s[*(const size_t *)b];
+
+	if (x->job != y->job)
+		return x->job < y->job ? -1 : 1;
+	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+/* Families of one job's collective streams, by bytes per iteration. Returns how many. */
+static int streams_family(struct groups_ctx *c, size_t *idx)
+{
+	size_t n = 0;
+	int families = 0;
+
+	for (size_t a = 0; a < c->n; a++)
+		if (c->s[a].data && c->s[a].mode != MODE_SHIFTED && c->s[a].bytes > 0)
+			idx[n++] = a;
+	qsort_r(idx, n, sizeof(*idx), stream_bytes_cmp, c->s);
+	for (size_t k = 0; k < n; k++) {
+		struct stream *s = &c->s[idx[k]], *prev = k ? &c->s[idx[k - 1]] : NULL;
+
+		if (!prev || prev->job != s->job || s->bytes > FAMILY_GAP * prev->bytes)
+			families++;
+		s->family = families - 1;
+	}
+	return families;
+}
+
+/* Union-find over host indices. */
+static size_t uf_find(size_t *parent, size_t x)
+{
+	while (parent[x] != x)
+		x = parent[x] = parent[parent[x]];
+	return x;
+}
+
+struct hostmap {
+	struct ct_addr *addr; /* sorted */
+	size_t n;
+};
+
+static int addr_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct ct_addr));
+}
+
+static size_t host_index(const struct hostmap *h, const struct ct_addr *a)
+{
+	const struct ct_addr *p = bsearch(a, h->addr, h->n, sizeof(*a), addr_cmp);
+
+	return p ? (size_t)(p - h->addr) : 0;
+}
+
+/* A directed edge of a family's graph: an aligned stream gives one each way. */
+struct edge {
+	int family;
+	uint32_t from, to;
+};
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	return (x->from > y->from) - (x->from < y->from);
+}
+
+static size_t edges_build(const struct groups_ctx *c, const struct hostmap *h, struct edge *e)
+{
+	size_t n = 0;
+
+	for (size_t a = 0; a < c->n; a++) {
+		const struct stream *s = &c->s[a];
+		uint32_t x, y;
+
+		if (!s->data || s->family < 0)
+			continue;
+		x = (uint32_t)host_index(h, &s->src);
+		y = (uint32_t)host_index(h, &s->dst);
+		e[n++] = (struct edge){s->family, x, y};
+		if (s->mode == MODE_ALIGNED)
+			e[n++] = (struct edge){s->family, y, x};
+	}
+	qsort(e, n, sizeof(*e), edge_cmp);
+	return n;
+}
+
+/* Whether a stream's destination reaches its source through its family's edges. */
+static int closes_ring(const struct stream *s, const struct hostmap *h, const struct edge *e,
+		       size_t n_edges, uint8_t *seen, size_t *stack, size_t *marked)
+{
+	size_t target = host_index(h, &s->src), top = 0, start = host_index(h, &s->dst), nm = 0;
+	int found = 0;
+
+	stack[top++] = start;
+	seen[start] = 1;
+	marked[nm++] = start;
+	while (top && !found) {
+		size_t at = stack[--top], lo = 0, hi = n_edges;
+		struct edge key = {s->family, (uint32_t)at, 0};
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (edge_cmp(&e[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n_edges && !edge_cmp(&e[lo], &key); lo++) {
+			size_t next = e[lo].to;
+
+			if (next == target) {
+				found = 1;
+				break;
+			}
+			if (!seen[next]) {
+				seen[next] = 1;
+				marked[nm++] = next;
+				stack[top++] = next;
+			}
+		}
+	}
+	while (nm) /* clear what this search marked */
+		seen[marked[--nm]] = 0;
+	return found;
+}
+
+struct family {
+	int job;
+	size_t streams;
+	double bytes, msgs; /* per iteration, summed over its streams */
+	double after;	    /* share of its bytes after the pipeline's last transfer */
+	int emb;	    /* every stream joins the two ends of one pipeline chain */
+	int cls;
+	double confidence;
+	char why[96];
+};
+
+struct job_shape {
+	int pipeline;  /* the job has pipeline streams */
+	double pp_end; /* phase by which 95% of its pipeline bytes have moved */
+};
+
+/* Phase by which share of the job's pipeline bytes have moved. */
+static double pipeline_end(const struct groups_ctx *c, int job, double share)
+{
+	double h[PHASE_BINS] = {0}, total = 0, run = 0;
+
+	for (size_t a = 0; a < c->n; a++) {
+		if (!c->s[a].data || c->s[a].job != job || c->s[a].cls != CT_CLASS_PP)
+			continue;
+		for (int k = 0; k < PHASE_BINS; k++) {
+			h[k] += c->s[a].hist[k];
+			total += c->s[a].hist[k];
+		}
+	}
+	for (int k = 0; k < PHASE_BINS; k++) {
+		run += h[k];
+		if (run >= share * total)
+			return (double)(k + 1) / PHASE_BINS;
+	}
+	return 1;
+}
+
+static void name_families(struct family *fam, int nf, const struct job_shape *shape)
+{
+	for (int f = 0; f < nf; f++) {
+		struct family *F = &fam[f];
+		const struct job_shape *js = &shape[F->job];
+		double top = 0, low = INFINITY;
+		int others = 0;
+
+		if (!F->streams)
+			continue;
+		if (F->emb) {
+			F->cls = CT_CLASS_EMB;
+			F->confidence = 0.9;
+			snprintf(F->why, sizeof(F->why),
+				 "a collective between the two ends of a pipeline chain");
+			continue;
+		}
+		if (js->pipeline) {
+			int dp = F->after >= AFTER_PIPELINE_DP;
+
+			F->cls = dp ? CT_CLASS_DP : CT_CLASS_TP;
+			F->confidence = fmin(0.95, 0.5 + fabs(F->after - AFTER_PIPELINE_DP));
+			snprintf(F->why, sizeof(F->why),
+				 "%.0f%% of its bytes after the pipeline's last transfer: %s",
+				 100 * F->after,
+				 dp ? "gradient sync after the backward pass"
+				    : "inside every micro-batch (TP)");
+			continue;
+		}
+		for (int g = 0; g < nf; g++) {
+			const struct family *G = &fam[g];
+			double rate;
+
+			if (G->job != F->job || !G->streams || G->emb)
+				continue;
+			rate = G->msgs / (double)G->streams;
+			top = fmax(top, rate);
+			low = fmin(low, rate);
+			others += g != f;
+		}
+		if (!others) {
+			F->cls = CT_CLASS_DP;
+			F->confidence = 0.6;
+			snprintf(F->why, sizeof(F->why),
+				 "the job's only collective and no pipeline: data parallel");
+			continue;
+		}
+		{
+			double rate = F->msgs / (double)F->streams, ratio = top / fmax(low, 1e-9);
+			int tp = ratio >= TP_RATE_RATIO && rate * TP_RATE_RATIO >= top;
+
+			F->cls = tp ? CT_CLASS_TP : CT_CLASS_DP;
+			F->confidence = ratio >= TP_RATE_RATIO ? fmin(0.95, 0.6 + 0.05 * ratio) : 0.55;
+			snprintf(F->why, sizeof(F->why),
+				 "%.1f messages an iteration, the job's collectives %.1f-%.1f: %s",
+				 rate, low, top,
+				 tp ? "per layer and micro-batch (TP)" : "once per bucket (DP)");
+		}
+	}
+}
+
+/* Streams of the data flows marked in steady, then of their sockets' other directions. */
+static int streams_build(struct groups_ctx *c, const uint8_t *steady)
+{
+	const struct ct_flow_set *set = c->set;
+	size_t m = 0, data_members;
+
+	for (size_t i = 0; i < set->count; i++)
+		if (steady[i] && c->per->flows[i].n_bursts)
+			c->members[m++] = i;
+	data_members = m;
+	for (size_t i = 0; i < set->count; i++) {
+		int64_t r = set->flows[i].reverse;
+
+		/* gloo and NCCL's sockets carry data both ways on one connection */
+		if (steady[i] && r >= 0 && c->per->flows[r].n_bursts &&
+		    (double)set->flows[r].bytes >= BACK_DATA_SHARE * (double)set->flows[i].bytes)
+			c->members[m++] = (size_t)r;
+	}
+	qsort_r(c->members, data_members, sizeof(*c->members), member_cmp, c);
+	qsort_r(c->members + data_members, m - data_members, sizeof(*c->members), member_cmp, c);
+	for (size_t k = 0, e; k < m; k = e) {
+		struct stream *s = &c->s[c->n++];
+
+		for (e = k + 1; e < m && (e < data_members) == (k < data_members) &&
+				same_stream(c, c->members[k], c->members[e]);
+		     e++)
+			;
+		memset(s, 0, sizeof(*s));
+		s->src = set->flows[c->members[k]].key.src;
+		s->dst = set->flows[c->members[k]].key.dst;
+		s->job = job_of(c->per, c->members[k]) < 0 ? 0 : job_of(c->per, c->members[k]);
+		s->first = k;
+		s->n = e - k;
+		s->data = k < data_members;
+		s->family = -1;
+		s->cls = -1;
+		stream_measure(c, s);
+	}
+	return 0;
+}
+
+static int hostmap_build(const struct groups_ctx *c, struct hostmap *h)
+{
+	size_t w = 0;
+
+	h->addr = malloc((2 * c->n + 1) * sizeof(*h->addr));
+	if (!h->addr)
+		return -ENOMEM;
+	for (size_t a = 0; a < c->n; a++) {
+		h->addr[w++] = c->s[a].src;
+		h->addr[w++] = c->s[a].dst;
+	}
+	qsort(h->addr, w, sizeof(*h->addr), addr_cmp);
+	h->n = 0;
+	for (size_t k = 0; k < w; k++)
+		if (!h->n || addr_cmp(&h->addr[k], &h->addr[h->n - 1]))
+			h->addr[h->n++] = h->addr[k];
+	return 0;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const size_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/*
+ * Pipeline chains: components of the shifted streams, and each host's
+ * distinct pipeline neighbours (pairs: room for 2 entries per stream).
+ */
+static void pipeline_chains(const struct groups_ctx *c, const struct hostmap *h, size_t *parent,
+			    unsigned *degree, size_t *pairs)
+{
+	size_t n = 0;
+
+	for (size_t x = 0; x < h->n; x++) {
+		parent[x] = x;
+		degree[x] = 0;
+	}
+	for (size_t a = 0; a < c->n; a++) {
+		const struct stream *s = &c->s[a];
+		size_t x, y;
+
+		if (!s->data || s->cls != CT_CLASS_PP)
+			continue;
+		x = host_index(h, &s->src);
+		y = host_index(h, &s->dst);
+		pairs[2 * n] = x < y ? x : y;
+		pairs[2 * n + 1] = x < y ? y : x;
+		n++;
+		parent[uf_find(parent, x)] = uf_find(parent, y);
+	}
+	qsort(pairs, n, 2 * sizeof(*pairs), pair_cmp);
+	for (size_t k = 0; k < n; k++)
+		if (!k || pair_cmp(&pairs[2 * k], &pairs[2 * k - 2])) {
+			degree[pairs[2 * k]]++;
+			degree[pairs[2 * k + 1]]++;
+		}
+}
+
+static void classify_streams(const struct groups_ctx *c, const struct family *fam,
+			     struct ct_classification *out)
+{
+	for (size_t a = 0; a < c->n; a++) {
+		const struct stream *s = &c->s[a];
+
+		if (!s->data)
+			continue;
+		for (size_t k = 0; k < s->n; k++) {
+			struct ct_flow_class *fc = &out->flows[c->members[s->first + k]];
+
+			if (s->cls == CT_CLASS_PP)
+				ct_class_set(fc, CT_CLASS_PP, CT_CLASS_BY_SIGNATURE, 1 - s->lag0,
+					     "p2p both ways at other times (aligned %.2f, lag %.0f%% "
+					     "of the iteration), %.1f messages an iteration: a "
+					     "pipeline's activations and gradients",
+					     s->lag0, 100.0 * s->best_lag / PHASE_BINS, s->msgs);
+			else if (s->cls == CT_CLASS_OTHER)
+				ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 0.7,
+					     "one way with nothing back, and no ring of its size "
+					     "closes through it: no collective");
+			else if (s->family >= 0)
+				ct_class_set(fc, (enum ct_class)fam[s->family].cls,
+					     CT_CLASS_BY_SIGNATURE, fam[s->family].confidence,
+					     "%s (%s, %.0f B an iteration, %zu streams alike): %s",
+					     s->mode == MODE_ONE_WAY ? "a ring's step"
+								     : "both ways at once",
+					     s->n > 1 ? "several channels" : "one channel", s->bytes,
+					     fam[s->family].streams, fam[s->family].why);
+		}
+	}
+}
+
+int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
+		       const uint8_t *steady, struct ct_classification *out)
+{
+	struct groups_ctx c = {set, per, NULL, NULL, 0};
+	struct hostmap h = {NULL, 0};
+	struct family *fam = NULL;
+	struct job_shape *shape = NULL;
+	size_t *idx = NULL, *parent = NULL, *stack = NULL, *marked = NULL, *pairs = NULL;
+	struct edge *edges = NULL;
+	unsigned *degree = NULL;
+	uint8_t *seen = NULL;
+	size_t jobs = per->n_jobs ? per->n_jobs : 1;
+	size_t n_edges;
+	int nf, err = -ENOMEM;
+
+	c.members = malloc((2 * set->count + 1) * sizeof(*c.members));
+	c.s = malloc((2 * set->count + 1) * sizeof(*c.s));
+	idx = malloc((2 * set->count + 1) * sizeof(*idx));
+	shape = calloc(jobs, sizeof(*shape));
+	if (!c.members || !c.s || !idx || !shape)
+		goto cleanup;
+	streams_build(&c, steady);
+	streams_pair(&c, idx);
+	if (hostmap_build(&c, &h))
+		goto cleanup;
+	parent = malloc((h.n + 1) * sizeof(*parent));
+	stack = malloc((h.n + 1) * sizeof(*stack));
+	marked = malloc((h.n + 1) * sizeof(*marked));
+	degree = malloc((h.n + 1) * sizeof(*degree));
+	seen = calloc(h.n + 1, 1);
+	pairs = malloc((2 * c.n + 1) * sizeof(*pairs));
+	edges = malloc((2 * c.n + 1) * sizeof(*edges));
+	if (!parent || !stack || !marked || !degree || !seen || !pairs || !edges)
+		goto cleanup;
+
+	/* pipelines: both ways, at other times */
+	for (size_t a = 0; a < c.n; a++)
+		if (c.s[a].data && c.s[a].mode == MODE_SHIFTED) {
+			c.s[a].cls = CT_CLASS_PP;
+			shape[c.s[a].job].pipeline = 1;
+		}
+	for (size_t j = 0; j < jobs; j++)
+		if (shape[j].pipeline)
+			shape[j].pp_end = pipeline_end(&c, (int)j, 0.95);
+	pipeline_chains(&c, &h, parent, degree, pairs);
+
+	/* collectives: families of equal bytes; a one-way step must close a ring */
+	nf = streams_family(&c, idx);
+	n_edges = edges_build(&c, &h, edges);
+	for (size_t a = 0; a < c.n; a++) {
+		struct stream *s = &c.s[a];
+
+		if (s->data && s->mode == MODE_ONE_WAY && s->family >= 0 &&
+		    !closes_ring(s, &h, edges, n_edges, seen, stack, marked)) {
+			s->cls = CT_CLASS_OTHER;
+			s->family = -1;
+		}
+	}
+	fam = calloc((size_t)nf + 1, sizeof(*fam));
+	if (!fam)
+		goto cleanup;
+	for (int f = 0; f < nf; f++)
+		fam[f].emb = 1;
+	for (size_t a = 0; a < c.n; a++) {
+		const struct stream *s = &c.s[a];
+		struct family *F;
+		const struct job_shape *js;
+		size_t x, y;
+		double after = 0;
+
+		if (!s->data || s->family < 0)
+			continue;
+		F = &fam[s->family];
+		js = &shape[s->job];
+		F->job = s->job;
+		F->streams++;
+		F->bytes += s->bytes;
+		F->msgs += s->msgs;
+		for (int k = 0; k < PHASE_BINS; k++)
+			if ((double)k / PHASE_BINS >= js->pp_end)
+				after += s->hist[k];
+		F->after += after;
+		x = host_index(&h, &s->src);
+		y = host_index(&h, &s->dst);
+		/* the two ends of one chain: the same component, one pipeline neighbour each */
+		if (!js->pipeline || uf_find(parent, x) != uf_find(parent, y) || degree[x] != 1 ||
+		    degree[y] != 1)
+			F->emb = 0;
+	}
+	for (int f = 0; f < nf; f++) {
+		double total = 0;
+
+		for (size_t a = 0; a < c.n; a++)
+			if (c.s[a].data && c.s[a].family == f)
+				for (int k = 0; k < PHASE_BINS; k++)
+					total += c.s[a].hist[k];
+		fam[f].after = total > 0 ? fam[f].after / total : 0;
+	}
+	name_families(fam, nf, shape);
+	for (size_t a = 0; a < c.n; a++)
+		if (c.s[a].data && c.s[a].family >= 0)
+			c.s[a].cls = fam[c.s[a].family].cls;
+	for (size_t a = 0; a < c.n; a++) {
+		const struct stream *s = &c.s[a];
+
+		if (s->data)
+			ct_log(CT_LOG_DEBUG,
+			       "groups: stream job %d %zu flows, %.0f B/it %.1f msgs/it, mode %d "
+			       "aligned %.2f lag %d, family %d, class %s\n",
+			       s->job, s->n, s->bytes, s->msgs, s->mode, s->lag0, s->best_lag,
+			       s->family, s->cls < 0 ? "-" : ct_class_name(s->cls));
+	}
+	classify_streams(&c, fam, out);
+	err = 0;
+cleanup:
+	free(c.members);
+	free(c.s);
+	free(idx);
+	free(shape);
+	free(h.addr);
+	free(parent);
+	free(stack);
+	free(marked);
+	free(pairs);
+	free(edges);
+	free(degree);
+	free(seen);
+	free(fam);
+	return err;
+}
