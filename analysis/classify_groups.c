@@ -64,6 +64,14 @@
  * backward pass: gradient sync (DP). TP runs inside every micro-batch.
  */
 #define AFTER_PIPELINE_DP 0.5
+/*
+ * A pipeline's cool-down: its last gradients come back after its last
+ * activation went out, at least one micro-batch's backward later, which
+ * is at least this share of the iteration for up to ~32 micro-batches;
+ * the two directions of a collective end together (synthesized: 0;
+ * real gloo TP/DP/embedding pairs: at most 0.75%; pipelines 7.5-20%).
+ */
+#define COOLDOWN_MIN 0.02
 /* The highest message rate over the lowest that tells TP from DP (no pipeline). */
 #define TP_RATE_RATIO 2.0
 
@@ -81,6 +89,7 @@ struct stream {
 	double bytes, msgs; /* per iteration */
 	double hist[PHASE_BINS];
 	double lag0;	  /* aligned share, 1 for one-way */
+	double cooldown;  /* median lag of the partner's last byte of an iteration, share */
 	int best_lag;	  /* bins */
 	uint8_t mode;	  /* enum stream_mode */
 	int family;	  /* among the job's collective families, -1 none */
@@ -153,6 +162,57 @@ static void stream_measure(const struct groups_ctx *c, struct stream *s)
 	s->msgs /= iters;
 }
 
+/* The end of a stream's last burst that starts in each iteration (0: none). */
+static void stream_ends(const struct groups_ctx *c, const struct stream *s,
+			const struct ct_period *job, uint64_t *end)
+{
+	memset(end, 0, job->iterations * sizeof(*end));
+	for (size_t k = 0; k < s->n; k++) {
+		const struct ct_flow_periodicity *fp = &c->per->flows[c->members[s->first + k]];
+
+		for (size_t b = 0; b < fp->n_bursts; b++) {
+			long it = ct_period_iteration(job, fp->bursts[b].start);
+
+			if (it < 0 || (!s->data && !fp->bursts[b].messages))
+				continue;
+			if (fp->bursts[b].end > end[it])
+				end[it] = fp->bursts[b].end;
+		}
+	}
+}
+
+static int double_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * How much later than s the partner ends its iterations, as a share of the
+ * period: the median over the whole iterations both send in (the first and
+ * last may be cut by the capture). Returns 0 when there are none.
+ */
+static double cooldown_of(const struct groups_ctx *c, const struct stream *s,
+			  const struct stream *partner, uint64_t *room, double *d)
+{
+	const struct ct_period *job = ct_periodicity_period_of(c->per, c->members[s->first]);
+	uint64_t *a = room, *b = room + job->iterations;
+	size_t n = 0;
+
+	if (job->iterations < 3)
+		return 0;
+	stream_ends(c, s, job, a);
+	stream_ends(c, partner, job, b);
+	for (size_t k = 1; k + 1 < job->iterations; k++)
+		if (a[k] && b[k])
+			d[n++] = ((double)b[k] - (double)a[k]) / (job->period_s * 1e9);
+	if (!n)
+		return 0;
+	qsort(d, n, sizeof(*d), double_cmp);
+	return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+}
+
 /* The circular cross-correlation of two histograms: share at lag 0 (±1) of the best. */
 static double aligned_share(const double *a, const double *b, int *best_lag)
 {
@@ -204,7 +264,7 @@ static size_t streams_from(const struct groups_ctx *c, const size_t *by_pair, in
 }
 
 /* Partner and mode of every data stream. */
-static void streams_pair(struct groups_ctx *c, size_t *by_pair)
+static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, double *d)
 {
 	for (size_t a = 0; a < c->n; a++)
 		by_pair[a] = a;
@@ -238,7 +298,10 @@ static void streams_pair(struct groups_ctx *c, size_t *by_pair)
 			continue;
 		}
 		s->lag0 = aligned_share(s->hist, partner->hist, &s->best_lag);
-		s->mode = s->lag0 >= ALIGNED_MIN ? MODE_ALIGNED : MODE_SHIFTED;
+		s->cooldown = cooldown_of(c, s, partner, room, d);
+		s->mode = s->lag0 >= ALIGNED_MIN && fabs(s->cooldown) < COOLDOWN_MIN
+				  ? MODE_ALIGNED
+				  : MODE_SHIFTED;
 	}
 }
 
@@ -586,11 +649,13 @@ static void classify_streams(const struct groups_ctx *c, const struct family *fa
 			struct ct_flow_class *fc = &out->flows[c->members[s->first + k]];
 
 			if (s->cls == CT_CLASS_PP)
-				ct_class_set(fc, CT_CLASS_PP, CT_CLASS_BY_SIGNATURE, 1 - s->lag0,
-					     "p2p both ways at other times (aligned %.2f, lag %.0f%% "
-					     "of the iteration), %.1f messages an iteration: a "
-					     "pipeline's activations and gradients",
-					     s->lag0, 100.0 * s->best_lag / PHASE_BINS, s->msgs);
+				ct_class_set(fc, CT_CLASS_PP, CT_CLASS_BY_SIGNATURE,
+					     fmax(1 - s->lag0, fmin(0.95, 0.5 + 10 * fabs(s->cooldown))),
+					     "p2p both ways, not as one collective (aligned %.2f, one "
+					     "direction ends %.1f%% of the iteration after the "
+					     "other), %.1f messages an iteration: a pipeline's "
+					     "activations and gradients",
+					     s->lag0, 100 * fabs(s->cooldown), s->msgs);
 			else if (s->cls == CT_CLASS_OTHER)
 				ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 0.7,
 					     "one way with nothing back, and no ring of its size "
@@ -629,7 +694,25 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	if (!c.members || !c.s || !idx || !shape)
 		goto cleanup;
 	streams_build(&c, steady);
-	streams_pair(&c, idx);
+	{
+		size_t iters = 0;
+		uint64_t *room;
+		double *lags;
+
+		for (size_t j = 0; j < per->n_jobs; j++)
+			if (ct_periodicity_job_period(per, j)->iterations > iters)
+				iters = ct_periodicity_job_period(per, j)->iterations;
+		if (per->job.iterations > iters)
+			iters = per->job.iterations;
+		room = malloc((2 * iters + 1) * sizeof(*room));
+		lags = malloc((iters + 1) * sizeof(*lags));
+		if (room && lags)
+			streams_pair(&c, idx, room, lags);
+		free(room);
+		free(lags);
+		if (!room || !lags)
+			goto cleanup;
+	}
 	if (hostmap_build(&c, &h))
 		goto cleanup;
 	parent = malloc((h.n + 1) * sizeof(*parent));
@@ -715,9 +798,9 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		if (s->data)
 			ct_log(CT_LOG_DEBUG,
 			       "groups: stream job %d %zu flows, %.0f B/it %.1f msgs/it, mode %d "
-			       "aligned %.2f lag %d, family %d, class %s\n",
+			       "aligned %.2f lag %d cooldown %.4f, family %d, class %s\n",
 			       s->job, s->n, s->bytes, s->msgs, s->mode, s->lag0, s->best_lag,
-			       s->family, s->cls < 0 ? "-" : ct_class_name(s->cls));
+			       s->cooldown, s->family, s->cls < 0 ? "-" : ct_class_name(s->cls));
 	}
 	classify_streams(&c, fam, out);
 	err = 0;
