@@ -102,6 +102,7 @@ struct groups_ctx {
 	size_t *members;
 	struct stream *s;
 	size_t n;
+	int64_t *stream_of; /* per flow of the set: its stream, -1 none */
 };
 
 static int job_of(const struct ct_periodicity *per, size_t i)
@@ -263,22 +264,46 @@ static size_t streams_from(const struct groups_ctx *c, const size_t *by_pair, in
 	return lo;
 }
 
-/* Partner and mode of every data stream. */
-static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, double *d)
+/*
+ * Partner and mode of every data stream. Where a stream's connection
+ * carries data back (a socket used both ways, as gloo and NCCL's socket
+ * transport do for one communicator), that is its partner. Otherwise it
+ * is the stream the other way that lines up best among those moving similar bytes (within
+ * FAMILY_GAP: one collective's two directions, or a pipeline's activations
+ * and gradients), else the one closest in bytes: two collectives between
+ * the same hosts (a pipeline's p2p and the embedding sync beside it) can
+ * move the same bytes, and only their timing tells which is which.
+ */
+static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, double *lags)
 {
 	for (size_t a = 0; a < c->n; a++)
 		by_pair[a] = a;
 	qsort_r(by_pair, c->n, sizeof(*by_pair), stream_pair_cmp, c->s);
 	for (size_t a = 0; a < c->n; a++) {
 		struct stream *s = &c->s[a];
-		double back = 0, closest = INFINITY;
-		const struct stream *partner = NULL;
+		double back = 0, closest = INFINITY, best_share = -1;
+		const struct stream *partner = NULL, *near = NULL;
+		int best_lag = 0;
 
 		if (!s->data)
 			continue;
-		for (size_t b = streams_from(c, by_pair, s->job, &s->dst, &s->src); b < c->n; b++) {
+		for (size_t k = 0; k < s->n && !partner; k++) {
+			int64_t r = c->set->flows[c->members[s->first + k]].reverse;
+
+			if (r >= 0 && c->stream_of[r] >= 0 && !c->s[c->stream_of[r]].data &&
+			    c->s[c->stream_of[r]].bytes > 0)
+				partner = &c->s[c->stream_of[r]];
+		}
+		if (partner) { /* its own connection's other direction */
+			best_share = aligned_share(s->hist, partner->hist, &best_lag);
+			near = partner;
+			back = partner->bytes;
+		}
+		for (size_t b = streams_from(c, by_pair, s->job, &s->dst, &s->src);
+		     b < c->n && !near; b++) {
 			const struct stream *o = &c->s[by_pair[b]];
-			double d;
+			double ratio, share;
+			int lag;
 
 			if (o->job != s->job || memcmp(&o->src, &s->dst, sizeof(o->src)) ||
 			    memcmp(&o->dst, &s->src, sizeof(o->dst)))
@@ -286,19 +311,32 @@ static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, 
 			if (o->bytes <= 0)
 				continue;
 			back += o->bytes;
-			d = fabs(log(o->bytes / s->bytes));
-			if (d < closest) {
-				closest = d;
+			ratio = fabs(log(o->bytes / s->bytes));
+			if (ratio < closest) {
+				closest = ratio;
+				near = o;
+			}
+			if (ratio > log(FAMILY_GAP))
+				continue;
+			share = aligned_share(s->hist, o->hist, &lag);
+			if (share > best_share) {
+				best_share = share;
+				best_lag = lag;
 				partner = o;
 			}
 		}
-		if (!partner || back < BACK_DATA_SHARE * s->bytes) {
+		if (!near || back < BACK_DATA_SHARE * s->bytes) {
 			s->mode = MODE_ONE_WAY;
 			s->lag0 = 1;
 			continue;
 		}
-		s->lag0 = aligned_share(s->hist, partner->hist, &s->best_lag);
-		s->cooldown = cooldown_of(c, s, partner, room, d);
+		if (!partner) {
+			partner = near;
+			best_share = aligned_share(s->hist, partner->hist, &best_lag);
+		}
+		s->lag0 = best_share;
+		s->best_lag = best_lag;
+		s->cooldown = cooldown_of(c, s, partner, room, lags);
 		s->mode = s->lag0 >= ALIGNED_MIN && fabs(s->cooldown) < COOLDOWN_MIN
 				  ? MODE_ALIGNED
 				  : MODE_SHIFTED;
@@ -547,8 +585,13 @@ static int streams_build(struct groups_ctx *c, const uint8_t *steady)
 	for (size_t i = 0; i < set->count; i++) {
 		int64_t r = set->flows[i].reverse;
 
-		/* gloo and NCCL's sockets carry data both ways on one connection */
+		/*
+		 * gloo and NCCL's sockets carry data both ways on one connection;
+		 * a RoCE QP's way back carries its ACKs (NCCL sends over QPs of its
+		 * own the other way)
+		 */
 		if (steady[i] && r >= 0 && c->per->flows[r].n_bursts &&
+		    set->flows[r].key.transport == CT_TRANSPORT_TCP &&
 		    (double)set->flows[r].bytes >= BACK_DATA_SHARE * (double)set->flows[i].bytes)
 			c->members[m++] = (size_t)r;
 	}
@@ -567,6 +610,8 @@ static int streams_build(struct groups_ctx *c, const uint8_t *steady)
 		s->job = job_of(c->per, c->members[k]) < 0 ? 0 : job_of(c->per, c->members[k]);
 		s->first = k;
 		s->n = e - k;
+		for (size_t x = k; x < e; x++)
+			c->stream_of[c->members[x]] = (int64_t)(c->n - 1);
 		s->data = k < data_members;
 		s->family = -1;
 		s->cls = -1;
@@ -675,7 +720,7 @@ static void classify_streams(const struct groups_ctx *c, const struct family *fa
 int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		       const uint8_t *steady, struct ct_classification *out)
 {
-	struct groups_ctx c = {set, per, NULL, NULL, 0};
+	struct groups_ctx c = {set, per, NULL, NULL, 0, NULL};
 	struct hostmap h = {NULL, 0};
 	struct family *fam = NULL;
 	struct job_shape *shape = NULL;
@@ -691,8 +736,11 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	c.s = malloc((2 * set->count + 1) * sizeof(*c.s));
 	idx = malloc((2 * set->count + 1) * sizeof(*idx));
 	shape = calloc(jobs, sizeof(*shape));
-	if (!c.members || !c.s || !idx || !shape)
+	c.stream_of = malloc((set->count + 1) * sizeof(*c.stream_of));
+	if (!c.members || !c.s || !idx || !shape || !c.stream_of)
 		goto cleanup;
+	for (size_t i = 0; i < set->count; i++)
+		c.stream_of[i] = -1;
 	streams_build(&c, steady);
 	{
 		size_t iters = 0;
@@ -797,9 +845,9 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 
 		if (s->data)
 			ct_log(CT_LOG_DEBUG,
-			       "groups: stream job %d %zu flows, %.0f B/it %.1f msgs/it, mode %d "
+			       "groups: stream %zu job %d %zu flows, %.0f B/it %.1f msgs/it, mode %d "
 			       "aligned %.2f lag %d cooldown %.4f, family %d, class %s\n",
-			       s->job, s->n, s->bytes, s->msgs, s->mode, s->lag0, s->best_lag,
+			       c.members[s->first], s->job, s->n, s->bytes, s->msgs, s->mode, s->lag0, s->best_lag,
 			       s->cooldown, s->family, s->cls < 0 ? "-" : ct_class_name(s->cls));
 	}
 	classify_streams(&c, fam, out);
@@ -807,6 +855,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 cleanup:
 	free(c.members);
 	free(c.s);
+	free(c.stream_of);
 	free(idx);
 	free(shape);
 	free(h.addr);
