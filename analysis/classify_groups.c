@@ -136,6 +136,19 @@ static int same_stream(const struct groups_ctx *c, size_t i, size_t j)
 	       c->per->flows[i].n_bursts == c->per->flows[j].n_bursts;
 }
 
+/*
+ * A burst that carries data, not only the acknowledgements of the other
+ * direction's (a socket used both ways acknowledges in its data's gaps):
+ * a message ended in it, or its frames average more than a bare TCP ACK
+ * with options or a RoCE ACK (66-90 bytes).
+ */
+#define DATA_FRAME_MIN 128
+
+static int carries_data(const struct ct_burst *b)
+{
+	return b->messages || (b->packets && b->bytes > (uint64_t)DATA_FRAME_MIN * b->packets);
+}
+
 /* Bytes, messages and the phase histogram of a stream's flows. */
 static void stream_measure(const struct groups_ctx *c, struct stream *s)
 {
@@ -151,8 +164,7 @@ static void stream_measure(const struct groups_ctx *c, struct stream *s)
 
 			if (ph < 0 || ph >= 1)
 				continue;
-			/* a socket's other direction: its data, not its ACKs */
-			if (!s->data && !fp->bursts[b].messages)
+			if (!carries_data(&fp->bursts[b]))
 				continue;
 			s->hist[(int)(ph * PHASE_BINS)] += (double)fp->bursts[b].bytes;
 			s->bytes += (double)fp->bursts[b].bytes;
@@ -174,7 +186,7 @@ static void stream_ends(const struct groups_ctx *c, const struct stream *s,
 		for (size_t b = 0; b < fp->n_bursts; b++) {
 			long it = ct_period_iteration(job, fp->bursts[b].start);
 
-			if (it < 0 || (!s->data && !fp->bursts[b].messages))
+			if (it < 0 || !carries_data(&fp->bursts[b]))
 				continue;
 			if (fp->bursts[b].end > end[it])
 				end[it] = fp->bursts[b].end;
