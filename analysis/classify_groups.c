@@ -60,8 +60,9 @@
 #define FAMILY_GAP 1.25
 /*
  * With a pipeline, a family that sends at least this share of its bytes
- * after the pipeline's last transfer of the iteration waits for the whole
- * backward pass: gradient sync (DP). TP runs inside every micro-batch.
+ * in its hosts' pause of the pipeline (pipeline_gaps) waits for the
+ * stage's whole backward pass: gradient sync (DP). TP runs inside every
+ * micro-batch.
  */
 #define AFTER_PIPELINE_DP 0.5
 /*
@@ -490,7 +491,7 @@ struct family {
 	int job;
 	size_t streams;
 	double bytes, msgs; /* per iteration, summed over its streams */
-	double after;	    /* share of its bytes after the pipeline's last transfer */
+	double after; /* share of its bytes in its hosts' pause of the pipeline */
 	int emb;	    /* every stream joins the two ends of one pipeline chain */
 	int cls;
 	double confidence;
@@ -498,29 +499,65 @@ struct family {
 };
 
 struct job_shape {
-	int pipeline;  /* the job has pipeline streams */
-	double pp_end; /* phase by which 95% of its pipeline bytes have moved */
+	int pipeline; /* the job has pipeline streams */
 };
 
-/* Phase by which share of the job's pipeline bytes have moved. */
-static double pipeline_end(const struct groups_ctx *c, int job, double share)
-{
-	double h[PHASE_BINS] = {0}, total = 0, run = 0;
+/*
+ * Each host's pause in its pipeline schedule: the longest run of phase bins
+ * (circular: where the iteration starts is the estimator's choice) in which
+ * none of its pipeline streams sends (PP_QUIET of its pipeline bytes at
+ * most). A stage's gradient sync waits for its last backward and ends
+ * before the next forward: it falls in that pause. TP runs inside every
+ * micro-batch, between pipeline transfers. gap: hosts x PHASE_BINS flags,
+ * all set for a host in no pipeline stream.
+ */
+#define PP_QUIET 0.005
 
+static int pipeline_gaps(const struct groups_ctx *c, const struct hostmap *h, uint8_t *gap)
+{
+	double *hist = calloc(h->n * PHASE_BINS + 1, sizeof(*hist));
+
+	if (!hist)
+		return -ENOMEM;
 	for (size_t a = 0; a < c->n; a++) {
-		if (!c->s[a].data || c->s[a].job != job || c->s[a].cls != CT_CLASS_PP)
+		const struct stream *s = &c->s[a];
+		double *x, *y;
+
+		if (!s->data || s->cls != CT_CLASS_PP)
 			continue;
+		x = hist + host_index(h, &s->src) * PHASE_BINS;
+		y = hist + host_index(h, &s->dst) * PHASE_BINS;
 		for (int k = 0; k < PHASE_BINS; k++) {
-			h[k] += c->s[a].hist[k];
-			total += c->s[a].hist[k];
+			x[k] += s->hist[k];
+			y[k] += s->hist[k];
 		}
 	}
-	for (int k = 0; k < PHASE_BINS; k++) {
-		run += h[k];
-		if (run >= share * total)
-			return (double)(k + 1) / PHASE_BINS;
+	for (size_t x = 0; x < h->n; x++) {
+		const double *hx = hist + x * PHASE_BINS;
+		uint8_t *g = gap + x * PHASE_BINS;
+		double total = 0;
+		int best = 0, best_start = 0;
+
+		for (int k = 0; k < PHASE_BINS; k++)
+			total += hx[k];
+		memset(g, total > 0 ? 0 : 1, PHASE_BINS);
+		if (total <= 0)
+			continue;
+		for (int k = 0; k < PHASE_BINS; k++) { /* runs of quiet bins from k, around */
+			int len = 0;
+
+			while (len < PHASE_BINS && hx[(k + len) % PHASE_BINS] <= PP_QUIET * total)
+				len++;
+			if (len > best) {
+				best = len;
+				best_start = k;
+			}
+		}
+		for (int k = 0; k < best; k++)
+			g[(best_start + k) % PHASE_BINS] = 1;
 	}
-	return 1;
+	free(hist);
+	return 0;
 }
 
 static void name_families(struct family *fam, int nf, const struct job_shape *shape)
@@ -546,7 +583,7 @@ static void name_families(struct family *fam, int nf, const struct job_shape *sh
 			F->cls = dp ? CT_CLASS_DP : CT_CLASS_TP;
 			F->confidence = fmin(0.95, 0.5 + fabs(F->after - AFTER_PIPELINE_DP));
 			snprintf(F->why, sizeof(F->why),
-				 "%.0f%% of its bytes after the pipeline's last transfer: %s",
+				 "%.0f%% of its bytes in its hosts' pause of the pipeline: %s",
 				 100 * F->after,
 				 dp ? "gradient sync after the backward pass"
 				    : "inside every micro-batch (TP)");
@@ -738,6 +775,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	struct job_shape *shape = NULL;
 	size_t *idx = NULL, *parent = NULL, *stack = NULL, *marked = NULL, *pairs = NULL;
 	struct edge *edges = NULL;
+	uint8_t *pp_gap = NULL;
 	unsigned *degree = NULL;
 	uint8_t *seen = NULL;
 	size_t jobs = per->n_jobs ? per->n_jobs : 1;
@@ -791,9 +829,9 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 			c.s[a].cls = CT_CLASS_PP;
 			shape[c.s[a].job].pipeline = 1;
 		}
-	for (size_t j = 0; j < jobs; j++)
-		if (shape[j].pipeline)
-			shape[j].pp_end = pipeline_end(&c, (int)j, 0.95);
+	pp_gap = malloc(h.n * PHASE_BINS + 1);
+	if (!pp_gap || pipeline_gaps(&c, &h, pp_gap))
+		goto cleanup;
 	pipeline_chains(&c, &h, parent, degree, pairs);
 
 	/* collectives: families of equal bytes; a one-way step must close a ring */
@@ -824,16 +862,16 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 			continue;
 		F = &fam[s->family];
 		js = &shape[s->job];
+		x = host_index(&h, &s->src);
+		y = host_index(&h, &s->dst);
 		F->job = s->job;
 		F->streams++;
 		F->bytes += s->bytes;
 		F->msgs += s->msgs;
 		for (int k = 0; k < PHASE_BINS; k++)
-			if ((double)k / PHASE_BINS >= js->pp_end)
+			if (pp_gap[x * PHASE_BINS + k] && pp_gap[y * PHASE_BINS + k])
 				after += s->hist[k];
 		F->after += after;
-		x = host_index(&h, &s->src);
-		y = host_index(&h, &s->dst);
 		/* the two ends of one chain: the same component, one pipeline neighbour each */
 		if (!js->pipeline || uf_find(parent, x) != uf_find(parent, y) || degree[x] != 1 ||
 		    degree[y] != 1)
@@ -849,6 +887,12 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		fam[f].after = total > 0 ? fam[f].after / total : 0;
 	}
 	name_families(fam, nf, shape);
+	for (int f = 0; f < nf; f++)
+		ct_log(CT_LOG_DEBUG,
+		       "groups: family %d job %d: %zu streams, %.0f B/it, %.1f msgs/it, %.0f%% after "
+		       "the pipeline, %s%s\n",
+		       f, fam[f].job, fam[f].streams, fam[f].bytes, fam[f].msgs, 100 * fam[f].after,
+		       ct_class_name(fam[f].cls), fam[f].emb ? " (chain ends)" : "");
 	for (size_t a = 0; a < c.n; a++)
 		if (c.s[a].data && c.s[a].family >= 0)
 			c.s[a].cls = fam[c.s[a].family].cls;
@@ -874,6 +918,7 @@ cleanup:
 	free(parent);
 	free(stack);
 	free(marked);
+	free(pp_gap);
 	free(pairs);
 	free(edges);
 	free(degree);
