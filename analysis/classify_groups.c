@@ -506,7 +506,7 @@ struct job_shape {
  * Each host's pause in its pipeline schedule: the longest run of phase bins
  * (circular: where the iteration starts is the estimator's choice) in which
  * none of its pipeline streams sends (PP_QUIET of its pipeline bytes at
- * most). A stage's gradient sync waits for its last backward and ends
+ * most), and the bin before it, where its last transfer ends. A stage's gradient sync waits for its last backward and ends
  * before the next forward: it falls in that pause. TP runs inside every
  * micro-batch, between pipeline transfers. gap: hosts x PHASE_BINS flags,
  * all set for a host in no pipeline stream.
@@ -553,8 +553,9 @@ static int pipeline_gaps(const struct groups_ctx *c, const struct hostmap *h, ui
 				best_start = k;
 			}
 		}
-		for (int k = 0; k < best; k++)
-			g[(best_start + k) % PHASE_BINS] = 1;
+		/* and the bin of its last transfer, which the sync may share */
+		for (int k = -1; k < best; k++)
+			g[(best_start + k + PHASE_BINS) % PHASE_BINS] = 1;
 	}
 	free(hist);
 	return 0;
