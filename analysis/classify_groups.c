@@ -586,7 +586,7 @@ static void name_families(struct family *fam, int nf, const struct job_shape *sh
 	for (int f = 0; f < nf; f++) {
 		struct family *F = &fam[f];
 		const struct job_shape *js = &shape[F->job];
-		double top = 0, low = INFINITY, rate, bytes;
+		double top = 0, low = INFINITY, btop = 0, blow = INFINITY, rate, bytes;
 		int tp;
 
 		if (!F->streams)
@@ -605,10 +605,20 @@ static void name_families(struct family *fam, int nf, const struct job_shape *sh
 				continue;
 			top = fmax(top, G->msgs / (double)G->streams);
 			low = fmin(low, G->msgs / (double)G->streams);
+			btop = fmax(btop, G->bytes / (double)G->streams);
+			blow = fmin(blow, G->bytes / (double)G->streams);
 		}
 		rate = F->msgs / (double)F->streams;
 		bytes = F->bytes / (double)F->streams;
-		if (top >= TP_RATE_RATIO * fmax(low, 1e-9)) {
+		if (top < TP_RATE_RATIO * fmax(low, 1e-9) && btop >= TP_PP_BYTES * blow) {
+			/* messages merged (a socket's back-to-back sends): the volume tells */
+			tp = bytes * TP_PP_BYTES > btop;
+			F->confidence = 0.7;
+			snprintf(F->why, sizeof(F->why),
+				 "%.0f B an iteration, the job's collectives %.0f-%.0f: %s", bytes, blow,
+				 btop, tp ? "activations per layer and micro-batch (TP)"
+					  : "gradients once an iteration (DP)");
+		} else if (top >= TP_RATE_RATIO * fmax(low, 1e-9)) {
 			tp = rate * TP_RATE_RATIO > top;
 			F->confidence = fmin(0.95, 0.6 + 0.05 * top / fmax(low, 1e-9));
 			snprintf(F->why, sizeof(F->why),
@@ -713,10 +723,10 @@ static int pair_cmp(const void *a, const void *b)
  * Pipeline chains: components of the shifted streams, and each host's
  * distinct pipeline neighbours (pairs: room for 2 entries per stream).
  */
-static void pipeline_chains(const struct groups_ctx *c, const struct hostmap *h, size_t *parent,
-			    unsigned *degree, size_t *pairs)
+static size_t pipeline_chains(const struct groups_ctx *c, const struct hostmap *h, size_t *parent,
+			      unsigned *degree, size_t *pairs)
 {
-	size_t n = 0;
+	size_t n = 0, w = 0;
 
 	for (size_t x = 0; x < h->n; x++) {
 		parent[x] = x;
@@ -740,7 +750,19 @@ static void pipeline_chains(const struct groups_ctx *c, const struct hostmap *h,
 		if (!k || pair_cmp(&pairs[2 * k], &pairs[2 * k - 2])) {
 			degree[pairs[2 * k]]++;
 			degree[pairs[2 * k + 1]]++;
+			pairs[2 * w] = pairs[2 * k];
+			pairs[2 * w + 1] = pairs[2 * k + 1];
+			w++;
 		}
+	return w; /* distinct neighbour pairs, sorted */
+}
+
+/* Whether hosts x and y are pipeline neighbours (pairs from pipeline_chains). */
+static int pipeline_neighbours(const size_t *pairs, size_t n, size_t x, size_t y)
+{
+	size_t key[2] = {x < y ? x : y, x < y ? y : x};
+
+	return bsearch(key, pairs, n, 2 * sizeof(*pairs), pair_cmp) != NULL;
 }
 
 static void classify_streams(const struct groups_ctx *c, const struct family *fam,
@@ -791,7 +813,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	unsigned *degree = NULL;
 	uint8_t *seen = NULL;
 	size_t jobs = per->n_jobs ? per->n_jobs : 1;
-	size_t n_edges;
+	size_t n_edges, n_pp_pairs;
 	int nf, err = -ENOMEM;
 
 	c.members = malloc((2 * set->count + 1) * sizeof(*c.members));
@@ -848,7 +870,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	pp_gap = malloc(h.n * PHASE_BINS + 1);
 	if (!pp_gap || pipeline_gaps(&c, &h, pp_gap))
 		goto cleanup;
-	pipeline_chains(&c, &h, parent, degree, pairs);
+	n_pp_pairs = pipeline_chains(&c, &h, parent, degree, pairs);
 
 	/* collectives: families of equal bytes; a one-way step must close a ring */
 	nf = streams_family(&c, idx);
@@ -888,9 +910,15 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 			if (pp_gap[x * PHASE_BINS + k] && pp_gap[y * PHASE_BINS + k])
 				after += s->hist[k];
 		F->after += after;
-		/* the two ends of one chain: the same component, one pipeline neighbour each */
-		if (!js->pipeline || uf_find(parent, x) != uf_find(parent, y) || degree[x] != 1 ||
-		    degree[y] != 1)
+		/*
+		 * The first and last stage: the two ends of one chain (the same
+		 * component, one pipeline neighbour each), or neighbours (two
+		 * stages; or interleaved stages, whose chain closes into a ring
+		 * through that pair). TP and DP groups join hosts of one stage.
+		 */
+		if (!js->pipeline ||
+		    !(pipeline_neighbours(pairs, n_pp_pairs, x, y) ||
+		      (uf_find(parent, x) == uf_find(parent, y) && degree[x] == 1 && degree[y] == 1)))
 			F->emb = 0;
 	}
 	for (int f = 0; f < nf; f++) {
