@@ -116,6 +116,10 @@ int ct_classification_cc(const struct ct_classification *c, const struct ct_flow
 
 void ct_classification_free(struct ct_classification *c)
 {
+	free(c->layout.groups);
+	free(c->layout.group_hosts);
+	c->layout.groups = NULL;
+	c->layout.group_hosts = NULL;
 	free(c->flows);
 	c->flows = NULL;
 	c->n = 0;

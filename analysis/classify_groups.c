@@ -290,11 +290,12 @@ static size_t streams_from(const struct groups_ctx *c, const size_t *by_pair, in
  * Partner and mode of every data stream. Where a stream's connection
  * carries data back (a socket used both ways, as gloo and NCCL's socket
  * transport do for one communicator), that is its partner. Otherwise it
- * is the stream the other way that lines up best among those moving similar bytes (within
- * FAMILY_GAP: one collective's two directions, or a pipeline's activations
- * and gradients), else the one closest in bytes: two collectives between
- * the same hosts (a pipeline's p2p and the embedding sync beside it) can
- * move the same bytes, and only their timing tells which is which.
+ * is the stream the other way that lines up best among those moving
+ * similar bytes (within FAMILY_GAP: one collective's two directions, or a
+ * pipeline's activations and gradients): two collectives between the same
+ * hosts (a pipeline's p2p and the embedding sync beside it) can move the
+ * same bytes, and only their timing tells which is which. With none, the
+ * stream is one way: what comes back is another collective's.
  */
 static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, double *lags)
 {
@@ -303,8 +304,8 @@ static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, 
 	qsort_r(by_pair, c->n, sizeof(*by_pair), stream_pair_cmp, c->s);
 	for (size_t a = 0; a < c->n; a++) {
 		struct stream *s = &c->s[a];
-		double back = 0, closest = INFINITY, best_share = -1;
-		const struct stream *partner = NULL, *near = NULL;
+		double back = 0, best_share = -1;
+		const struct stream *partner = NULL;
 		int best_lag = 0;
 
 		if (!s->data)
@@ -318,27 +319,18 @@ static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, 
 		}
 		if (partner) { /* its own connection's other direction */
 			best_share = aligned_share(s->hist, partner->hist, &best_lag);
-			near = partner;
 			back = partner->bytes;
 		}
 		for (size_t b = streams_from(c, by_pair, s->job, &s->dst, &s->src);
-		     b < c->n && !near; b++) {
+		     b < c->n && !back; b++) {
 			const struct stream *o = &c->s[by_pair[b]];
-			double ratio, share;
+			double share;
 			int lag;
 
 			if (o->job != s->job || memcmp(&o->src, &s->dst, sizeof(o->src)) ||
 			    memcmp(&o->dst, &s->src, sizeof(o->dst)))
 				break;
-			if (o->bytes <= 0)
-				continue;
-			back += o->bytes;
-			ratio = fabs(log(o->bytes / s->bytes));
-			if (ratio < closest) {
-				closest = ratio;
-				near = o;
-			}
-			if (ratio > log(FAMILY_GAP))
+			if (o->bytes <= 0 || fabs(log(o->bytes / s->bytes)) > log(FAMILY_GAP))
 				continue;
 			share = aligned_share(s->hist, o->hist, &lag);
 			if (share > best_share) {
@@ -347,14 +339,13 @@ static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, 
 				partner = o;
 			}
 		}
-		if (!near || back < BACK_DATA_SHARE * s->bytes) {
+		if (partner && !back)
+			back = partner->bytes;
+		/* nothing of its size comes back: one step of a ring (or no collective) */
+		if (!partner || back < BACK_DATA_SHARE * s->bytes) {
 			s->mode = MODE_ONE_WAY;
 			s->lag0 = 1;
 			continue;
-		}
-		if (!partner) {
-			partner = near;
-			best_share = aligned_share(s->hist, partner->hist, &best_lag);
 		}
 		s->lag0 = best_share;
 		s->best_lag = best_lag;

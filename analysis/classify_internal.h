@@ -30,4 +30,12 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		       const uint8_t *steady, struct ct_classification *out);
 
+/*
+ * The main job's groups from the classes given (data directions marked in
+ * todo): hosts joined by flows of one class, per class; p, t, d and ep from
+ * them. Returns 0 or -ENOMEM.
+ */
+int ct_layout_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
+		     const uint8_t *todo, struct ct_classification *out);
+
 #endif

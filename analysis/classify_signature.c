@@ -130,19 +130,48 @@ static double phase_concentration(const struct ct_flow_periodicity *fp, const st
 	return found > grid ? found : grid;
 }
 
+#define OWN_BINS 16 /* phase bins in which a flow's own pause is looked for */
+
 /*
  * How much a flow's bytes per iteration vary, robustly: 1.4826 MAD over the
- * median (a burst counted in the neighbouring iteration, when the boundary
- * falls on it, moves only a few iterations' volumes). The first and last
- * iterations may be cut by the capture and are left out.
+ * median. The iterations are cut where the flow itself pauses (the phase
+ * bin where it sends least), not at the job's iteration starts: a
+ * collective at the end of the iteration straddles those starts as they
+ * jitter, and would seem to move different bytes each time. The first and
+ * last iterations may be cut by the capture and are left out. scratch:
+ * room for job->iterations + 1 doubles and the flow's bursts.
  */
-static double volume_variation(const struct ct_iteration_volumes *v, double *scratch)
+static double volume_variation(const struct ct_flow_periodicity *fp, const struct ct_period *job,
+			       double *scratch)
 {
-	size_t n = 0;
-	double median, mad;
+	double hist[OWN_BINS] = {0}, median, mad, pause;
+	size_t n = 0, iters = job->iterations, quiet = 0;
 
-	for (size_t i = 1; i + 1 < v->iterations; i++)
-		scratch[n++] = v->bytes[i];
+	if (iters < 4)
+		return 0;
+	for (size_t i = 0; i < fp->n_bursts; i++) {
+		double ph = ct_period_phase(job, fp->bursts[i].start);
+
+		if (ph >= 0 && ph < 1)
+			hist[(int)(ph * OWN_BINS)] += (double)fp->bursts[i].bytes;
+	}
+	for (size_t k = 1; k < OWN_BINS; k++)
+		if (hist[k] < hist[quiet])
+			quiet = k;
+	pause = (double)quiet / OWN_BINS;
+	memset(scratch, 0, (iters + 1) * sizeof(*scratch));
+	for (size_t i = 0; i < fp->n_bursts; i++) {
+		long it = ct_period_iteration(job, fp->bursts[i].start);
+		double ph = ct_period_phase(job, fp->bursts[i].start);
+
+		if (it < 0)
+			continue;
+		/* before its pause: the end of the window that began in the previous iteration */
+		scratch[(size_t)it + (ph >= pause)] += (double)fp->bursts[i].bytes;
+	}
+	/* windows 1 .. iters-1 are whole (window 0 and the last may be cut) */
+	for (size_t k = 2; k + 1 < iters; k++)
+		scratch[n++] = scratch[k];
 	if (n < 3)
 		return 0;
 	qsort(scratch, n, sizeof(*scratch), double_cmp);
@@ -279,7 +308,15 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	const struct ct_period *main_job = per ? &per->job : NULL;
 	struct ct_addr *scratch = malloc((2 * set->count + 1) * sizeof(*scratch));
 	uint8_t *steady = calloc(set->count ? set->count : 1, 1);
-	double *sizes = malloc((per ? per->bursts : 0) * sizeof(*sizes) + sizeof(*sizes));
+	size_t room = per ? per->bursts : 0;
+	double *sizes;
+
+	for (size_t j = 0; per && j < per->n_jobs; j++)
+		if (ct_periodicity_job_period(per, j)->iterations + 2 > room)
+			room = ct_periodicity_job_period(per, j)->iterations + 2;
+	if (per && per->job.iterations + 2 > room)
+		room = per->job.iterations + 2;
+	sizes = malloc((room + 1) * sizeof(*sizes));
 	size_t n_pairs = 0;
 	struct pair_bytes *pairs = pair_bytes_build(set, &n_pairs);
 	int err = -ENOMEM;
@@ -318,7 +355,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 			continue;
 		}
 		variety = size_variety(fp, sizes);
-		spread = volume_variation(&fp->volumes, sizes);
+		spread = volume_variation(fp, job, sizes);
 		per_iter = (double)fp->n_bursts / (double)job->iterations;
 		/* an all-to-all sends both ways between every two of its hosts */
 		back = (double)bytes_back(pairs, n_pairs, &set->flows[i].key) >=
@@ -350,6 +387,8 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	out->layout.pp_stages = count_hosts(set, out, todo, CT_CLASS_PP, scratch);
 	out->layout.dp_ring = count_hosts(set, out, todo, CT_CLASS_DP, scratch);
 	out->layout.ep_group = count_hosts(set, out, todo, CT_CLASS_EP, scratch);
+	if (!err)
+		err = ct_layout_groups(set, per, todo, out);
 cleanup:
 	free(scratch);
 	free(steady);

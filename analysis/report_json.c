@@ -419,6 +419,34 @@ static json_object *pfc_json(struct jb *b, const struct ct_pfc_counters *p)
 	return o;
 }
 
+/*
+ * p, t, d, ep (null: no flow of that class reaches a NIC, so the wire
+ * cannot tell) and the groups of hosts each class joins.
+ */
+static void layout_degrees_json(struct jb *b, json_object *l, const struct ct_layout *lay)
+{
+	static const char *const names[] = {"p", "t", "d", "ep"};
+	const unsigned degree[] = {lay->p, lay->t, lay->d, lay->ep};
+	json_object *groups = OBJ(b);
+
+	for (int k = 0; k < 4; k++)
+		add(b, l, names[k], degree[k] ? INT(b, (int)degree[k]) : NULL);
+	for (size_t g = 0; g < lay->n_groups; g++) {
+		const struct ct_layout_group *grp = &lay->groups[g];
+		const char *cls = ct_class_name((enum ct_class)grp->cls);
+		json_object *list = NULL, *hosts = ARR(b);
+
+		if (!json_object_object_get_ex(groups, cls, &list)) {
+			list = ARR(b);
+			add(b, groups, cls, list);
+		}
+		for (size_t h = 0; h < grp->n; h++)
+			push(b, hosts, addr_json(b, &lay->group_hosts[grp->first + h]));
+		push(b, list, hosts);
+	}
+	add(b, l, "groups", groups);
+}
+
 /* How the flows were classified, and the layout the signatures suggest. */
 static json_object *classification_json(struct jb *b, const struct ct_classification *c)
 {
@@ -434,6 +462,7 @@ static json_object *classification_json(struct jb *b, const struct ct_classifica
 		add(b, l, "pp_stages", INT(b, (int)c->layout.pp_stages));
 		add(b, l, "dp_ring", INT(b, (int)c->layout.dp_ring));
 		add(b, l, "ep_group", INT(b, (int)c->layout.ep_group));
+		layout_degrees_json(b, l, &c->layout);
 		add(b, o, "inferred_layout", l);
 	}
 	return o;

@@ -83,12 +83,29 @@ struct ct_class_expect {
 	size_t n_xfers;
 };
 
+/* One group of hosts joined by flows of one class (a TP group, a DP ring, a pipeline chain). */
+struct ct_layout_group {
+	uint8_t cls;	  /* enum ct_class */
+	size_t first, n;  /* its hosts: ct_layout.group_hosts[first .. first + n) */
+};
+
 /* A parallel layout inferred from the traffic (signatures only). */
 struct ct_layout {
 	unsigned hosts;	     /* hosts seen in periodic traffic */
 	unsigned pp_stages;  /* hosts in the longest pipeline chain, 0 none */
 	unsigned dp_ring;    /* hosts in the largest DP ring, 0 none */
 	unsigned ep_group;   /* hosts exchanging all-to-all, 0 none */
+	/*
+	 * The main job's degrees as the wire shows them: the hosts of its
+	 * largest group of each class (p: a pipeline chain's stages); 0 where
+	 * no flow of that class crosses a NIC (TP and DP inside hosts), which
+	 * the report gives as unknown.
+	 */
+	unsigned p, t, d, ep;
+	struct ct_layout_group *groups; /* of the main job, by class, then first host */
+	size_t n_groups;
+	struct ct_addr *group_hosts; /* in address order inside each group */
+	size_t n_group_hosts;
 };
 
 struct ct_classification {
