@@ -366,6 +366,73 @@ static int stream_bytes_cmp(const void *a, const void *b, void *arg)
 	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
+static int stream_edge_cmp(const void *a, const void *b, void *arg)
+{
+	const struct stream *s = arg;
+	const struct stream *x = &s[*(const size_t *)a], *y = &s[*(const size_t *)b];
+
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	return memcmp(&x->src, &y->src, 2 * sizeof(x->src));
+}
+
+struct family_edges {
+	uint64_t hash; /* of its directed host pairs, in order */
+	int family, job;
+};
+
+static int family_edges_cmp(const void *a, const void *b)
+{
+	const struct family_edges *x = a, *y = b;
+
+	if (x->job != y->job)
+		return x->job < y->job ? -1 : 1;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return (x->family > y->family) - (x->family < y->family);
+}
+
+/*
+ * Families that run over the same directed host pairs, every one, are one
+ * collective on one ring: DDP's buckets of different sizes, NCCL's
+ * channels with different shares. TP and DP groups join different ranks,
+ * so they never share a ring's every edge. Renumbers the families; returns
+ * how many are left.
+ */
+static int families_merge_rings(struct groups_ctx *c, size_t *idx, size_t n, int families)
+{
+	struct family_edges *fe = calloc((size_t)families + 1, sizeof(*fe));
+	int *to = malloc(((size_t)families + 1) * sizeof(*to)), left = 0;
+
+	if (!fe || !to) { /* out of memory: keep them apart */
+		free(fe);
+		free(to);
+		return families;
+	}
+	qsort_r(idx, n, sizeof(*idx), stream_edge_cmp, c->s);
+	for (int f = 0; f < families; f++)
+		fe[f] = (struct family_edges){1469598103934665603ull, f, 0};
+	for (size_t k = 0; k < n; k++) {
+		const struct stream *s = &c->s[idx[k]];
+		const unsigned char *p = (const unsigned char *)&s->src;
+
+		fe[s->family].job = s->job;
+		for (size_t i = 0; i < 2 * sizeof(s->src); i++) /* FNV-1a */
+			fe[s->family].hash = (fe[s->family].hash ^ p[i]) * 1099511628211ull;
+	}
+	qsort(fe, (size_t)families, sizeof(*fe), family_edges_cmp);
+	for (int f = 0; f < families; f++) {
+		if (!f || fe[f].hash != fe[f - 1].hash || fe[f].job != fe[f - 1].job)
+			left++;
+		to[fe[f].family] = left - 1;
+	}
+	for (size_t k = 0; k < n; k++)
+		c->s[idx[k]].family = to[c->s[idx[k]].family];
+	free(fe);
+	free(to);
+	return left;
+}
+
 /* Families of one job's collective streams, by bytes per iteration. Returns how many. */
 static int streams_family(struct groups_ctx *c, size_t *idx)
 {
@@ -383,7 +450,7 @@ static int streams_family(struct groups_ctx *c, size_t *idx)
 			families++;
 		s->family = families - 1;
 	}
-	return families;
+	return families_merge_rings(c, idx, n, families);
 }
 
 /* Union-find over host indices. */

@@ -215,7 +215,7 @@ static int sibling_cmp(const void *a, const void *b, void *arg)
  * all-to-all whose sizes happened to repeat on one channel — follow it.
  */
 static int siblings_agree(const struct ct_flow_set *set, const struct ct_periodicity *per,
-			  const uint8_t *todo, struct ct_classification *out)
+			  const uint8_t *todo, uint8_t *steady, struct ct_classification *out)
 {
 	struct sibling_ctx ctx = {set, per};
 	size_t *idx, n = 0;
@@ -242,25 +242,30 @@ static int siblings_agree(const struct ct_flow_set *set, const struct ct_periodi
 		if (b - a < 3)
 			continue;
 		for (size_t k = a; k < b; k++) {
-			by_class[out->flows[idx[k]].cls] += set->flows[idx[k]].bytes;
+			/* before the groups: steady flows are not classified yet */
+			if (!steady || !steady[idx[k]])
+				by_class[out->flows[idx[k]].cls] += set->flows[idx[k]].bytes;
 			total += set->flows[idx[k]].bytes;
 		}
 		for (unsigned c = 1; c <= CT_CLASS_COUNT; c++)
 			if (by_class[c] > by_class[best])
 				best = c;
-		if ((double)by_class[best] < SIBLING_MAJORITY * (double)total)
+		if ((double)by_class[best] < SIBLING_MAJORITY * (double)total ||
+		    (steady && best != CT_CLASS_EP))
 			continue;
 		for (size_t k = a; k < b; k++) {
 			struct ct_flow_class *fc = &out->flows[idx[k]];
 
-			if (fc->cls == best)
+			if (steady ? !steady[idx[k]] : fc->cls == best)
 				continue;
+			if (steady)
+				steady[idx[k]] = 0;
 			ct_class_set(
 				fc, (enum ct_class)best, CT_CLASS_BY_SIGNATURE, 0.7,
 				"like %.0f%% of the bytes of its %zu sibling channels (same hosts, "
 				"same bursts): one collective; read alone as %s",
 				100.0 * (double)by_class[best] / (double)total, b - a,
-				ct_class_name(fc->cls));
+				steady ? "a collective's steady channel" : ct_class_name(fc->cls));
 		}
 	}
 	free(idx);
@@ -379,10 +384,16 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 		}
 		steady[i] = 1;
 	}
-	/* the steady flows: their groups' structure names them */
-	err = ct_classify_groups(set, per, steady, out);
+	/*
+	 * channels of an all-to-all whose sizes happened to repeat follow their
+	 * siblings before the groups are read; the steady flows' groups' structure
+	 * then names them, and the channels of each collective agree
+	 */
+	err = siblings_agree(set, per, todo, steady, out);
 	if (!err)
-		err = siblings_agree(set, per, todo, out);
+		err = ct_classify_groups(set, per, steady, out);
+	if (!err)
+		err = siblings_agree(set, per, todo, NULL, out);
 	out->layout.hosts = count_hosts(set, out, todo, -1, scratch);
 	out->layout.pp_stages = count_hosts(set, out, todo, CT_CLASS_PP, scratch);
 	out->layout.dp_ring = count_hosts(set, out, todo, CT_CLASS_DP, scratch);
