@@ -59,13 +59,14 @@
  * less (synthesized GPT's last stage holds the head: 1.01).
  */
 #define FAMILY_GAP 1.25
+/* A family's busy span: the shortest share of the iteration holding this share of its bytes. */
+#define BUSY_SHARE 0.8
 /*
- * With a pipeline, a family that sends at least this share of its bytes
- * in its hosts' pause of the pipeline (pipeline_gaps) waits for the
- * stage's whole backward pass: gradient sync (DP). TP runs inside every
- * micro-batch.
+ * A lone collective busy for at most this share of the iteration is
+ * gradient sync, not TP: TP runs through the forward and backward of every
+ * micro-batch (busy 59-80% in the development corpus), DP 2-55%.
  */
-#define AFTER_PIPELINE_DP 0.5
+#define DP_SPAN_SURE (1.0 / 3)
 /*
  * A pipeline's cool-down: its last gradients come back after its last
  * activation went out, at least one micro-batch's backward later, which
@@ -558,7 +559,8 @@ struct family {
 	int job;
 	size_t streams;
 	double bytes, msgs; /* per iteration, summed over its streams */
-	double after; /* share of its bytes in its hosts' pause of the pipeline */
+	double hist[PHASE_BINS]; /* its streams' bytes by phase */
+	double span;		 /* the shortest share of the iteration with BUSY_SHARE of them */
 	int emb;	    /* every stream joins the two ends of one pipeline chain */
 	int cls;
 	double confidence;
@@ -571,62 +573,28 @@ struct job_shape {
 };
 
 /*
- * Each host's pause in its pipeline schedule: the longest run of phase bins
- * (circular: where the iteration starts is the estimator's choice) in which
- * none of its pipeline streams sends (PP_QUIET of its pipeline bytes at
- * most), and the bin before it, where its last transfer ends. A stage's gradient sync waits for its last backward and ends
- * before the next forward: it falls in that pause. TP runs inside every
- * micro-batch, between pipeline transfers. gap: hosts x PHASE_BINS flags,
- * all set for a host in no pipeline stream.
+ * The shortest share of the iteration (circular: where it starts is the
+ * estimator's choice) that holds share of a histogram's bytes.
  */
-#define PP_QUIET 0.005
-
-static int pipeline_gaps(const struct groups_ctx *c, const struct hostmap *h, uint8_t *gap)
+static double busy_span(const double *hist, double share)
 {
-	double *hist = calloc(h->n * PHASE_BINS + 1, sizeof(*hist));
+	double total = 0;
+	int best = PHASE_BINS;
 
-	if (!hist)
-		return -ENOMEM;
-	for (size_t a = 0; a < c->n; a++) {
-		const struct stream *s = &c->s[a];
-		double *x, *y;
+	for (int k = 0; k < PHASE_BINS; k++)
+		total += hist[k];
+	if (total <= 0)
+		return 1;
+	for (int k = 0; k < PHASE_BINS; k++) {
+		double run = 0;
+		int len = 0;
 
-		if (!s->data || s->cls != CT_CLASS_PP)
-			continue;
-		x = hist + host_index(h, &s->src) * PHASE_BINS;
-		y = hist + host_index(h, &s->dst) * PHASE_BINS;
-		for (int k = 0; k < PHASE_BINS; k++) {
-			x[k] += s->hist[k];
-			y[k] += s->hist[k];
-		}
+		while (len < PHASE_BINS && run < share * total)
+			run += hist[(k + len++) % PHASE_BINS];
+		if (len < best)
+			best = len;
 	}
-	for (size_t x = 0; x < h->n; x++) {
-		const double *hx = hist + x * PHASE_BINS;
-		uint8_t *g = gap + x * PHASE_BINS;
-		double total = 0;
-		int best = 0, best_start = 0;
-
-		for (int k = 0; k < PHASE_BINS; k++)
-			total += hx[k];
-		memset(g, total > 0 ? 0 : 1, PHASE_BINS);
-		if (total <= 0)
-			continue;
-		for (int k = 0; k < PHASE_BINS; k++) { /* runs of quiet bins from k, around */
-			int len = 0;
-
-			while (len < PHASE_BINS && hx[(k + len) % PHASE_BINS] <= PP_QUIET * total)
-				len++;
-			if (len > best) {
-				best = len;
-				best_start = k;
-			}
-		}
-		/* and the bin of its last transfer, which the sync may share */
-		for (int k = -1; k < best; k++)
-			g[(best_start + k + PHASE_BINS) % PHASE_BINS] = 1;
-	}
-	free(hist);
-	return 0;
+	return (double)best / PHASE_BINS;
 }
 
 /*
@@ -692,10 +660,13 @@ static void name_families(struct family *fam, int nf, const struct job_shape *sh
 				 rate, bytes, js->pp_msgs, js->pp_bytes,
 				 tp ? "per layer and micro-batch (TP)" : "per iteration (DP)");
 		} else {
+			/* a sync this short cannot be TP, which runs through every pass */
 			tp = 0;
-			F->confidence = 0.6;
+			F->confidence = F->span <= DP_SPAN_SURE ? 0.85 : 0.6;
 			snprintf(F->why, sizeof(F->why),
-				 "the job's only kind of collective, no pipeline: data parallel");
+				 "the job's only kind of collective, no pipeline, busy %.0f%% of the "
+				 "iteration: data parallel",
+				 100 * F->span);
 		}
 		F->cls = tp ? CT_CLASS_TP : CT_CLASS_DP;
 	}
@@ -867,7 +838,6 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	struct job_shape *shape = NULL;
 	size_t *idx = NULL, *parent = NULL, *stack = NULL, *marked = NULL, *pairs = NULL;
 	struct edge *edges = NULL;
-	uint8_t *pp_gap = NULL;
 	unsigned *degree = NULL;
 	uint8_t *seen = NULL;
 	size_t jobs = per->n_jobs ? per->n_jobs : 1;
@@ -925,9 +895,6 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 			js->pp_msgs = fmax(js->pp_msgs, c.s[a].msgs);
 			js->pp_bytes = fmax(js->pp_bytes, c.s[a].bytes);
 		}
-	pp_gap = malloc(h.n * PHASE_BINS + 1);
-	if (!pp_gap || pipeline_gaps(&c, &h, pp_gap))
-		goto cleanup;
 	n_pp_pairs = pipeline_chains(&c, &h, parent, degree, pairs);
 
 	/* collectives: families of equal bytes; a one-way step must close a ring */
@@ -952,7 +919,6 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		struct family *F;
 		const struct job_shape *js;
 		size_t x, y;
-		double after = 0;
 
 		if (!s->data || s->family < 0)
 			continue;
@@ -965,9 +931,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		F->bytes += s->bytes;
 		F->msgs += s->msgs;
 		for (int k = 0; k < PHASE_BINS; k++)
-			if (pp_gap[x * PHASE_BINS + k] && pp_gap[y * PHASE_BINS + k])
-				after += s->hist[k];
-		F->after += after;
+			F->hist[k] += s->hist[k];
 		/*
 		 * The first and last stage: the two ends of one chain (the same
 		 * component, one pipeline neighbour each), or neighbours (two
@@ -979,21 +943,14 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		      (uf_find(parent, x) == uf_find(parent, y) && degree[x] == 1 && degree[y] == 1)))
 			F->emb = 0;
 	}
-	for (int f = 0; f < nf; f++) {
-		double total = 0;
-
-		for (size_t a = 0; a < c.n; a++)
-			if (c.s[a].data && c.s[a].family == f)
-				for (int k = 0; k < PHASE_BINS; k++)
-					total += c.s[a].hist[k];
-		fam[f].after = total > 0 ? fam[f].after / total : 0;
-	}
+	for (int f = 0; f < nf; f++)
+		fam[f].span = busy_span(fam[f].hist, BUSY_SHARE);
 	name_families(fam, nf, shape);
 	for (int f = 0; f < nf; f++)
 		ct_log(CT_LOG_DEBUG,
-		       "groups: family %d job %d: %zu streams, %.0f B/it, %.1f msgs/it, %.0f%% after "
-		       "the pipeline, %s%s\n",
-		       f, fam[f].job, fam[f].streams, fam[f].bytes, fam[f].msgs, 100 * fam[f].after,
+		       "groups: family %d job %d: %zu streams, %.0f B/it, %.1f msgs/it, busy %.0f%% "
+		       "of the iteration, %s%s\n",
+		       f, fam[f].job, fam[f].streams, fam[f].bytes, fam[f].msgs, 100 * fam[f].span,
 		       ct_class_name(fam[f].cls), fam[f].emb ? " (chain ends)" : "");
 	for (size_t a = 0; a < c.n; a++)
 		if (c.s[a].data && c.s[a].family >= 0)
@@ -1020,7 +977,6 @@ cleanup:
 	free(parent);
 	free(stack);
 	free(marked);
-	free(pp_gap);
 	free(pairs);
 	free(edges);
 	free(degree);
