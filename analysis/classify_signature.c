@@ -347,7 +347,9 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 		fp = &per->flows[i];
 		job = ct_periodicity_period_of(per, i); /* the flow's own job */
 		if (!fp->periodic) {
-			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 0.8,
+			/* fewer bursts than iterations: it never paused, so nothing tells */
+			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE,
+				     fp->n_bursts >= job->iterations ? 0.8 : 0.5,
 				     "its %zu bursts do not recur every iteration", fp->n_bursts);
 			continue;
 		}
