@@ -43,6 +43,29 @@ int ct_class_is_data_direction(const struct ct_flow_set *set, size_t i)
 	return f->bytes > r->bytes || (f->bytes == r->bytes && (int64_t)i < f->reverse);
 }
 
+/*
+ * The profile's layout against the one the signatures read from the same
+ * flows: a wrong mapping or a wrong t is said, not silently scored.
+ */
+static int check_profile_layout(const struct ct_flow_set *set, const struct ct_periodicity *per,
+				const struct ct_class_expect *expect, const uint8_t *todo,
+				struct ct_classification *out)
+{
+	struct ct_classification wire = {0};
+	int err;
+
+	wire.n = set->count;
+	wire.method = "signatures";
+	wire.flows = calloc(set->count ? set->count : 1, sizeof(*wire.flows));
+	if (!wire.flows)
+		return -ENOMEM;
+	err = ct_classify_by_signature(set, per, todo, &wire);
+	if (!err)
+		err = ct_layout_check(expect, &wire.layout, &out->check);
+	ct_classification_free(&wire);
+	return err;
+}
+
 int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		const struct ct_labels *labels, const struct ct_class_expect *expect,
 		struct ct_classification *out)
@@ -74,10 +97,13 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 			todo[i] = ct_class_is_data_direction(set, i);
 	}
 	/* 2./3. data directions without a label: the profile, else the signatures */
-	if (expect)
+	if (expect) {
 		err = ct_classify_by_profile(set, per, expect, todo, out);
-	else
+		if (!err && per && per->job.periodic)
+			err = check_profile_layout(set, per, expect, todo, out);
+	} else {
 		err = ct_classify_by_signature(set, per, todo, out);
+	}
 	/* the other directions take their data direction's class */
 	for (size_t i = 0; i < set->count && !err; i++) {
 		const struct ct_flow_summary *f = &set->flows[i];

@@ -31,11 +31,16 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		       const uint8_t *steady, struct ct_classification *out);
 
 /*
- * The main job's groups from the classes given (data directions marked in
- * todo): hosts joined by flows of one class, per class; p, t, d and ep from
- * them. Returns 0 or -ENOMEM.
+ * The groups the classes give (data directions marked in todo): hosts
+ * joined by flows of one class, per class; p, t, d and ep the largest of
+ * them. Jobs share no hosts, so their groups stay apart. Returns 0 or
+ * -ENOMEM.
  */
-int ct_layout_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
-		     const uint8_t *todo, struct ct_classification *out);
+int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *todo,
+		     struct ct_classification *out);
+
+/* The profile's groups per class against the wire's (layout_check.c). Returns 0 or -ENOMEM. */
+int ct_layout_check(const struct ct_class_expect *e, const struct ct_layout *wire,
+		    struct ct_layout_check *out);
 
 #endif

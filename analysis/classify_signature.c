@@ -401,7 +401,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	out->layout.dp_ring = count_hosts(set, out, todo, CT_CLASS_DP, scratch);
 	out->layout.ep_group = count_hosts(set, out, todo, CT_CLASS_EP, scratch);
 	if (!err)
-		err = ct_layout_groups(set, per, todo, out);
+		err = ct_layout_groups(set, todo, out);
 cleanup:
 	free(scratch);
 	free(steady);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The main job's layout as the wire shows it: for each class, the groups of
+ * The jobs' layout as the wire shows it: for each class, the groups of
  * hosts its flows join (union-find over the classified data directions),
  * and the degrees p, t, d and ep as the hosts of the largest group of each.
  * A class whose flows never reach a NIC (TP and DP inside a host, NVLink)
@@ -41,16 +41,14 @@ static size_t find(size_t *parent, size_t x)
 	return x;
 }
 
-/* The flows that take part: data directions of the main job, classified by signature. */
-static int in_main_job(const struct ct_periodicity *per, const uint8_t *todo,
-		       const struct ct_classification *out, size_t i)
+/* The flows that take part: classified data directions of a job. */
+static int in_job(const uint8_t *todo, const struct ct_classification *out, size_t i)
 {
-	return todo[i] && out->flows[i].cls < CT_CLASS_COUNT &&
-	       (!per || !per->n_jobs || per->flows[i].job <= 0);
+	return todo[i] && out->flows[i].cls < CT_CLASS_COUNT;
 }
 
-int ct_layout_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
-		     const uint8_t *todo, struct ct_classification *out)
+int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *todo,
+		     struct ct_classification *out)
 {
 	struct ct_layout *l = &out->layout;
 	struct ct_addr *addr = malloc((2 * set->count + 1) * sizeof(*addr));
@@ -61,7 +59,7 @@ int ct_layout_groups(const struct ct_flow_set *set, const struct ct_periodicity 
 	if (!addr)
 		return -ENOMEM;
 	for (size_t i = 0; i < set->count; i++)
-		if (in_main_job(per, todo, out, i)) {
+		if (in_job(todo, out, i)) {
 			addr[n_addr++] = set->flows[i].key.src;
 			addr[n_addr++] = set->flows[i].key.dst;
 		}
@@ -87,7 +85,7 @@ int ct_layout_groups(const struct ct_flow_set *set, const struct ct_periodicity 
 			const struct ct_flow_key *k = &set->flows[i].key;
 			size_t cls, x, y;
 
-			if (!in_main_job(per, todo, out, i))
+			if (!in_job(todo, out, i))
 				continue;
 			cls = out->flows[i].cls;
 			x = cls * n_addr + (size_t)((struct ct_addr *)bsearch(&k->src, addr, n_addr,

@@ -465,6 +465,25 @@ static json_object *classification_json(struct jb *b, const struct ct_classifica
 		layout_degrees_json(b, l, &c->layout);
 		add(b, o, "inferred_layout", l);
 	}
+	if (c->check.done) {
+		json_object *k = OBJ(b), *per_class = OBJ(b);
+
+		add(b, k, "agree", BOOL(b, c->check.agree));
+		add(b, k, "summary", STR(b, c->check.summary));
+		for (int cls = 0; cls < CT_CLASS_COUNT; cls++) {
+			json_object *e;
+
+			if (!c->check.profile_groups[cls] && !c->check.wire_groups[cls])
+				continue;
+			e = OBJ(b);
+			add(b, e, "profile_groups", INT(b, (int)c->check.profile_groups[cls]));
+			add(b, e, "wire_groups", INT(b, (int)c->check.wire_groups[cls]));
+			add(b, e, "alike", INT(b, (int)c->check.same[cls]));
+			add(b, per_class, ct_class_name((enum ct_class)cls), e);
+		}
+		add(b, k, "classes", per_class);
+		add(b, o, "layout_check", k);
+	}
 	return o;
 }
 

@@ -19,10 +19,11 @@ and optionally profile.json, or CAPTURE:TRUTH[:PROFILE]. For each case:
                   (k = 3 and 12), analyzed with no profile; the report's
                   iteration period against the truth's mean over the same k
                   iterations. Also the whole capture against the truth's mean.
-  layout          per class, the hosts carrying it (report flows with that
-                  class against the truth's groups) and how many of the
-                  truth's groups appear as a connected set of report flows of
-                  that class; the report's inferred_layout as it is.
+  layout          per class, the groups of hosts the wire shows (the truth's
+                  flows of that class, connected) against the report's
+                  inferred_layout groups, and p, t, d, ep against the largest
+                  of them (unknown where no flow of the class crosses a NIC);
+                  the layout is right when all agree.
   calibration     among flows reported with confidence >= 0.8: the share of
                   their bytes that is right, and their share of all bytes.
 
@@ -193,24 +194,40 @@ def components(edges):
     return [frozenset(g) for g in groups.values()]
 
 
+DEGREES = (("p", "PP"), ("t", "TP"), ("d", "DP"), ("ep", "EP"))
+
+
 def layout(truth, report):
-    tl = truth.get("layout")
-    if not tl:
-        return None
-    edges = {c: [] for c in CLASSES}
-    for f in report["flows"]:
-        edges[f.get("class") or "Other"].append((f["src"], f["dst"]))
+    """The layout the report infers against what the wire shows of the truth.
+
+    The groups the wire shows are the connected host sets of each class's
+    truth flows (a class that never crosses a NIC has none, and its degree
+    must be reported unknown); a degree is the hosts of its largest group.
+    The layout is right when every class's groups and every degree agree.
+    """
+    truth_edges = {c: [] for c in CLASSES}
+    for f in truth["flows"]:
+        if f.get("direction", "data") == "data":
+            truth_edges[f["class"]].append((f["src"], f["dst"]))
+    inferred = (report.get("classification") or {}).get("inferred_layout") or {}
+    found_groups = inferred.get("groups") or {}
+    tl = truth.get("layout") or {}
     out = {"truth": {k: tl.get(k) for k in ("p", "t", "d", "ep")},
-           "inferred_layout": (report.get("classification") or {}).get("inferred_layout"),
-           "classes": {}}
-    for cls, groups in sorted(tl.get("groups", {}).items()):
-        truth_hosts = {a for g in groups for a in g}
-        found = components(edges.get(cls, []))
-        found_hosts = set().union(*found) if found else set()
-        out["classes"][cls] = {
-            "truth_hosts": len(truth_hosts), "found_hosts": len(found_hosts),
-            "hosts_match": truth_hosts == found_hosts,
-            "groups": len(groups), "groups_found": sum(frozenset(g) in found for g in groups)}
+           "inferred_layout": {k: inferred.get(k) for k in ("p", "t", "d", "ep")},
+           "wire": {}, "classes": {}}
+    right = True
+    for deg, cls in DEGREES + (("emb", "EmbTableSyn"),):
+        want = sorted(sorted(g) for g in components(truth_edges[cls]))
+        got = sorted(sorted(g) for g in found_groups.get(cls, []))
+        size = max((len(g) for g in want), default=None)
+        if deg != "emb":
+            out["wire"][deg] = size
+            right = right and inferred.get(deg) == size
+        same = want == got
+        right = right and same
+        out["classes"][cls] = {"groups": len(want), "found": len(got), "same": same,
+                               "groups_found": sum(g in got for g in want)}
+    out["right"] = right
     return out
 
 
@@ -260,12 +277,17 @@ def show(res):
             print("  period, %-20s none, truth %s: %s" % (label + ":", truth, p["reason"]))
     lay = res.get("layout")
     if lay:
-        print("  layout: truth %s, inferred_layout %s" % (
-            ", ".join("%s=%s" % kv for kv in lay["truth"].items()), lay["inferred_layout"]))
+        print("  layout %s: on the wire %s; inferred %s%s" % (
+            "right" if lay["right"] else "WRONG",
+            ", ".join("%s=%s" % kv for kv in lay["wire"].items()),
+            ", ".join("%s=%s" % kv for kv in lay["inferred_layout"].items()),
+            "; truth %s" % ", ".join("%s=%s" % kv for kv in lay["truth"].items())
+            if any(v is not None for v in lay["truth"].values()) else ""))
         for cls, c in lay["classes"].items():
-            print("    %-12s hosts %d found %d%s; groups %d, found as connected sets %d"
-                  % (cls, c["truth_hosts"], c["found_hosts"],
-                     " (same)" if c["hosts_match"] else "", c["groups"], c["groups_found"]))
+            if c["groups"] or c["found"]:
+                print("    %-12s groups %d, found %d, %d of them exactly%s"
+                      % (cls, c["groups"], c["found"], c["groups_found"],
+                         " (same)" if c["same"] else ""))
 
 
 def main():

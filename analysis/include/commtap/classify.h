@@ -96,16 +96,25 @@ struct ct_layout {
 	unsigned dp_ring;    /* hosts in the largest DP ring, 0 none */
 	unsigned ep_group;   /* hosts exchanging all-to-all, 0 none */
 	/*
-	 * The main job's degrees as the wire shows them: the hosts of its
-	 * largest group of each class (p: a pipeline chain's stages); 0 where
-	 * no flow of that class crosses a NIC (TP and DP inside hosts), which
-	 * the report gives as unknown.
+	 * The degrees as the wire shows them: the hosts of the largest group
+	 * of each class (p: a pipeline chain's stages); 0 where no flow of
+	 * that class crosses a NIC (TP and DP inside hosts), which the report
+	 * gives as unknown.
 	 */
 	unsigned p, t, d, ep;
-	struct ct_layout_group *groups; /* of the main job, by class, then first host */
+	struct ct_layout_group *groups; /* by class, then first host */
 	size_t n_groups;
 	struct ct_addr *group_hosts; /* in address order inside each group */
 	size_t n_group_hosts;
+};
+
+/* A profile's groups of hosts per class against those the wire shows. */
+struct ct_layout_check {
+	int done;  /* a profile was given and the wire's groups found */
+	int agree; /* every class's groups alike */
+	unsigned profile_groups[CT_CLASS_COUNT], wire_groups[CT_CLASS_COUNT];
+	unsigned same[CT_CLASS_COUNT]; /* the profile's groups the wire shows alike */
+	char summary[320];
 };
 
 struct ct_classification {
@@ -114,6 +123,7 @@ struct ct_classification {
 	const char *method; /* "labels", "profile" or "signatures" */
 	const char *profile; /* the profile's name when one was given (it names the job) */
 	struct ct_layout layout;
+	struct ct_layout_check check; /* with a profile: its layout against the wire's */
 };
 
 /*
