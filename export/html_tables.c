@@ -70,6 +70,59 @@ static double num_or_nan(json_object *o, const char *key)
 		       : NAN;
 }
 
+#define LAYOUT_GROUPS_SHOWN 8 /* per class; the rest counted */
+
+/*
+ * The layout the signatures read from the wire (p, t, d, ep and each
+ * class's groups of hosts), and with a profile whether its layout agrees.
+ */
+static void layout_rows(FILE *out, json_object *cls)
+{
+	static const char *const degrees[] = {"p", "t", "d", "ep"};
+	json_object *l = ct_doc_get(cls, "inferred_layout"), *check = ct_doc_get(cls, "layout_check");
+	json_object *groups = ct_doc_get(l, "groups");
+
+	if (l && ct_doc_get(l, "groups")) {
+		fputs("<dt>layout on the wire</dt><dd>", out);
+		for (int k = 0; k < 4; k++) {
+			json_object *d = ct_doc_get(l, degrees[k]);
+
+			fprintf(out, "%s%s=", k ? ", " : "", degrees[k]);
+			if (d)
+				fprintf(out, "%" PRIu64, ct_doc_u64(l, degrees[k]));
+			else
+				fputs("unknown", out);
+		}
+		fputs(" (unknown: no flow of that class crosses a NIC)", out);
+		json_object_object_foreach(groups, name, list)
+		{
+			size_t n = ct_doc_len(list);
+
+			fputs("<br>", out);
+			ct_html_text(out, name);
+			fprintf(out, ": %zu group%s", n, n == 1 ? "" : "s");
+			for (size_t g = 0; g < n && g < LAYOUT_GROUPS_SHOWN; g++) {
+				json_object *hosts = ct_doc_at(list, g);
+
+				fputs(g ? "; " : " — ", out);
+				for (size_t h = 0; h < ct_doc_len(hosts); h++) {
+					fputs(h ? " " : "", out);
+					ct_html_text(out, json_object_get_string(ct_doc_at(hosts, h)));
+				}
+			}
+			if (n > LAYOUT_GROUPS_SHOWN)
+				fprintf(out, "; and %zu more", n - LAYOUT_GROUPS_SHOWN);
+		}
+		fputs("</dd>\n", out);
+	}
+	if (check) {
+		fputs("<dt>profile against the wire</dt><dd>", out);
+		fputs(ct_doc_bool(check, "agree") ? "agrees: " : "<strong>differs</strong>: ", out);
+		ct_html_text(out, ct_doc_str(check, "summary"));
+		fputs("</dd>\n", out);
+	}
+}
+
 void ct_html_summary(FILE *out, const struct ct_view *v)
 {
 	json_object *cap = ct_doc_get(v->doc, "capture"), *eng = ct_doc_get(v->doc, "engine");
@@ -100,6 +153,7 @@ void ct_html_summary(FILE *out, const struct ct_view *v)
 		v->n_hosts);
 	ct_html_text(out, method ? method : "nothing (no classes in this report)");
 	fputs("</dd>\n", out);
+	layout_rows(out, ct_doc_get(v->doc, "classification"));
 	fputs("<dt>iteration</dt><dd>", out);
 	if (v->periodic) {
 		ct_html_seconds(out, v->period_s);
