@@ -188,21 +188,45 @@ static void stream_measure(const struct groups_ctx *c, struct stream *s)
 
 /* The end of a stream's last burst that starts in each iteration (0: none). */
 static void stream_ends(const struct groups_ctx *c, const struct stream *s,
-			const struct ct_period *job, uint64_t *end)
+			const struct ct_period *job, double pause, uint64_t *end)
 {
-	memset(end, 0, job->iterations * sizeof(*end));
+	memset(end, 0, (job->iterations + 1) * sizeof(*end));
 	for (size_t m = 0; m < s->n; m++) {
 		const struct ct_flow_periodicity *fp = &c->per->flows[c->members[s->first + m]];
 
 		for (size_t b = 0; b < fp->n_bursts; b++) {
 			long it = ct_period_iteration(job, fp->bursts[b].start);
+			size_t w;
 
 			if (it < 0 || !carries_data(&fp->bursts[b]))
 				continue;
-			if (fp->bursts[b].end > end[it])
-				end[it] = fp->bursts[b].end;
+			w = (size_t)it + (ct_period_phase(job, fp->bursts[b].start) >= pause);
+			if (fp->bursts[b].end > end[w])
+				end[w] = fp->bursts[b].end;
 		}
 	}
+}
+
+/*
+ * Where a pair of streams pauses: the middle of the longest run of phase
+ * bins (circular) in which neither sends. Windows cut there hold one
+ * iteration of the pair each, wherever the job's iteration starts fall.
+ */
+static double pair_pause(const double *a, const double *b)
+{
+	int best = 0, at = 0;
+
+	for (int k = 0; k < PHASE_BINS; k++) {
+		int len = 0;
+
+		while (len < PHASE_BINS && a[(k + len) % PHASE_BINS] + b[(k + len) % PHASE_BINS] <= 0)
+			len++;
+		if (len > best) {
+			best = len;
+			at = k;
+		}
+	}
+	return (double)((at + best / 2) % PHASE_BINS) / PHASE_BINS;
 }
 
 static int double_cmp(const void *a, const void *b)
@@ -214,21 +238,24 @@ static int double_cmp(const void *a, const void *b)
 
 /*
  * How much later than s the partner ends its iterations, as a share of the
- * period: the median over the whole iterations both send in (the first and
- * last may be cut by the capture). Returns 0 when there are none.
+ * period: the median over the whole windows both send in (cut at the
+ * pair's pause; the first and last may be cut by the capture). Returns 0
+ * when there are none.
  */
 static double cooldown_of(const struct groups_ctx *c, const struct stream *s,
 			  const struct stream *partner, uint64_t *room, double *d)
 {
 	const struct ct_period *job = ct_periodicity_period_of(c->per, c->members[s->first]);
-	uint64_t *a = room, *b = room + job->iterations;
+	uint64_t *a = room, *b = room + job->iterations + 1;
+	double pause = pair_pause(s->hist, partner->hist);
 	size_t n = 0;
 
 	if (job->iterations < 3)
 		return 0;
-	stream_ends(c, s, job, a);
-	stream_ends(c, partner, job, b);
-	for (size_t k = 1; k + 1 < job->iterations; k++)
+	stream_ends(c, s, job, pause, a);
+	stream_ends(c, partner, job, pause, b);
+	/* windows 1 .. iterations-1 are whole */
+	for (size_t k = 1; k < job->iterations; k++)
 		if (a[k] && b[k])
 			d[n++] = ((double)b[k] - (double)a[k]) / (job->period_s * 1e9);
 	if (!n)
@@ -864,7 +891,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 				iters = ct_periodicity_job_period(per, j)->iterations;
 		if (per->job.iterations > iters)
 			iters = per->job.iterations;
-		room = malloc((2 * iters + 1) * sizeof(*room));
+		room = malloc((2 * iters + 2) * sizeof(*room));
 		lags = malloc((iters + 1) * sizeof(*lags));
 		if (room && lags)
 			streams_pair(&c, idx, room, lags);
