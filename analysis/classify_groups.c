@@ -62,11 +62,13 @@
 /* A family's busy span: the shortest share of the iteration holding this share of its bytes. */
 #define BUSY_SHARE 0.8
 /*
- * A lone collective busy for at most this share of the iteration is
- * gradient sync, not TP: TP runs through the forward and backward of every
+ * A collective busy for at most this share of the iteration is gradient
+ * sync, not TP (a lone one is DP with confidence; a DP by rate gains it): TP runs through the forward and backward of every
  * micro-batch (busy 59-80% in the development corpus), DP 2-55%.
  */
 #define DP_SPAN_SURE (1.0 / 3)
+/* A TP family is busy for at least this share (59-80% measured; DP alone reached 55%). */
+#define TP_SPAN_SURE 0.5
 /*
  * A pipeline's cool-down: its last gradients come back after its last
  * activation went out, at least one micro-batch's backward later, which
@@ -676,7 +678,7 @@ static void name_families(struct family *fam, int nf, const struct job_shape *sh
 					  : "gradients once an iteration (DP)");
 		} else if (top >= TP_RATE_RATIO * fmax(low, 1e-9)) {
 			tp = rate * TP_RATE_RATIO > top;
-			F->confidence = fmin(0.95, 0.6 + 0.05 * top / fmax(low, 1e-9));
+			F->confidence = 0.7;
 			snprintf(F->why, sizeof(F->why),
 				 "%.1f messages an iteration, the job's collectives %.1f-%.1f: %s",
 				 rate, low, top,
@@ -697,7 +699,12 @@ static void name_families(struct family *fam, int nf, const struct job_shape *sh
 				 "the job's only kind of collective, no pipeline, busy %.0f%% of the "
 				 "iteration: data parallel",
 				 100 * F->span);
+			F->cls = CT_CLASS_DP;
+			continue;
 		}
+		/* the busy span says the same: TP through every pass, DP in one sync */
+		if (tp ? F->span >= TP_SPAN_SURE : F->span <= DP_SPAN_SURE)
+			F->confidence = 0.9;
 		F->cls = tp ? CT_CLASS_TP : CT_CLASS_DP;
 	}
 }
