@@ -5,7 +5,9 @@
   gate.py --write COMMTAP GATES.json NAME=CASE...  record the figures as they are
 
 Each CASE is what corpus_accuracy.py takes (a directory, or
-CAPTURE:TRUTH[:PROFILE]). Per case it gates on the share of bytes
+CAPTURE:TRUTH[:PROFILE]); `matrix:SUBSET` stands for the cases of that
+layout-matrix subset (make_matrix.py specs, made in its cache if absent),
+each named by its case. Per case it gates on the share of bytes
 classified right with no profile, which may not fall more than SLACK
 below the recorded figure, and on the inferred layout, which may not go
 from right to wrong. A case with no recorded figure fails: record it with
@@ -35,6 +37,18 @@ def measure(commtap, spec):
             "layout_right": bool(case["layout"] and case["layout"]["right"])}
 
 
+def matrix_cases(commtap, subset):
+    matrix = os.path.join(HERE, "make_matrix.py")
+    names = subprocess.run([sys.executable, matrix, "list", "--subset", subset],
+                           capture_output=True, text=True, check=True).stdout.split()
+    specs = subprocess.run([sys.executable, matrix, "specs", commtap, "--subset", subset],
+                           capture_output=True, text=True, check=True).stdout.split()
+    names = [n for n in names if n != "(frozen)"]
+    if len(names) != len(specs):
+        raise RuntimeError("make_matrix.py: %d names, %d cases" % (len(names), len(specs)))
+    return list(zip(names, specs))
+
+
 def main():
     args = sys.argv[1:]
     write = "--write" in args
@@ -48,8 +62,13 @@ def main():
         with open(gates_path) as f:
             gates = json.load(f)
     fails = []
+    named = []
     for item in cases:
-        name, spec = item.split("=", 1)
+        if item.startswith("matrix:"):
+            named += matrix_cases(commtap, item.split(":", 1)[1])
+        else:
+            named.append(tuple(item.split("=", 1)))
+    for name, spec in named:
         got = measure(commtap, spec)
         want = gates.get(name)
         print("%-40s bytes right %6.2f%% (recorded %s), layout %s (recorded %s)"
