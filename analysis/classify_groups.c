@@ -546,45 +546,153 @@ static size_t edges_build(const struct groups_ctx *c, const struct hostmap *h, s
 	return n;
 }
 
-/* Whether a stream's destination reaches its source through its family's edges. */
-static int closes_ring(const struct stream *s, const struct hostmap *h, const struct edge *e,
-		       size_t n_edges, uint8_t *seen, size_t *stack, size_t *marked)
+/* The first edge of family f from host v in e (sorted by edge_cmp). */
+static size_t edges_from(const struct edge *e, size_t n_edges, int f, uint32_t v)
 {
-	size_t target = host_index(h, &s->src), top = 0, start = host_index(h, &s->dst), nm = 0;
-	int found = 0;
+	struct edge key = {f, v, 0};
+	size_t lo = 0, hi = n_edges;
 
-	stack[top++] = start;
-	seen[start] = 1;
-	marked[nm++] = start;
-	while (top && !found) {
-		size_t at = stack[--top], lo = 0, hi = n_edges;
-		struct edge key = {s->family, (uint32_t)at, 0};
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
 
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
+		if (edge_cmp(&e[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
-			if (edge_cmp(&e[mid], &key) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
+struct scc_room {
+	long *index, *low; /* per host, -1: not visited in this family */
+	long *scc;	   /* per host: its component in this family */
+	uint32_t *stack, *nodes;
+	struct {
+		uint32_t v;
+		size_t next; /* its next edge to follow */
+	} *frames;
+};
+
+/*
+ * The strongly connected components of family f's graph (Tarjan's,
+ * iterative): a one-way stream is a ring's step when its two hosts are in
+ * one component (its destination reaches its source). Fills room->scc for
+ * the family's hosts, listed in room->nodes; returns how many.
+ */
+static size_t family_scc(const struct edge *e, size_t n_edges, size_t lo, size_t hi,
+			 struct scc_room *r)
+{
+	size_t n_nodes = 0, top = 0;
+	long counter = 0, comp = 0;
+
+	for (size_t k = lo; k < hi; k++)
+		for (int end = 0; end < 2; end++) {
+			uint32_t v = end ? e[k].to : e[k].from;
+
+			if (r->index[v] == -1) {
+				r->index[v] = -2; /* listed */
+				r->nodes[n_nodes++] = v;
+			}
 		}
-		for (; lo < n_edges && !edge_cmp(&e[lo], &key); lo++) {
-			size_t next = e[lo].to;
+	for (size_t k = 0; k < n_nodes; k++)
+		r->index[r->nodes[k]] = -1;
+	for (size_t k = 0; k < n_nodes; k++) {
+		size_t depth = 0;
 
-			if (next == target) {
-				found = 1;
-				break;
+		if (r->index[r->nodes[k]] >= 0)
+			continue;
+		r->frames[depth].v = r->nodes[k];
+		r->frames[depth++].next = edges_from(e, n_edges, e[lo].family, r->nodes[k]);
+		r->index[r->nodes[k]] = r->low[r->nodes[k]] = counter++;
+		r->stack[top++] = r->nodes[k];
+		r->scc[r->nodes[k]] = -1; /* on the stack */
+		while (depth) {
+			uint32_t v = r->frames[depth - 1].v;
+			size_t *next = &r->frames[depth - 1].next;
+
+			if (*next < hi && e[*next].from == v) {
+				uint32_t w = e[(*next)++].to;
+
+				if (r->index[w] < 0) {
+					r->index[w] = r->low[w] = counter++;
+					r->stack[top++] = w;
+					r->scc[w] = -1; /* on the stack */
+					r->frames[depth].v = w;
+					r->frames[depth++].next = edges_from(e, n_edges, e[lo].family, w);
+				} else if (r->scc[w] == -1 && r->index[w] < r->low[v]) {
+					r->low[v] = r->index[w];
+				}
+				continue;
 			}
-			if (!seen[next]) {
-				seen[next] = 1;
-				marked[nm++] = next;
-				stack[top++] = next;
+			if (r->low[v] == r->index[v]) { /* v roots a component */
+				uint32_t w;
+
+				do {
+					w = r->stack[--top];
+					r->scc[w] = comp;
+				} while (w != v);
+				comp++;
 			}
+			if (--depth && r->low[v] < r->low[r->frames[depth - 1].v])
+				r->low[r->frames[depth - 1].v] = r->low[v];
 		}
 	}
-	while (nm) /* clear what this search marked */
-		seen[marked[--nm]] = 0;
-	return found;
+	return n_nodes;
+}
+
+/* Mark the one-way streams that close no ring of their family as Other. */
+static int rings_close(struct groups_ctx *c, const struct hostmap *h, const struct edge *e,
+		       size_t n_edges, size_t *idx)
+{
+	struct scc_room r = {0};
+	size_t n = 0;
+	int err = -ENOMEM;
+
+	r.index = malloc((h->n + 1) * sizeof(*r.index));
+	r.low = malloc((h->n + 1) * sizeof(*r.low));
+	r.scc = malloc((h->n + 1) * sizeof(*r.scc));
+	r.stack = malloc((h->n + 1) * sizeof(*r.stack));
+	r.nodes = malloc((h->n + 1) * sizeof(*r.nodes));
+	r.frames = malloc((h->n + 1) * sizeof(*r.frames));
+	if (!r.index || !r.low || !r.scc || !r.stack || !r.nodes || !r.frames)
+		goto cleanup;
+	for (size_t x = 0; x < h->n; x++)
+		r.index[x] = -1;
+	/* the one-way streams by family */
+	for (size_t a = 0; a < c->n; a++)
+		if (c->s[a].data && c->s[a].mode == MODE_ONE_WAY && c->s[a].family >= 0)
+			idx[n++] = a;
+	qsort_r(idx, n, sizeof(*idx), stream_edge_cmp, c->s);
+	for (size_t k = 0, lo = 0; k < n;) {
+		int f = c->s[idx[k]].family;
+		size_t hi, n_nodes;
+
+		lo = edges_from(e, n_edges, f, 0);
+		for (hi = lo; hi < n_edges && e[hi].family == f; hi++)
+			;
+		for (size_t x = lo; x < hi; x++) /* -1: "on the stack" in family_scc */
+			r.scc[e[x].from] = r.scc[e[x].to] = -2;
+		n_nodes = family_scc(e, n_edges, lo, hi, &r);
+		for (; k < n && c->s[idx[k]].family == f; k++) {
+			struct stream *s = &c->s[idx[k]];
+
+			if (r.scc[host_index(h, &s->src)] != r.scc[host_index(h, &s->dst)]) {
+				s->cls = CT_CLASS_OTHER;
+				s->family = -1;
+			}
+		}
+		for (size_t x = 0; x < n_nodes; x++)
+			r.index[r.nodes[x]] = -1;
+	}
+	err = 0;
+cleanup:
+	free(r.index);
+	free(r.low);
+	free(r.scc);
+	free(r.stack);
+	free(r.nodes);
+	free(r.frames);
+	return err;
 }
 
 struct family {
@@ -873,10 +981,9 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	struct hostmap h = {NULL, 0};
 	struct family *fam = NULL;
 	struct job_shape *shape = NULL;
-	size_t *idx = NULL, *parent = NULL, *stack = NULL, *marked = NULL, *pairs = NULL;
+	size_t *idx = NULL, *parent = NULL, *pairs = NULL;
 	struct edge *edges = NULL;
 	unsigned *degree = NULL;
-	uint8_t *seen = NULL;
 	size_t jobs = per->n_jobs ? per->n_jobs : 1;
 	size_t n_edges, n_pp_pairs;
 	int nf, err = -ENOMEM;
@@ -913,13 +1020,10 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	if (hostmap_build(&c, &h))
 		goto cleanup;
 	parent = malloc((h.n + 1) * sizeof(*parent));
-	stack = malloc((h.n + 1) * sizeof(*stack));
-	marked = malloc((h.n + 1) * sizeof(*marked));
 	degree = malloc((h.n + 1) * sizeof(*degree));
-	seen = calloc(h.n + 1, 1);
 	pairs = malloc((2 * c.n + 1) * sizeof(*pairs));
 	edges = malloc((2 * c.n + 1) * sizeof(*edges));
-	if (!parent || !stack || !marked || !degree || !seen || !pairs || !edges)
+	if (!parent || !degree || !pairs || !edges)
 		goto cleanup;
 
 	/* pipelines: both ways, at other times */
@@ -937,15 +1041,8 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	/* collectives: families of equal bytes; a one-way step must close a ring */
 	nf = streams_family(&c, idx);
 	n_edges = edges_build(&c, &h, edges);
-	for (size_t a = 0; a < c.n; a++) {
-		struct stream *s = &c.s[a];
-
-		if (s->data && s->mode == MODE_ONE_WAY && s->family >= 0 &&
-		    !closes_ring(s, &h, edges, n_edges, seen, stack, marked)) {
-			s->cls = CT_CLASS_OTHER;
-			s->family = -1;
-		}
-	}
+	if (rings_close(&c, &h, edges, n_edges, idx))
+		goto cleanup;
 	fam = calloc((size_t)nf + 1, sizeof(*fam));
 	if (!fam)
 		goto cleanup;
@@ -1012,12 +1109,9 @@ cleanup:
 	free(shape);
 	free(h.addr);
 	free(parent);
-	free(stack);
-	free(marked);
 	free(pairs);
 	free(edges);
 	free(degree);
-	free(seen);
 	free(fam);
 	return err;
 }
