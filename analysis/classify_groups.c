@@ -97,7 +97,7 @@ struct stream {
 	size_t first, n; /* its flows: members[first .. first + n) */
 	int data;	 /* 1: data directions (classified); 0: a socket's other direction */
 	double bytes, msgs; /* per iteration */
-	double hist[PHASE_BINS];
+	float hist[PHASE_BINS]; /* float: 256 B a stream, for 100,000s of them */
 	double lag0;	  /* aligned share, 1 for one-way */
 	double cooldown;  /* median lag of the partner's last byte of an iteration, share */
 	int best_lag;	  /* bins */
@@ -217,7 +217,7 @@ static void stream_ends(const struct groups_ctx *c, const struct stream *s,
  * bins (circular) in which neither sends. Windows cut there hold one
  * iteration of the pair each, wherever the job's iteration starts fall.
  */
-static double pair_pause(const double *a, const double *b)
+static double pair_pause(const float *a, const float *b)
 {
 	int best = 0, at = 0;
 
@@ -270,7 +270,7 @@ static double cooldown_of(const struct groups_ctx *c, const struct stream *s,
 }
 
 /* The circular cross-correlation of two histograms: share at lag 0 (±1) of the best. */
-static double aligned_share(const double *a, const double *b, int *best_lag)
+static double aligned_share(const float *a, const float *b, int *best_lag)
 {
 	double c[PHASE_BINS], best = 0, at0;
 
@@ -278,7 +278,7 @@ static double aligned_share(const double *a, const double *b, int *best_lag)
 	for (int l = 0; l < PHASE_BINS; l++) {
 		c[l] = 0;
 		for (int k = 0; k < PHASE_BINS; k++)
-			c[l] += a[k] * b[(k + l) % PHASE_BINS];
+			c[l] += (double)a[k] * b[(k + l) % PHASE_BINS];
 		if (c[l] > best) {
 			best = c[l];
 			*best_lag = l;
@@ -817,6 +817,18 @@ static void name_families(struct family *fam, int nf, const struct job_shape *sh
 	}
 }
 
+/* At most one stream per member flow: the steady flows and the sockets' ways back. */
+static size_t streams_bound(const struct ct_flow_set *set, const struct ct_periodicity *per,
+			    const uint8_t *steady)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->count; i++)
+		if (steady[i] && per->flows[i].n_bursts)
+			n += 1 + (set->flows[i].reverse >= 0);
+	return n;
+}
+
 /* Streams of the data flows marked in steady, then of their sockets' other directions. */
 static int streams_build(struct groups_ctx *c, const uint8_t *steady)
 {
@@ -989,7 +1001,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	int nf, err = -ENOMEM;
 
 	c.members = malloc((2 * set->count + 1) * sizeof(*c.members));
-	c.s = malloc((2 * set->count + 1) * sizeof(*c.s));
+	c.s = malloc((streams_bound(set, per, steady) + 1) * sizeof(*c.s));
 	idx = malloc((2 * set->count + 1) * sizeof(*idx));
 	shape = calloc(jobs, sizeof(*shape));
 	c.stream_of = malloc((set->count + 1) * sizeof(*c.stream_of));
