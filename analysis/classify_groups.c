@@ -28,6 +28,7 @@
  * The groups (connected hosts of each class) give p, t, d and ep.
  */
 #include "classify_internal.h"
+#include "hosts.h"
 
 #include <commtap/log.h>
 
@@ -92,7 +93,7 @@ enum stream_mode {
 };
 
 struct stream {
-	struct ct_addr src, dst;
+	uint32_t src, dst; /* host ranks (hosts.h) */
 	int job;
 	size_t first, n; /* its flows: members[first .. first + n) */
 	int data;	 /* 1: data directions (classified); 0: a socket's other direction */
@@ -113,6 +114,7 @@ struct groups_ctx {
 	struct stream *s;
 	size_t n;
 	int64_t *stream_of; /* per flow of the set: its stream, -1 none */
+	const struct ct_hosts *hosts;
 };
 
 static int job_of(const struct ct_periodicity *per, size_t i)
@@ -125,14 +127,14 @@ static int member_cmp(const void *a, const void *b, void *arg)
 {
 	const struct groups_ctx *c = arg;
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	const struct ct_flow_key *x = &c->set->flows[i].key, *y = &c->set->flows[j].key;
-	int d;
+	const struct ct_hosts *h = c->hosts;
 
 	if (job_of(c->per, i) != job_of(c->per, j))
 		return job_of(c->per, i) < job_of(c->per, j) ? -1 : 1;
-	d = memcmp(&x->src, &y->src, 2 * sizeof(x->src));
-	if (d)
-		return d;
+	if (h->src[i] != h->src[j])
+		return h->src[i] < h->src[j] ? -1 : 1;
+	if (h->dst[i] != h->dst[j])
+		return h->dst[i] < h->dst[j] ? -1 : 1;
 	if (c->per->flows[i].n_bursts != c->per->flows[j].n_bursts)
 		return c->per->flows[i].n_bursts < c->per->flows[j].n_bursts ? -1 : 1;
 	return (i > j) - (i < j);
@@ -140,9 +142,8 @@ static int member_cmp(const void *a, const void *b, void *arg)
 
 static int same_stream(const struct groups_ctx *c, size_t i, size_t j)
 {
-	return job_of(c->per, i) == job_of(c->per, j) &&
-	       !memcmp(&c->set->flows[i].key.src, &c->set->flows[j].key.src,
-		       2 * sizeof(struct ct_addr)) &&
+	return job_of(c->per, i) == job_of(c->per, j) && c->hosts->src[i] == c->hosts->src[j] &&
+	       c->hosts->dst[i] == c->hosts->dst[j] &&
 	       c->per->flows[i].n_bursts == c->per->flows[j].n_bursts;
 }
 
@@ -288,30 +289,34 @@ static double aligned_share(const float *a, const float *b, int *best_lag)
 	return best > 0 ? at0 / best : 0;
 }
 
+/* By job, then source and destination host. */
+static int stream_key_cmp(const struct stream *x, int job, uint32_t src, uint32_t dst)
+{
+	if (x->job != job)
+		return x->job < job ? -1 : 1;
+	if (x->src != src)
+		return x->src < src ? -1 : 1;
+	return (x->dst > dst) - (x->dst < dst);
+}
+
 static int stream_pair_cmp(const void *a, const void *b, void *arg)
 {
 	const struct stream *s = arg;
-	const struct stream *x = &s[*(const size_t *)a], *y = &s[*(const size_t *)b];
+	const struct stream *y = &s[*(const size_t *)b];
 
-	if (x->job != y->job)
-		return x->job < y->job ? -1 : 1;
-	return memcmp(&x->src, &y->src, 2 * sizeof(x->src));
+	return stream_key_cmp(&s[*(const size_t *)a], y->job, y->src, y->dst);
 }
 
 /* The first of the streams src -> dst of job in by_pair (sorted by stream_pair_cmp). */
 static size_t streams_from(const struct groups_ctx *c, const size_t *by_pair, int job,
-			   const struct ct_addr *src, const struct ct_addr *dst)
+			   uint32_t src, uint32_t dst)
 {
 	size_t lo = 0, hi = c->n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const struct stream *m = &c->s[by_pair[mid]];
-		int d = m->job != job ? (m->job < job ? -1 : 1) : memcmp(&m->src, src, sizeof(*src));
 
-		if (!d)
-			d = memcmp(&m->dst, dst, sizeof(*dst));
-		if (d < 0)
+		if (stream_key_cmp(&c->s[by_pair[mid]], job, src, dst) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -354,14 +359,13 @@ static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, 
 			best_share = aligned_share(s->hist, partner->hist, &best_lag);
 			back = partner->bytes;
 		}
-		for (size_t b = streams_from(c, by_pair, s->job, &s->dst, &s->src);
+		for (size_t b = streams_from(c, by_pair, s->job, s->dst, s->src);
 		     b < c->n && !back; b++) {
 			const struct stream *o = &c->s[by_pair[b]];
 			double share;
 			int lag;
 
-			if (o->job != s->job || memcmp(&o->src, &s->dst, sizeof(o->src)) ||
-			    memcmp(&o->dst, &s->src, sizeof(o->dst)))
+			if (stream_key_cmp(o, s->job, s->dst, s->src))
 				break;
 			if (o->bytes <= 0 || fabs(log(o->bytes / s->bytes)) > log(FAMILY_GAP))
 				continue;
@@ -406,7 +410,9 @@ static int stream_edge_cmp(const void *a, const void *b, void *arg)
 
 	if (x->family != y->family)
 		return x->family < y->family ? -1 : 1;
-	return memcmp(&x->src, &y->src, 2 * sizeof(x->src));
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return (x->dst > y->dst) - (x->dst < y->dst);
 }
 
 struct family_edges {
@@ -447,11 +453,12 @@ static int families_merge_rings(struct groups_ctx *c, size_t *idx, size_t n, int
 		fe[f] = (struct family_edges){1469598103934665603ull, f, 0};
 	for (size_t k = 0; k < n; k++) {
 		const struct stream *s = &c->s[idx[k]];
-		const unsigned char *p = (const unsigned char *)&s->src;
+		uint64_t pair = (uint64_t)s->src << 32 | s->dst;
 
 		fe[s->family].job = s->job;
-		for (size_t i = 0; i < 2 * sizeof(s->src); i++) /* FNV-1a */
-			fe[s->family].hash = (fe[s->family].hash ^ p[i]) * 1099511628211ull;
+		for (int i = 0; i < 8; i++) /* FNV-1a over the pair's bytes */
+			fe[s->family].hash =
+				(fe[s->family].hash ^ ((pair >> (8 * i)) & 0xff)) * 1099511628211ull;
 	}
 	qsort(fe, (size_t)families, sizeof(*fe), family_edges_cmp);
 	for (int f = 0; f < families; f++) {
@@ -494,23 +501,6 @@ static size_t uf_find(size_t *parent, size_t x)
 	return x;
 }
 
-struct hostmap {
-	struct ct_addr *addr; /* sorted */
-	size_t n;
-};
-
-static int addr_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct ct_addr));
-}
-
-static size_t host_index(const struct hostmap *h, const struct ct_addr *a)
-{
-	const struct ct_addr *p = bsearch(a, h->addr, h->n, sizeof(*a), addr_cmp);
-
-	return p ? (size_t)(p - h->addr) : 0;
-}
-
 /* A directed edge of a family's graph: an aligned stream gives one each way. */
 struct edge {
 	int family;
@@ -526,7 +516,7 @@ static int edge_cmp(const void *a, const void *b)
 	return (x->from > y->from) - (x->from < y->from);
 }
 
-static size_t edges_build(const struct groups_ctx *c, const struct hostmap *h, struct edge *e)
+static size_t edges_build(const struct groups_ctx *c, struct edge *e)
 {
 	size_t n = 0;
 
@@ -536,8 +526,8 @@ static size_t edges_build(const struct groups_ctx *c, const struct hostmap *h, s
 
 		if (!s->data || s->family < 0)
 			continue;
-		x = (uint32_t)host_index(h, &s->src);
-		y = (uint32_t)host_index(h, &s->dst);
+		x = s->src;
+		y = s->dst;
 		e[n++] = (struct edge){s->family, x, y};
 		if (s->mode == MODE_ALIGNED)
 			e[n++] = (struct edge){s->family, y, x};
@@ -641,22 +631,22 @@ static size_t family_scc(const struct edge *e, size_t n_edges, size_t lo, size_t
 }
 
 /* Mark the one-way streams that close no ring of their family as Other. */
-static int rings_close(struct groups_ctx *c, const struct hostmap *h, const struct edge *e,
+static int rings_close(struct groups_ctx *c, size_t n_hosts, const struct edge *e,
 		       size_t n_edges, size_t *idx)
 {
 	struct scc_room r = {0};
 	size_t n = 0;
 	int err = -ENOMEM;
 
-	r.index = malloc((h->n + 1) * sizeof(*r.index));
-	r.low = malloc((h->n + 1) * sizeof(*r.low));
-	r.scc = malloc((h->n + 1) * sizeof(*r.scc));
-	r.stack = malloc((h->n + 1) * sizeof(*r.stack));
-	r.nodes = malloc((h->n + 1) * sizeof(*r.nodes));
-	r.frames = malloc((h->n + 1) * sizeof(*r.frames));
+	r.index = malloc((n_hosts + 1) * sizeof(*r.index));
+	r.low = malloc((n_hosts + 1) * sizeof(*r.low));
+	r.scc = malloc((n_hosts + 1) * sizeof(*r.scc));
+	r.stack = malloc((n_hosts + 1) * sizeof(*r.stack));
+	r.nodes = malloc((n_hosts + 1) * sizeof(*r.nodes));
+	r.frames = malloc((n_hosts + 1) * sizeof(*r.frames));
 	if (!r.index || !r.low || !r.scc || !r.stack || !r.nodes || !r.frames)
 		goto cleanup;
-	for (size_t x = 0; x < h->n; x++)
+	for (size_t x = 0; x < n_hosts; x++)
 		r.index[x] = -1;
 	/* the one-way streams by family */
 	for (size_t a = 0; a < c->n; a++)
@@ -676,7 +666,7 @@ static int rings_close(struct groups_ctx *c, const struct hostmap *h, const stru
 		for (; k < n && c->s[idx[k]].family == f; k++) {
 			struct stream *s = &c->s[idx[k]];
 
-			if (r.scc[host_index(h, &s->src)] != r.scc[host_index(h, &s->dst)]) {
+			if (r.scc[s->src] != r.scc[s->dst]) {
 				s->cls = CT_CLASS_OTHER;
 				s->family = -1;
 			}
@@ -862,8 +852,8 @@ static int streams_build(struct groups_ctx *c, const uint8_t *steady)
 		     e++)
 			;
 		memset(s, 0, sizeof(*s));
-		s->src = set->flows[c->members[k]].key.src;
-		s->dst = set->flows[c->members[k]].key.dst;
+		s->src = c->hosts->src[c->members[k]];
+		s->dst = c->hosts->dst[c->members[k]];
 		s->job = job_of(c->per, c->members[k]) < 0 ? 0 : job_of(c->per, c->members[k]);
 		s->first = k;
 		s->n = e - k;
@@ -874,25 +864,6 @@ static int streams_build(struct groups_ctx *c, const uint8_t *steady)
 		s->cls = -1;
 		stream_measure(c, s);
 	}
-	return 0;
-}
-
-static int hostmap_build(const struct groups_ctx *c, struct hostmap *h)
-{
-	size_t w = 0;
-
-	h->addr = malloc((2 * c->n + 1) * sizeof(*h->addr));
-	if (!h->addr)
-		return -ENOMEM;
-	for (size_t a = 0; a < c->n; a++) {
-		h->addr[w++] = c->s[a].src;
-		h->addr[w++] = c->s[a].dst;
-	}
-	qsort(h->addr, w, sizeof(*h->addr), addr_cmp);
-	h->n = 0;
-	for (size_t k = 0; k < w; k++)
-		if (!h->n || addr_cmp(&h->addr[k], &h->addr[h->n - 1]))
-			h->addr[h->n++] = h->addr[k];
 	return 0;
 }
 
@@ -909,12 +880,12 @@ static int pair_cmp(const void *a, const void *b)
  * Pipeline chains: components of the shifted streams, and each host's
  * distinct pipeline neighbours (pairs: room for 2 entries per stream).
  */
-static size_t pipeline_chains(const struct groups_ctx *c, const struct hostmap *h, size_t *parent,
+static size_t pipeline_chains(const struct groups_ctx *c, size_t n_hosts, size_t *parent,
 			      unsigned *degree, size_t *pairs)
 {
 	size_t n = 0, w = 0;
 
-	for (size_t x = 0; x < h->n; x++) {
+	for (size_t x = 0; x < n_hosts; x++) {
 		parent[x] = x;
 		degree[x] = 0;
 	}
@@ -924,8 +895,8 @@ static size_t pipeline_chains(const struct groups_ctx *c, const struct hostmap *
 
 		if (!s->data || s->cls != CT_CLASS_PP)
 			continue;
-		x = host_index(h, &s->src);
-		y = host_index(h, &s->dst);
+		x = s->src;
+		y = s->dst;
 		pairs[2 * n] = x < y ? x : y;
 		pairs[2 * n + 1] = x < y ? y : x;
 		n++;
@@ -990,7 +961,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		       const uint8_t *steady, struct ct_classification *out)
 {
 	struct groups_ctx c = {set, per, NULL, NULL, 0, NULL};
-	struct hostmap h = {NULL, 0};
+	struct ct_hosts h = {0};
 	struct family *fam = NULL;
 	struct job_shape *shape = NULL;
 	size_t *idx = NULL, *parent = NULL, *pairs = NULL;
@@ -1009,6 +980,9 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		goto cleanup;
 	for (size_t i = 0; i < set->count; i++)
 		c.stream_of[i] = -1;
+	if (ct_hosts_rank(set, &h))
+		goto cleanup;
+	c.hosts = &h;
 	streams_build(&c, steady);
 	{
 		size_t iters = 0;
@@ -1029,8 +1003,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		if (!room || !lags)
 			goto cleanup;
 	}
-	if (hostmap_build(&c, &h))
-		goto cleanup;
+
 	parent = malloc((h.n + 1) * sizeof(*parent));
 	degree = malloc((h.n + 1) * sizeof(*degree));
 	pairs = malloc((2 * c.n + 1) * sizeof(*pairs));
@@ -1048,12 +1021,12 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 			js->pp_msgs = fmax(js->pp_msgs, c.s[a].msgs);
 			js->pp_bytes = fmax(js->pp_bytes, c.s[a].bytes);
 		}
-	n_pp_pairs = pipeline_chains(&c, &h, parent, degree, pairs);
+	n_pp_pairs = pipeline_chains(&c, h.n, parent, degree, pairs);
 
 	/* collectives: families of equal bytes; a one-way step must close a ring */
 	nf = streams_family(&c, idx);
-	n_edges = edges_build(&c, &h, edges);
-	if (rings_close(&c, &h, edges, n_edges, idx))
+	n_edges = edges_build(&c, edges);
+	if (rings_close(&c, h.n, edges, n_edges, idx))
 		goto cleanup;
 	fam = calloc((size_t)nf + 1, sizeof(*fam));
 	if (!fam)
@@ -1070,8 +1043,8 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 			continue;
 		F = &fam[s->family];
 		js = &shape[s->job];
-		x = host_index(&h, &s->src);
-		y = host_index(&h, &s->dst);
+		x = s->src;
+		y = s->dst;
 		F->job = s->job;
 		F->streams++;
 		F->bytes += s->bytes;
@@ -1119,7 +1092,7 @@ cleanup:
 	free(c.stream_of);
 	free(idx);
 	free(shape);
-	free(h.addr);
+	ct_hosts_free(&h);
 	free(parent);
 	free(pairs);
 	free(edges);

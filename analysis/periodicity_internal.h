@@ -5,15 +5,7 @@
 
 #include <commtap/periodicity.h>
 
-/* Every address a flow has, ranked in address order. */
-struct ct_hosts {
-	size_t n;
-	uint32_t *src, *dst;  /* per flow: its source's and destination's rank */
-	struct ct_addr *addr; /* per rank */
-};
-
-int ct_hosts_rank(const struct ct_flow_set *set, struct ct_hosts *h);
-void ct_hosts_free(struct ct_hosts *h);
+#include "hosts.h"
 
 /*
  * A flow's figures that depend on the iteration: volumes (into room, for
