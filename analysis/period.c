@@ -348,13 +348,11 @@ long ct_period_iteration(const struct ct_period *p, uint64_t t)
 
 double ct_period_phase(const struct ct_period *p, uint64_t t)
 {
-	if (!p->periodic || !p->iterations || t < p->starts[0])
-		return -1;
-	for (size_t i = 0; i + 1 < p->iterations; i++)
-		if (t < p->starts[i + 1])
-			return (double)(t - p->starts[i]) /
-			       (double)(p->starts[i + 1] - p->starts[i]);
-	double into = (double)(t - p->starts[p->iterations - 1]) / (p->period_s * 1e9);
+	long k = p->periodic ? ct_period_iteration(p, t) : -1; /* a search, not a walk */
 
-	return into < 1 ? into : -1;
+	if (k < 0)
+		return -1;
+	if ((size_t)k + 1 < p->iterations)
+		return (double)(t - p->starts[k]) / (double)(p->starts[k + 1] - p->starts[k]);
+	return (double)(t - p->starts[k]) / (p->period_s * 1e9);
 }
