@@ -151,13 +151,14 @@ static int same_stream(const struct groups_ctx *c, size_t i, size_t j)
  * A burst that carries data, not only the acknowledgements of the other
  * direction's (a socket used both ways acknowledges in its data's gaps):
  * a message ended in it, or its frames average more than a bare TCP ACK
- * with options or a RoCE ACK (66-90 bytes).
+ * with options or a RoCE ACK (66-90 bytes), or its frames are not known.
  */
 #define DATA_FRAME_MIN 128
 
 static int carries_data(const struct ct_burst *b)
 {
-	return b->messages || (b->packets && b->bytes > (uint64_t)DATA_FRAME_MIN * b->packets);
+	/* packets unknown: nothing tells it apart, so it counts */
+	return b->messages || !b->packets || b->bytes > (uint64_t)DATA_FRAME_MIN * b->packets;
 }
 
 /* Bytes, messages and the phase histogram of a stream's flows. */

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Classification by the groups the wire shows (classify_groups.c,
+ * layout_groups.c), on hand-made jobs of 20 iterations of 100 ms whose
+ * answers follow from the structure alone: a ring that closes, one that
+ * does not, a pipeline beside a collective and the embedding sync, and two
+ * collectives of different rhythms.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <commtap/classify.h>
+
+#include "flow_builder.h"
+
+#define A "198.18.0.1"
+#define B "198.18.0.2"
+#define C "198.18.0.3"
+#define D "198.18.0.4"
+#define ITERS 20
+#define PERIOD (100 * MS)
+
+static void classified(const struct ct_flow_set *set, const struct ct_burst_log *log,
+		       struct ct_periodicity *per, struct ct_classification *c)
+{
+	assert_int_equal(ct_periodicity_compute(set, log, 0.02, per), 0);
+	assert_true(per->job.periodic);
+	assert_near(per->job.period_s, 0.1, 0.001);
+	assert_int_equal(ct_classify(set, per, NULL, NULL, c), 0);
+	assert_string_equal(c->method, "signatures");
+}
+
+static const struct ct_flow_class *class_of(const struct ct_classification *c,
+					    const struct ct_flow_set *set,
+					    const struct ct_flow_key *k)
+{
+	return &c->flows[set_index(set, k)];
+}
+
+static void free_all(struct ct_classification *c, struct ct_periodicity *per,
+		     struct ct_flow_set *set, struct ct_burst_log *log)
+{
+	ct_classification_free(c);
+	ct_periodicity_free(per);
+	ct_flow_set_free(set);
+	ct_burst_log_free(log);
+}
+
+/*
+ * A -> B -> C -> D -> A, each step 1 MB at 80 ms for 5 ms, nothing back:
+ * one ring, the job's only collective and short (5% of the iteration):
+ * gradient sync, DP, with confidence. d = 4, the rest unknown.
+ */
+static void test_ring_closes(void **state)
+{
+	const char *h[4] = {A, B, C, D};
+	struct ct_flow_key k[4];
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		k[i] = roce_key(h[i], h[(i + 1) % 4], 100 + (uint32_t)i);
+		log_train(&log, &k[i], PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+	}
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(class_of(&c, &set, &k[i])->cls, CT_CLASS_DP);
+		assert_true(class_of(&c, &set, &k[i])->confidence >= 0.8);
+	}
+	assert_int_equal(c.layout.d, 4);
+	assert_int_equal(c.layout.p, 0);
+	assert_int_equal(c.layout.t, 0);
+	assert_int_equal(c.layout.ep, 0);
+	assert_int_equal(c.layout.n_groups, 1);
+	assert_int_equal(c.layout.groups[0].n, 4);
+	free_all(&c, &per, &set, &log);
+}
+
+/* A -> B -> C with nothing back and no way from C to A: no ring, no collective. */
+static void test_ring_open(void **state)
+{
+	struct ct_flow_key ab = roce_key(A, B, 100), bc = roce_key(B, C, 101);
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	log_train(&log, &ab, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+	log_train(&log, &bc, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	assert_int_equal(class_of(&c, &set, &ab)->cls, CT_CLASS_OTHER);
+	assert_int_equal(class_of(&c, &set, &bc)->cls, CT_CLASS_OTHER);
+	assert_non_null(strstr(class_of(&c, &set, &ab)->evidence, "no ring"));
+	assert_int_equal(c.layout.n_groups, 0);
+	free_all(&c, &per, &set, &log);
+}
+
+/*
+ * Two stages, A and B: activations A -> B at 10, 20, 30, 40 ms, gradients
+ * B -> A at 25, 35, 45, 55 ms (100 kB, 2 ms each): the way back ends 15%
+ * of the iteration later, the pipeline's cool-down: PP both ways. Beside
+ * it A <-> C all-reduce 2 MB each way at 80 ms, aligned: a collective
+ * that sends once (less often than the pipeline, not 8 times its bytes):
+ * DP. And A <-> B 50 kB each way at 90 ms, aligned, between the two ends
+ * of the chain: the embedding sync.
+ */
+static void test_pipeline_beside_collectives(void **state)
+{
+	struct ct_flow_key act = roce_key(A, B, 1), grad = roce_key(B, A, 2);
+	struct ct_flow_key ac = roce_key(A, C, 3), ca = roce_key(C, A, 4);
+	struct ct_flow_key emb_ab = roce_key(A, B, 5), emb_ba = roce_key(B, A, 6);
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	for (int m = 0; m < 4; m++) {
+		log_train(&log, &act, PERIOD, ITERS, (10 + 10 * (uint64_t)m) * MS, 2 * MS, 100000);
+		log_train(&log, &grad, PERIOD, ITERS, (25 + 10 * (uint64_t)m) * MS, 2 * MS, 100000);
+	}
+	log_train(&log, &ac, PERIOD, ITERS, 80 * MS, 5 * MS, 2000000);
+	log_train(&log, &ca, PERIOD, ITERS, 80 * MS, 5 * MS, 2000000);
+	log_train(&log, &emb_ab, PERIOD, ITERS, 90 * MS, 1 * MS, 50000);
+	log_train(&log, &emb_ba, PERIOD, ITERS, 90 * MS, 1 * MS, 50000);
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	assert_int_equal(class_of(&c, &set, &act)->cls, CT_CLASS_PP);
+	assert_int_equal(class_of(&c, &set, &grad)->cls, CT_CLASS_PP);
+	assert_int_equal(class_of(&c, &set, &ac)->cls, CT_CLASS_DP);
+	assert_int_equal(class_of(&c, &set, &ca)->cls, CT_CLASS_DP);
+	assert_int_equal(class_of(&c, &set, &emb_ab)->cls, CT_CLASS_EMB);
+	assert_int_equal(class_of(&c, &set, &emb_ba)->cls, CT_CLASS_EMB);
+	assert_int_equal(c.layout.p, 2);
+	assert_int_equal(c.layout.d, 2);
+	assert_int_equal(c.layout.t, 0);
+	free_all(&c, &per, &set, &log);
+}
+
+/*
+ * No pipeline, two collectives: A <-> B eight times an iteration (200 kB
+ * at 0, 10, ... 70 ms, both ways at once) and A <-> C once (1 MB at
+ * 85 ms). The rates differ eightfold: the frequent one runs per layer and
+ * micro-batch, TP; the other once an iteration, DP; their busy spans (80%
+ * against 5%) agree, so both are confident.
+ */
+static void test_two_rhythms(void **state)
+{
+	struct ct_flow_key ab = roce_key(A, B, 1), ba = roce_key(B, A, 2);
+	struct ct_flow_key ac = roce_key(A, C, 3), ca = roce_key(C, A, 4);
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	for (int l = 0; l < 8; l++) {
+		log_train(&log, &ab, PERIOD, ITERS, 10 * (uint64_t)l * MS, 2 * MS, 200000);
+		log_train(&log, &ba, PERIOD, ITERS, 10 * (uint64_t)l * MS, 2 * MS, 200000);
+	}
+	log_train(&log, &ac, PERIOD, ITERS, 85 * MS, 5 * MS, 1000000);
+	log_train(&log, &ca, PERIOD, ITERS, 85 * MS, 5 * MS, 1000000);
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	assert_int_equal(class_of(&c, &set, &ab)->cls, CT_CLASS_TP);
+	assert_int_equal(class_of(&c, &set, &ba)->cls, CT_CLASS_TP);
+	assert_int_equal(class_of(&c, &set, &ac)->cls, CT_CLASS_DP);
+	assert_int_equal(class_of(&c, &set, &ca)->cls, CT_CLASS_DP);
+	assert_true(class_of(&c, &set, &ab)->confidence >= 0.8);
+	assert_true(class_of(&c, &set, &ac)->confidence >= 0.8);
+	assert_int_equal(c.layout.t, 2);
+	assert_int_equal(c.layout.d, 2);
+	free_all(&c, &per, &set, &log);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_closes),
+		cmocka_unit_test(test_ring_open),
+		cmocka_unit_test(test_pipeline_beside_collectives),
+		cmocka_unit_test(test_two_rhythms),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
