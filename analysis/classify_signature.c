@@ -16,6 +16,8 @@
  */
 #include "classify_internal.h"
 
+#include <commtap/log.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +26,13 @@
 
 #define EP_SIZE_VARIETY	 0.5  /* share of a flow's bursts with a size of their own */
 #define PHASE_STEADY	 0.6  /* phase concentration of a flow that belongs to the iteration */
-#define EP_VOLUME_SPREAD 0.01 /* bytes per iteration vary: the other classes repeat to the byte */
+/*
+ * Bytes per iteration vary (cut at the flow's own pause): the other
+ * classes repeat to the byte. On the development corpus collectives vary
+ * by at most 0.33% (real gloo DP; TP 0.14%), all-to-all flows by 0.66-5.8%
+ * (5th percentile 1.09%); the channels below it follow their siblings.
+ */
+#define EP_VOLUME_SPREAD 0.01
 #define EP_MIN_BURSTS	 2.0  /* all-to-all runs per MoE layer: several times an iteration */
 /* an all-to-all's data comes back: more than the ACKs of what was sent (see classify_groups.c) */
 #define EP_BACK_SHARE 0.1
@@ -363,6 +371,11 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 		}
 		variety = size_variety(fp, sizes);
 		spread = volume_variation(fp, job, sizes);
+		ct_log(CT_LOG_DEBUG,
+		       "signature: flow %zu: %.1f bursts an iteration, sizes %.0f%% unique, volume "
+		       "varies %.2f%%\n",
+		       i, (double)fp->n_bursts / (double)job->iterations, 100 * variety,
+		       100 * spread);
 		per_iter = (double)fp->n_bursts / (double)job->iterations;
 		/* an all-to-all sends both ways between every two of its hosts */
 		back = (double)bytes_back(pairs, n_pairs, &set->flows[i].key) >=
