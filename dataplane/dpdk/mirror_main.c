@@ -33,6 +33,7 @@
 #define RX_DESC	   1024
 #define POOL_MBUFS 8191
 #define RING_SLOTS 4096
+#define POOL_CACHE 256 /* mbufs cached per lcore */
 /* room for a 9 KiB jumbo frame in one segment (mirror copies are often truncated) */
 #define MBUF_DATA_ROOM (RTE_PKTMBUF_HEADROOM + 9728)
 
@@ -203,6 +204,24 @@ static void answer(struct mirror_worker *w)
 	w->snap_done = req;
 }
 
+/*
+ * The mbufs this lcore can take: the pool's common store and its own
+ * cache. rte_mempool_avail_count also counts the other lcores' caches,
+ * where a ring worker's frees wait out of this lcore's reach.
+ */
+static unsigned pool_free_here(void)
+{
+	unsigned n = rte_mempool_avail_count(app.pool), self = rte_lcore_id(), lc;
+
+	RTE_LCORE_FOREACH(lc) {
+		struct rte_mempool_cache *cache = rte_mempool_default_cache(app.pool, lc);
+
+		if (lc != self && cache)
+			n -= cache->len < n ? cache->len : n;
+	}
+	return n;
+}
+
 static unsigned poll_once(struct mirror_worker *w)
 {
 	struct rte_mbuf *mb[MIRROR_BURST];
@@ -219,7 +238,7 @@ static unsigned poll_once(struct mirror_worker *w)
 			process(w, mb, n);
 	}
 	answer(w);
-	if (!n && w->role != ROLE_RING && rte_mempool_avail_count(app.pool) < MIRROR_BURST)
+	if (!n && w->role != ROLE_RING && pool_free_here() < MIRROR_BURST)
 		/*
 		 * Nothing received because every mbuf waits in a ring worker's
 		 * queue (a worker descheduled on a shared CPU): starved, not idle;
@@ -456,7 +475,7 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 		return rc;
 	}
 	m->pool = rte_pktmbuf_pool_create(
-		"commtap-mbufs", m->o.mbufs ? m->o.mbufs : POOL_MBUFS, 256, 0,
+		"commtap-mbufs", m->o.mbufs ? m->o.mbufs : POOL_MBUFS, POOL_CACHE, 0,
 		m->o.mbuf_data ? RTE_PKTMBUF_HEADROOM + m->o.mbuf_data : MBUF_DATA_ROOM, socket);
 	if (!m->pool) {
 		fprintf(stderr,
@@ -515,6 +534,26 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 	return socket;
 }
 
+
+/*
+ * The slots of each engine lcore's ring in software distribution: the rings
+ * together must not be able to hold every mbuf, or the RX lcore starves
+ * and the port drops what it cannot store (rx_nombuf; a replay loses
+ * packets even with --wait-on-full). Leave the RX descriptors, every
+ * lcore's mempool cache (up to 1.5 times its size) and a burst, share the
+ * rest: the largest power of two under each ring's share, RING_SLOTS at most.
+ */
+static unsigned ring_slots(const struct mirror *m)
+{
+	unsigned pool = m->o.mbufs ? m->o.mbufs : POOL_MBUFS, rings = m->n_workers - 1;
+	unsigned held = RX_DESC + rte_lcore_count() * (POOL_CACHE * 3 / 2) + MIRROR_BURST;
+	unsigned share = pool > held && rings ? (pool - held) / rings : 0, slots = RING_SLOTS;
+
+	while (slots > 64 && slots - 1 > share)
+		slots /= 2;
+	return slots;
+}
+
 static int setup_workers(struct mirror *m, int socket)
 {
 	struct ct_allocator alloc = {socket_alloc, socket_free, (void *)(intptr_t)socket};
@@ -553,7 +592,7 @@ static int setup_workers(struct mirror *m, int socket)
 		}
 		if (w->role == ROLE_RING) {
 			snprintf(name, sizeof(name), "commtap-ring-%u", i);
-			w->ring = rte_ring_create(name, RING_SLOTS, socket,
+			w->ring = rte_ring_create(name, ring_slots(m), socket,
 						  RING_F_SP_ENQ | RING_F_SC_DEQ);
 			if (!w->ring) {
 				fprintf(stderr, "commtap-mirror: cannot create ring %s: %s\n", name,
