@@ -24,6 +24,12 @@
 #include <time.h>
 
 #define DRAIN_EVERY 1024 /* packets between drains of the eviction ring */
+/*
+ * Flows kept in detail by default: about 1.5 KiB each through the slow
+ * path (summary, periodicity, class), so some 400 MiB at the limit; the
+ * rest are summed (docs/security.md).
+ */
+#define REPORT_FLOWS_DEFAULT 262144
 
 struct analyze_opts {
 	const char *capture;
@@ -31,6 +37,7 @@ struct analyze_opts {
 	const char *lines_path;
 	int table;
 	double pace; /* 0: as fast as it reads; F: F times the capture's own speed */
+	size_t report_flows; /* flows kept in detail, the lightest of the rest summed */
 	struct ct_producer_options common;
 };
 
@@ -58,6 +65,15 @@ static const struct ct_param analyze_params[] = {
 	 .min = 0,
 	 .max = 1e6,
 	 .above_min = 1},
+	{.name = "report-flows",
+	 .type = CT_PARAM_SIZE,
+	 .arg = "N",
+	 .offset = offsetof(struct analyze_opts, report_flows),
+	 .help = "flows kept in detail; past N the lightest are summed\n"
+		 "into the report's flows_summed (0: no limit)",
+	 .min = 0,
+	 .max = 1e9,
+	 .show_default = 1},
 	CT_PARAM_TABLE_END,
 };
 
@@ -93,6 +109,7 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 	int first, rc;
 
 	ct_producer_options_init(&o->common);
+	o->report_flows = REPORT_FLOWS_DEFAULT;
 	rc = ct_params_parse(sets, n, argc, argv, &first, err, sizeof(err));
 	if (rc == 1) {
 		usage(stdout, sets, n);
@@ -187,6 +204,8 @@ static int put_interval_report(const struct analyze_opts *o, struct ct_knowledge
 
 	drain(engine, got);
 	ct_flow_set_init(&set);
+	ct_flow_set_limit(&set, got->flows.limit);
+	set.rest = got->flows.rest;
 	for (size_t i = 0; i < got->flows.count && !ic.err; i++)
 		ic.err = ct_flow_set_add_summary(&set, &got->flows.flows[i]);
 	if (!ic.err)
@@ -320,6 +339,7 @@ int cmd_analyze(int argc, char **argv)
 		goto cleanup;
 	}
 	ct_flow_set_init(&got.flows);
+	ct_flow_set_limit(&got.flows, o.report_flows);
 	/* no SA_RESTART: a read blocked on a pipe returns, and the report is written */
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
