@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""commtap analyze --json in bounded memory (issue 24): many distinct flows
+under an address-space limit and a time bound, the totals exact.
+
+    test_memory_budget.py COMMTAP SANITIZE
+
+Writes a capture of 60,000 RoCE flows (198.18.0.0/15, one packet each; every
+60th flow carries 1,024 payload bytes, the rest 64) and analyses it:
+
+1. `analyze --json` under RLIMIT_AS 512 MiB and 60 s: every flow in the
+   report, their bytes and packets summing to the capture's. On the last
+   landed commit the report document held a json-c tree of every flow
+   (about 16 KiB a flow) and its whole text: 60,000 flows needed over
+   1 GiB, and this run failed "out of memory".
+2. `--report-flows 5000` under 384 MiB: at most 5,000 flows in detail,
+   every heavy flow among them, the rest in "flows_summed", and the flows
+   in detail plus the summed ones are the capture's flows, packets and
+   bytes exactly.
+
+SANITIZE: meson's b_sanitize; the sanitizers reserve terabytes of address
+space, so the test skips under them.
+"""
+import json
+import os
+import resource
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+FLOWS = 60000
+HEAVY_EVERY = 60
+T0 = 1_700_000_000
+
+
+def frame(qpn, dst, payload_len):
+    eth = bytes(6) + bytes([2, 0, 0, 0, 0, 1]) + b"\x08\x00"
+    bth = struct.pack("!BBHII", 0x04, 0x40, 0xFFFF, qpn, 0)  # RC SEND only
+    udp_len = 8 + len(bth) + payload_len + 4
+    udp = struct.pack("!HHHH", 49152, 4791, udp_len, 0)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 0, 0x4000, 64, 17, 0,
+                     bytes([198, 18, 0, 1]), dst)
+    return eth + ip + udp + bth + bytes(payload_len) + bytes(4)
+
+
+def heavy(i):
+    return i % HEAVY_EVERY == 0
+
+
+def capture(path):
+    """Flow i: QPN i % 65536 + 1 to 198.19.(i >> 16).(i >> 8 & 255)... distinct keys."""
+    total = 0
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
+        for i in range(FLOWS):
+            fr = frame((i & 0xFFFF) + 1, bytes([198, 19, i >> 16, (i >> 8) & 255]),
+                       1024 if heavy(i) else 64)
+            t = i * 1000
+            f.write(struct.pack("<IIII", T0 + t // 10**9, t % 10**9, len(fr), len(fr)) + fr)
+            total += len(fr)
+    return total
+
+
+def analyze(commtap, args, limit_mib, seconds):
+    def cap_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (limit_mib << 20, limit_mib << 20))
+
+    start = time.monotonic()
+    p = subprocess.run([commtap, "analyze"] + args, capture_output=True, text=True,
+                       preexec_fn=cap_memory, timeout=seconds * 3)
+    return p, time.monotonic() - start
+
+
+def key(f):
+    return (f["dst"], f["qpn"])
+
+
+def main():
+    commtap, sanitize = sys.argv[1], sys.argv[2]
+    if sanitize not in ("", "none"):
+        print(f"SKIP: built with -Db_sanitize={sanitize}: no address-space limit applies")
+        return 77
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cap = os.path.join(tmp, "flows.pcap")
+        out = os.path.join(tmp, "report.json")
+        wire = capture(cap)
+        heavy_keys = {(f"198.19.{i >> 16}.{(i >> 8) & 255}", (i & 0xFFFF) + 1)
+                      for i in range(FLOWS) if heavy(i)}
+
+        for limit_mib, seconds, extra in ((512, 60, []), (384, 60, ["--report-flows", "5000"])):
+            what = f"analyze {' '.join(extra) or '(defaults)'} under {limit_mib} MiB"
+            p, took = analyze(commtap, extra + ["--json", out, cap], limit_mib, seconds)
+            print(f"{what}: exit {p.returncode}, {took:.1f} s")
+            if p.returncode != 0:
+                failures.append(f"{what}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
+                continue
+            if took > seconds:
+                failures.append(f"{what}: {took:.1f} s, over {seconds} s")
+            with open(out) as f:
+                doc = json.load(f)
+            os.unlink(out)
+            flows = doc["flows"]
+            summed = doc.get("flows_summed", {"flows": 0, "packets": 0, "bytes": 0})
+            c = doc["capture"]
+            if c["packets"] != FLOWS or c["bytes"] != wire:
+                failures.append(f"{what}: capture {c['packets']} packets {c['bytes']} bytes, "
+                                f"wrote {FLOWS} and {wire}")
+            n = len(flows) + summed["flows"]
+            pk = sum(f["packets"] for f in flows) + summed["packets"]
+            by = sum(f["bytes"] for f in flows) + summed["bytes"]
+            if (n, pk, by) != (FLOWS, FLOWS, wire):
+                failures.append(f"{what}: flows+summed = {n} flows, {pk} packets, {by} bytes; "
+                                f"the capture has {FLOWS}, {FLOWS}, {wire}")
+            if not extra:
+                if "flows_summed" in doc or len(flows) != FLOWS:
+                    failures.append(f"{what}: {len(flows)} flows in detail, want all {FLOWS}")
+                continue
+            if len(flows) > 5000 or doc["flows_summed"]["limit"] != 5000:
+                failures.append(f"{what}: {len(flows)} flows in detail, limit "
+                                f"{doc['flows_summed']['limit']}")
+            missing = heavy_keys - {key(f) for f in flows}
+            if missing:
+                failures.append(f"{what}: {len(missing)} of the {len(heavy_keys)} heaviest "
+                                f"flows summed, e.g. {sorted(missing)[:3]}")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
