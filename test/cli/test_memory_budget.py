@@ -4,7 +4,7 @@ under an address-space limit and a time bound, the totals exact.
 
     test_memory_budget.py COMMTAP SANITIZE
 
-Writes a capture of 60,000 RoCE flows (198.18.0.0/15, one packet each; every
+Writes a capture of 60,000 RoCE flows (many_flows.py: one packet each; every
 60th flow carries 1,024 payload bytes, the rest 64) and analyses it:
 
 1. `analyze --json` under RLIMIT_AS 512 MiB and 60 s: every flow in the
@@ -23,43 +23,16 @@ space, so the test skips under them.
 import json
 import os
 import resource
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import many_flows  # noqa: E402
+
 FLOWS = 60000
 HEAVY_EVERY = 60
-T0 = 1_700_000_000
-
-
-def frame(qpn, dst, payload_len):
-    eth = bytes(6) + bytes([2, 0, 0, 0, 0, 1]) + b"\x08\x00"
-    bth = struct.pack("!BBHII", 0x04, 0x40, 0xFFFF, qpn, 0)  # RC SEND only
-    udp_len = 8 + len(bth) + payload_len + 4
-    udp = struct.pack("!HHHH", 49152, 4791, udp_len, 0)
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 0, 0x4000, 64, 17, 0,
-                     bytes([198, 18, 0, 1]), dst)
-    return eth + ip + udp + bth + bytes(payload_len) + bytes(4)
-
-
-def heavy(i):
-    return i % HEAVY_EVERY == 0
-
-
-def capture(path):
-    """Flow i: QPN i % 65536 + 1 to 198.19.(i >> 16).(i >> 8 & 255)... distinct keys."""
-    total = 0
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
-        for i in range(FLOWS):
-            fr = frame((i & 0xFFFF) + 1, bytes([198, 19, i >> 16, (i >> 8) & 255]),
-                       1024 if heavy(i) else 64)
-            t = i * 1000
-            f.write(struct.pack("<IIII", T0 + t // 10**9, t % 10**9, len(fr), len(fr)) + fr)
-            total += len(fr)
-    return total
 
 
 def analyze(commtap, args, limit_mib, seconds):
@@ -85,9 +58,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         cap = os.path.join(tmp, "flows.pcap")
         out = os.path.join(tmp, "report.json")
-        wire = capture(cap)
-        heavy_keys = {(f"198.19.{i >> 16}.{(i >> 8) & 255}", (i & 0xFFFF) + 1)
-                      for i in range(FLOWS) if heavy(i)}
+        wire = many_flows.write(cap, FLOWS, HEAVY_EVERY)
+        heavy_keys = {many_flows.flow_key(i) for i in range(FLOWS)
+                      if many_flows.heavy(i, HEAVY_EVERY)}
 
         for limit_mib, seconds, extra in ((512, 60, []), (384, 60, ["--report-flows", "5000"])):
             what = f"analyze {' '.join(extra) or '(defaults)'} under {limit_mib} MiB"
