@@ -228,6 +228,8 @@ static void sum_lightest(struct ct_flow_set *s)
 	for (size_t i = keep; i < s->count; i++) {
 		const struct ct_flow_summary *f = &s->flows[i];
 
+		if (s->on_summed)
+			s->on_summed(f, s->on_summed_ctx);
 		s->rest.flows++;
 		s->rest.records += f->records;
 		s->rest.packets += f->packets;

@@ -315,6 +315,7 @@ static json_object *flows_summed_json(struct jb *b, const struct ct_flow_set *s)
 	add_u64(b, o, "bytes", s->rest.bytes);
 	add_u64(b, o, "messages", s->rest.messages);
 	add_u64(b, o, "message_bytes", s->rest.message_bytes);
+	add_u64(b, o, "bursts", s->rest.bursts);
 	return o;
 }
 

@@ -14,6 +14,7 @@
 #include "report_sink.h"
 
 #include <commtap/analysis.h>
+#include <commtap/grow.h>
 #include <commtap/log.h>
 
 #include <errno.h>
@@ -136,8 +137,24 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 struct collected {
 	struct ct_flow_set flows;
 	struct ct_burst_log bursts;
+	struct ct_flow_key *summed; /* flows summed since the last drain: their bursts go */
+	size_t n_summed, cap_summed;
 	int out_of_memory;
 };
+
+static void on_summed(const struct ct_flow_summary *f, void *ctx)
+{
+	struct collected *c = ctx;
+
+	if (c->n_summed == c->cap_summed) {
+		struct ct_flow_key *k = ct_grow(c->summed, &c->cap_summed, sizeof(*k), 4096);
+
+		if (!k)
+			return; /* its bursts stay, and the analysis skips them */
+		c->summed = k;
+	}
+	c->summed[c->n_summed++] = f->key;
+}
 
 static void collect_burst(const struct ct_flow_burst *burst, void *ctx)
 {
@@ -161,6 +178,9 @@ static void drain(struct ct_engine *engine, struct collected *c)
 {
 	ct_engine_drain_evicted(engine, collect, c);
 	ct_engine_drain_bursts(engine, collect_burst, c);
+	/* after the bursts: an evicted flow's last burst comes out with it */
+	c->flows.rest.bursts += ct_burst_log_drop(&c->bursts, c->summed, c->n_summed);
+	c->n_summed = 0;
 }
 
 struct interval_ctx {
@@ -340,6 +360,8 @@ int cmd_analyze(int argc, char **argv)
 	}
 	ct_flow_set_init(&got.flows);
 	ct_flow_set_limit(&got.flows, o.report_flows);
+	got.flows.on_summed = on_summed;
+	got.flows.on_summed_ctx = &got;
 	/* no SA_RESTART: a read blocked on a pipe returns, and the report is written */
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -391,6 +413,7 @@ int cmd_analyze(int argc, char **argv)
 	in.bursts = &got.bursts;
 	in.min_period_s = o.common.min_period_s;
 	report.flows = got.flows;
+	report.flows.on_summed = NULL; /* the bursts are gathered */
 	describe_source(&report, &o);
 
 	if (ct_report_sink_analyse(sink, &in, &report, 1, interrupted))
@@ -404,6 +427,7 @@ cleanup:
 	ct_report_sink_close(sink);
 	ct_knowledge_free(&know);
 	ct_burst_log_free(&got.bursts);
+	free(got.summed);
 	ct_flow_set_free(&report.flows);
 	ct_engine_destroy(engine);
 	ct_capture_close(cap);

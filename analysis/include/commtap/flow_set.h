@@ -61,6 +61,7 @@ struct ct_flow_rest {
 	uint64_t flows;	  /* summaries summed (a key seen again later counts again) */
 	uint64_t records; /* engine records in them */
 	uint64_t packets, bytes, messages, message_bytes;
+	uint64_t bursts; /* theirs, dropped from the burst log (the producer counts them) */
 };
 
 struct ct_flow_set {
@@ -70,6 +71,9 @@ struct ct_flow_set {
 	size_t index_mask;
 	size_t limit; /* flows kept in detail; 0: no limit */
 	struct ct_flow_rest rest;
+	/* told of each flow summed, before it is (the producer drops its bursts) */
+	void (*on_summed)(const struct ct_flow_summary *f, void *ctx);
+	void *on_summed_ctx;
 };
 
 void ct_flow_set_init(struct ct_flow_set *s);
