@@ -247,6 +247,8 @@ static void test_flows_summed(void **state)
 	struct ct_burst_log bursts = {0};
 	json_object *doc, *flows, *summed;
 	uint64_t bytes = 0, packets = 0, heavy = 0;
+	char *text, line[96];
+	size_t len;
 
 	make_big_report(&r, &an, &k, &bursts, 3000, 1000);
 	doc = ct_report_document(&r);
@@ -267,6 +269,15 @@ static void test_flows_summed(void **state)
 	assert_int_equal(json_object_array_length(flows) + ct_doc_u64(summed, "flows"), 3000);
 	assert_int_equal(packets + ct_doc_u64(summed, "packets"), r.counters.packets);
 	assert_int_equal(bytes + ct_doc_u64(summed, "bytes"), r.counters.bytes);
+	/* /metrics says how many flows and bytes are in no per-flow or class series */
+	assert_int_equal(ct_prom_render(doc, NULL, &text, &len), 0);
+	snprintf(line, sizeof(line), "\ncommtap_flows_summed_total %llu\n",
+		 (unsigned long long)ct_doc_u64(summed, "flows"));
+	assert_non_null(strstr(text, line));
+	snprintf(line, sizeof(line), "\ncommtap_flows_summed_bytes_total %llu\n",
+		 (unsigned long long)ct_doc_u64(summed, "bytes"));
+	assert_non_null(strstr(text, line));
+	free(text);
 	json_object_put(doc);
 	ct_burst_log_free(&bursts);
 	free_report(&r, &an);
