@@ -692,9 +692,8 @@ int ct_report_document_write(json_object *doc, FILE *out)
 	int err = 0;
 
 	/* a streamed document's flows write the buffer out as they go */
-	if (json_object_object_get_ex(doc, "flows", &flows) &&
-	    json_object_get_userdata(flows))
-		st = json_object_get_userdata(flows);
+	if (json_object_object_get_ex(doc, "flows", &flows))
+		st = json_object_get_userdata(flows); /* only a streamed document's has any */
 	if (st)
 		*st = (struct flows_stream){st->r, out, 0};
 	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |

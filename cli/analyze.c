@@ -37,7 +37,7 @@ struct analyze_opts {
 	const char *json_path;
 	const char *lines_path;
 	int table;
-	double pace; /* 0: as fast as it reads; F: F times the capture's own speed */
+	double pace;	     /* 0: as fast as it reads; F: F times the capture's own speed */
 	size_t report_flows; /* flows kept in detail, the lightest of the rest summed */
 	struct ct_producer_options common;
 };
