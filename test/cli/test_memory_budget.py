@@ -18,7 +18,9 @@ Writes a capture of 60,000 RoCE flows (many_flows.py: one packet each; every
    bytes exactly.
 
 SANITIZE: meson's b_sanitize; the sanitizers reserve terabytes of address
-space, so the test skips under them.
+space, so under them the runs have no address-space limit and no time
+bound, and check the rest (the sanitizers watch the streamed writer and
+the summing).
 """
 import json
 import os
@@ -41,7 +43,8 @@ def analyze(commtap, args, limit_mib, seconds):
 
     start = time.monotonic()
     p = subprocess.run([commtap, "analyze"] + args, capture_output=True, text=True,
-                       preexec_fn=cap_memory, timeout=seconds * 3)
+                       preexec_fn=cap_memory if limit_mib else None,
+                       timeout=seconds * 3 if seconds else None)
     return p, time.monotonic() - start
 
 
@@ -51,9 +54,9 @@ def key(f):
 
 def main():
     commtap, sanitize = sys.argv[1], sys.argv[2]
-    if sanitize not in ("", "none"):
-        print(f"SKIP: built with -Db_sanitize={sanitize}: no address-space limit applies")
-        return 77
+    bounded = sanitize in ("", "none")
+    if not bounded:
+        print(f"built with -Db_sanitize={sanitize}: no address-space limit or time bound")
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         cap = os.path.join(tmp, "flows.pcap")
@@ -63,13 +66,15 @@ def main():
                       if many_flows.heavy(i, HEAVY_EVERY)}
 
         for limit_mib, seconds, extra in ((512, 60, []), (384, 60, ["--report-flows", "5000"])):
-            what = f"analyze {' '.join(extra) or '(defaults)'} under {limit_mib} MiB"
+            if not bounded:
+                limit_mib = seconds = 0
+            what = f"analyze {' '.join(extra) or '(defaults)'}" + (f" under {limit_mib} MiB" if limit_mib else "")
             p, took = analyze(commtap, extra + ["--json", out, cap], limit_mib, seconds)
             print(f"{what}: exit {p.returncode}, {took:.1f} s")
             if p.returncode != 0:
                 failures.append(f"{what}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
                 continue
-            if took > seconds:
+            if seconds and took > seconds:
                 failures.append(f"{what}: {took:.1f} s, over {seconds} s")
             with open(out) as f:
                 doc = json.load(f)
