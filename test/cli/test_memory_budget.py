@@ -68,7 +68,9 @@ def main():
         for limit_mib, seconds, extra in ((512, 60, []), (384, 60, ["--report-flows", "5000"])):
             if not bounded:
                 limit_mib = seconds = 0
-            what = f"analyze {' '.join(extra) or '(defaults)'}" + (f" under {limit_mib} MiB" if limit_mib else "")
+            what = f"analyze {' '.join(extra) or '(defaults)'}"
+            if limit_mib:
+                what += f" under {limit_mib} MiB"
             p, took = analyze(commtap, extra + ["--json", out, cap], limit_mib, seconds)
             print(f"{what}: exit {p.returncode}, {took:.1f} s")
             if p.returncode != 0:
