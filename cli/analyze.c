@@ -176,10 +176,18 @@ static void collect(const struct ct_flow *flow, void *ctx)
 
 static void drain(struct ct_engine *engine, struct collected *c)
 {
+	size_t n = 0;
+
 	ct_engine_drain_evicted(engine, collect, c);
 	ct_engine_drain_bursts(engine, collect_burst, c);
-	/* after the bursts: an evicted flow's last burst comes out with it */
-	c->flows.rest.bursts += ct_burst_log_drop(&c->bursts, c->summed, c->n_summed);
+	/*
+	 * After the bursts: an evicted flow's last burst comes out with it. A
+	 * key summed and then seen again is a flow in detail: its bursts stay.
+	 */
+	for (size_t i = 0; i < c->n_summed; i++)
+		if (ct_flow_set_find(&c->flows, &c->summed[i]) < 0)
+			c->summed[n++] = c->summed[i];
+	c->flows.rest.bursts += ct_burst_log_drop(&c->bursts, c->summed, n);
 	c->n_summed = 0;
 }
 
