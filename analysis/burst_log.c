@@ -20,6 +20,26 @@ int ct_burst_log_add(struct ct_burst_log *log, const struct ct_flow_burst *b)
 	return 0;
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct ct_flow_key)); /* keys compare as bytes (flow.h) */
+}
+
+size_t ct_burst_log_drop(struct ct_burst_log *log, struct ct_flow_key *keys, size_t n)
+{
+	size_t kept = 0, dropped;
+
+	if (!n)
+		return 0;
+	qsort(keys, n, sizeof(*keys), key_cmp);
+	for (size_t i = 0; i < log->n; i++)
+		if (!bsearch(&log->b[i].key, keys, n, sizeof(*keys), key_cmp))
+			log->b[kept++] = log->b[i];
+	dropped = log->n - kept;
+	log->n = kept;
+	return dropped;
+}
+
 void ct_burst_log_free(struct ct_burst_log *log)
 {
 	free(log->b);

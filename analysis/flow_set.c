@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <commtap/flow_set.h>
 
-#include <commtap/grow.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,29 +195,92 @@ static void summary_merge(struct ct_flow_summary *a, const struct ct_flow_summar
 	a->records += b->records;
 }
 
+void ct_flow_set_limit(struct ct_flow_set *s, size_t limit)
+{
+	s->limit = limit && limit < CT_FLOW_SET_MIN_LIMIT ? CT_FLOW_SET_MIN_LIMIT : limit;
+}
+
+static int key_cmp(const struct ct_flow_key *a, const struct ct_flow_key *b);
+
+/* Heaviest first; a total order, so that which flows are summed is deterministic. */
+static int weight_cmp(const void *pa, const void *pb)
+{
+	const struct ct_flow_summary *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	if (a->packets != b->packets)
+		return a->packets < b->packets ? 1 : -1;
+	if (a->first_ts != b->first_ts)
+		return a->first_ts < b->first_ts ? -1 : 1;
+	return key_cmp(&a->key, &b->key);
+}
+
+/*
+ * The set is full: sum its lightest quarter into s->rest. A quarter, not
+ * one flow, so that a sort is paid once per limit/4 new keys.
+ */
+static void sum_lightest(struct ct_flow_set *s)
+{
+	size_t keep = s->limit - s->limit / 4;
+
+	qsort(s->flows, s->count, sizeof(*s->flows), weight_cmp);
+	for (size_t i = keep; i < s->count; i++) {
+		const struct ct_flow_summary *f = &s->flows[i];
+
+		if (s->on_summed)
+			s->on_summed(f, s->on_summed_ctx);
+		s->rest.flows++;
+		s->rest.records += f->records;
+		s->rest.packets += f->packets;
+		s->rest.bytes += f->bytes;
+		s->rest.messages += f->messages;
+		s->rest.message_bytes += f->message_bytes;
+	}
+	s->count = keep;
+	index_fill(s);
+}
+
+/* Room for one more flow: the array grown (never past the limit) or the lightest summed. */
+static int make_room(struct ct_flow_set *s)
+{
+	struct ct_flow_summary *flows;
+	size_t cap = s->cap ? 2 * s->cap : 256;
+
+	if (s->limit && s->count >= s->limit) {
+		sum_lightest(s);
+		return 0;
+	}
+	if (s->count < s->cap)
+		return 0;
+	if (s->limit && cap > s->limit)
+		cap = s->limit;
+	if (cap < s->cap || cap > SIZE_MAX / sizeof(*flows))
+		return -ENOMEM;
+	flows = realloc(s->flows, cap * sizeof(*flows));
+	if (!flows)
+		return -ENOMEM;
+	s->flows = flows;
+	s->cap = cap;
+	return 0;
+}
+
 int ct_flow_set_add_summary(struct ct_flow_set *s, const struct ct_flow_summary *sum)
 {
 	int64_t i = ct_flow_set_find(s, &sum->key);
 	size_t j;
+	int err;
 
 	if (i >= 0) {
 		summary_merge(&s->flows[i], sum);
 		return 0;
 	}
-	if (s->count == s->cap) {
-		struct ct_flow_summary *flows = ct_grow(s->flows, &s->cap, sizeof(*flows), 256);
-
-		if (!flows)
-			return -ENOMEM;
-		s->flows = flows;
-	}
+	err = make_room(s);
 	/* Keep the index at most half full. */
-	if (!s->index || 2 * (s->count + 1) > s->index_mask + 1) {
-		int err = index_rebuild(s, s->index ? 2 * (s->index_mask + 1) : 512);
-
-		if (err)
-			return err;
-	}
+	if (!err && (!s->index || 2 * (s->count + 1) > s->index_mask + 1))
+		err = index_rebuild(s, s->index ? 2 * (s->index_mask + 1) : 512);
+	if (err)
+		return err;
 	s->flows[s->count] = *sum;
 	s->flows[s->count].reverse = -1;
 	for (j = ct_flow_key_hash(&sum->key) & s->index_mask; s->index[j] >= 0;

@@ -12,9 +12,14 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <json-c/printbuf.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* A streamed document's print buffer goes to the file past this many bytes. */
+#define FLUSH_AT (1 << 20)
 
 #ifndef COMMTAP_VERSION
 #define COMMTAP_VERSION "0.0.0"
@@ -256,6 +261,181 @@ static json_object *flow_json(struct jb *b, const struct ct_report *r, size_t i)
 	if (r->periodicity && i < r->periodicity->n_flows)
 		add(b, o, "periodicity", flow_periodicity_json(b, &r->periodicity->flows[i]));
 	return o;
+}
+
+/*
+ * A flow as the summaries of flows read it (prom.c: addresses, ids, class,
+ * job and shape, volumes): what a streamed document keeps in memory for
+ * /metrics. Names and values as flow_json writes them; a field prom.c
+ * starts to read is added here too.
+ */
+static json_object *flow_brief_json(struct jb *b, const struct ct_report *r, size_t i)
+{
+	const struct ct_flow_summary *f = &r->flows.flows[i];
+	json_object *o = OBJ(b);
+	int roce = f->key.transport == CT_TRANSPORT_ROCE;
+
+	add(b, o, "transport", STR(b, roce ? "roce" : "tcp"));
+	add(b, o, "src", addr_json(b, &f->key.src));
+	add(b, o, "dst", addr_json(b, &f->key.dst));
+	if (roce) {
+		add(b, o, "qpn", CT_QPN_IS_CUT(f->key.id) ? NULL : U64(b, f->key.id));
+	} else {
+		add_u64(b, o, "sport", f->key.id >> 16);
+		add_u64(b, o, "dport", f->key.id & 0xffff);
+	}
+	add_u64(b, o, "bytes", f->bytes);
+	add_u64(b, o, "messages", f->messages);
+	add_u64(b, o, "retransmits", f->retransmits);
+	add_u64(b, o, "cnp", f->cnp);
+	add_u64(b, o, "ecn_ce", f->ecn_ce);
+	if (r->classes && i < r->classes->n)
+		add(b, o, "class", STR(b, ct_class_name(r->classes->flows[i].cls)));
+	if (r->periodicity && i < r->periodicity->n_flows) {
+		const struct ct_flow_periodicity *fp = &r->periodicity->flows[i];
+		json_object *per = OBJ(b);
+
+		add(b, per, "duty_cycle", DBL(b, fp->onoff.duty_cycle));
+		add(b, per, "period_s", fp->periodic ? DBL(b, fp->period_s) : NULL);
+		add(b, per, "job", fp->job >= 0 ? INT(b, fp->job) : NULL);
+		add(b, o, "periodicity", per);
+	}
+	return o;
+}
+
+/* The flows a limit on the flows in detail summed (flow_set.h): only when there are some. */
+static json_object *flows_summed_json(struct jb *b, const struct ct_flow_set *s)
+{
+	json_object *o = OBJ(b);
+
+	add_u64(b, o, "limit", s->limit);
+	add_u64(b, o, "flows", s->rest.flows);
+	add_u64(b, o, "records", s->rest.records);
+	add_u64(b, o, "packets", s->rest.packets);
+	add_u64(b, o, "bytes", s->rest.bytes);
+	add_u64(b, o, "messages", s->rest.messages);
+	add_u64(b, o, "message_bytes", s->rest.message_bytes);
+	add_u64(b, o, "bursts", s->rest.bursts);
+	return o;
+}
+
+/*
+ * The flows of a streamed document: no tree of them is kept; each flow is
+ * made, printed and freed when the document is printed, and while
+ * ct_report_document_write prints it, the print buffer goes to the file
+ * in pieces of about FLUSH_AT bytes. The text is json-c's own array
+ * printer's, byte for byte (json_object.c, json_object_array_to_json_string).
+ */
+struct flows_stream {
+	const struct ct_report *r;
+	FILE *out; /* while ct_report_document_write prints */
+	int err;   /* its first write error */
+};
+
+static void indent(struct printbuf *pb, int level, int flags)
+{
+	if (flags & JSON_C_TO_STRING_PRETTY)
+		printbuf_memset(pb, -1, flags & JSON_C_TO_STRING_PRETTY_TAB ? '\t' : ' ',
+				flags & JSON_C_TO_STRING_PRETTY_TAB ? level : 2 * level);
+}
+
+/* A value printed at level 0, appended as if printed at level (its lines indented). */
+static void append_at(struct printbuf *pb, const char *text, int level, int flags)
+{
+	const char *nl;
+
+	while ((nl = strchr(text, '\n'))) {
+		printbuf_memappend(pb, text, (int)(nl - text + 1));
+		indent(pb, level, flags);
+		text = nl + 1;
+	}
+	printbuf_memappend(pb, text, (int)strlen(text));
+}
+
+static int flush(struct flows_stream *st, struct printbuf *pb)
+{
+	if (fwrite(pb->buf, 1, (size_t)pb->bpos, st->out) != (size_t)pb->bpos) {
+		st->err = -EIO;
+		return -1;
+	}
+	printbuf_reset(pb);
+	return 0;
+}
+
+static int flows_print(json_object *jso, struct printbuf *pb, int level, int flags)
+{
+	struct flows_stream *st = json_object_get_userdata(jso);
+	int spaced = (flags & JSON_C_TO_STRING_SPACED) && !(flags & JSON_C_TO_STRING_PRETTY);
+
+	printbuf_strappend(pb, "[");
+	if (flags & JSON_C_TO_STRING_PRETTY)
+		printbuf_strappend(pb, "\n");
+	for (size_t i = 0; i < st->r->flows.count; i++) {
+		struct jb jb = {0};
+		json_object *f = flow_json(&jb, st->r, i);
+		const char *text = jb.oom ? NULL : json_object_to_json_string_ext(f, flags);
+
+		if (!text) {
+			json_object_put(f);
+			return -1;
+		}
+		if (i) {
+			printbuf_strappend(pb, ",");
+			if (flags & JSON_C_TO_STRING_PRETTY)
+				printbuf_strappend(pb, "\n");
+		}
+		if (spaced)
+			printbuf_strappend(pb, " ");
+		indent(pb, level + 1, flags);
+		append_at(pb, text, level + 1, flags);
+		json_object_put(f);
+		if (st->out && pb->bpos >= FLUSH_AT && flush(st, pb))
+			return -1;
+	}
+	if (flags & JSON_C_TO_STRING_PRETTY) {
+		if (st->r->flows.count)
+			printbuf_strappend(pb, "\n");
+		indent(pb, level, flags);
+	}
+	if (spaced)
+		return printbuf_strappend(pb, " ]");
+	return printbuf_strappend(pb, "]");
+}
+
+static void flows_stream_free(json_object *jso, void *userdata)
+{
+	(void)jso;
+	free(userdata);
+}
+
+/*
+ * The document's flows: every flow's tree (the whole document in memory),
+ * or, streamed, printed from the report when the document is, with a tree
+ * of each flow's brief (CT_REPORT_DOC_BRIEF_FLOWS) or of none.
+ */
+static json_object *flows_json(struct jb *b, const struct ct_report *r, unsigned flags)
+{
+	json_object *flows;
+	struct flows_stream *st;
+
+	if (!(flags & CT_REPORT_DOC_STREAM_FLOWS)) {
+		flows = made(b, json_object_new_array_ext((int)r->flows.count));
+		for (size_t i = 0; i < r->flows.count; i++)
+			push(b, flows, flow_json(b, r, i));
+		return flows;
+	}
+	flows = ARR(b);
+	st = calloc(1, sizeof(*st));
+	if (!flows || !st) {
+		free(st);
+		b->oom = 1;
+		return flows;
+	}
+	st->r = r;
+	json_object_set_serializer(flows, flows_print, st, flows_stream_free);
+	for (size_t i = 0; (flags & CT_REPORT_DOC_BRIEF_FLOWS) && i < r->flows.count; i++)
+		push(b, flows, flow_brief_json(b, r, i));
+	return flows;
 }
 
 static json_object *job_json(struct jb *b, const struct ct_periodicity *p)
@@ -505,12 +685,12 @@ static json_object *report_json(struct jb *b, const struct ct_report *r)
 	return o;
 }
 
-json_object *ct_report_document(const struct ct_report *r)
+json_object *ct_report_document_ext(const struct ct_report *r, unsigned flags)
 {
 	struct jb jb = {0}, *b = &jb;
 	json_object *root = OBJ(b);
 	json_object *clock = OBJ(b);
-	json_object *flows = made(b, json_object_new_array_ext((int)r->flows.count));
+	json_object *flows = flows_json(b, r, flags);
 
 	add(b, root, "schema", STR(b, CT_REPORT_SCHEMA));
 	add(b, root, "generator", STR(b, "commtap " COMMTAP_VERSION));
@@ -524,8 +704,6 @@ json_object *ct_report_document(const struct ct_report *r)
 		add(b, root, "analysis_cut_short", STR(b, r->cut_short));
 	add(b, root, "capture", capture_json(b, r));
 	add(b, root, "engine", engine_json(b, r));
-	for (size_t i = 0; i < r->flows.count; i++)
-		push(b, flows, flow_json(b, r, i));
 	if (r->periodicity) {
 		add(b, root, "job", job_json(b, r->periodicity));
 		add(b, root, "jobs", jobs_json(b, r));
@@ -533,6 +711,8 @@ json_object *ct_report_document(const struct ct_report *r)
 	if (r->classes)
 		add(b, root, "classification", classification_json(b, r->classes));
 	add(b, root, "flows", flows);
+	if (r->flows.rest.flows)
+		add(b, root, "flows_summed", flows_summed_json(b, &r->flows));
 	add(b, root, "pfc", pfc_json(b, &r->counters.pfc));
 	if (r->periodicity)
 		add(b, root, "cc", cc_json(b, r));
@@ -547,13 +727,33 @@ json_object *ct_report_document(const struct ct_report *r)
 	return root;
 }
 
+json_object *ct_report_document(const struct ct_report *r)
+{
+	return ct_report_document_ext(r, 0);
+}
+
 int ct_report_document_write(json_object *doc, FILE *out)
 {
-	const char *text = json_object_to_json_string_ext(
-		doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	json_object *flows = NULL;
+	struct flows_stream *st = NULL;
+	const char *text;
+	int err = 0;
 
+	/* a streamed document's flows write the buffer out as they go */
+	if (json_object_object_get_ex(doc, "flows", &flows))
+		st = json_object_get_userdata(flows); /* only a streamed document's has any */
+	if (st)
+		*st = (struct flows_stream){st->r, out, 0};
+	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+							   JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (st) {
+		err = st->err;
+		st->out = NULL;
+	}
+	if (err)
+		return err;
 	if (!text)
-		return -ENOMEM; /* json-c's print buffer */
+		return -ENOMEM; /* json-c's print buffer, or a flow's tree */
 	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
 		return -EIO;
 	return 0;
@@ -561,7 +761,7 @@ int ct_report_document_write(json_object *doc, FILE *out)
 
 int ct_report_write_json(const struct ct_report *r, FILE *out)
 {
-	json_object *doc = ct_report_document(r);
+	json_object *doc = ct_report_document_ext(r, CT_REPORT_DOC_STREAM_FLOWS);
 	int err = doc ? ct_report_document_write(doc, out) : -ENOMEM;
 
 	json_object_put(doc);

@@ -14,6 +14,7 @@
 #include "report_sink.h"
 
 #include <commtap/analysis.h>
+#include <commtap/grow.h>
 #include <commtap/log.h>
 
 #include <errno.h>
@@ -24,13 +25,20 @@
 #include <time.h>
 
 #define DRAIN_EVERY 1024 /* packets between drains of the eviction ring */
+/*
+ * Flows kept in detail by default: about 1.5 KiB each through the slow
+ * path (summary, periodicity, class), so some 400 MiB at the limit; the
+ * rest are summed (docs/security.md).
+ */
+#define REPORT_FLOWS_DEFAULT 262144
 
 struct analyze_opts {
 	const char *capture;
 	const char *json_path;
 	const char *lines_path;
 	int table;
-	double pace; /* 0: as fast as it reads; F: F times the capture's own speed */
+	double pace;	     /* 0: as fast as it reads; F: F times the capture's own speed */
+	size_t report_flows; /* flows kept in detail, the lightest of the rest summed */
 	struct ct_producer_options common;
 };
 
@@ -58,6 +66,15 @@ static const struct ct_param analyze_params[] = {
 	 .min = 0,
 	 .max = 1e6,
 	 .above_min = 1},
+	{.name = "report-flows",
+	 .type = CT_PARAM_SIZE,
+	 .arg = "N",
+	 .offset = offsetof(struct analyze_opts, report_flows),
+	 .help = "flows kept in detail; past N the lightest are summed\n"
+		 "into the report's flows_summed (0: no limit)",
+	 .min = 0,
+	 .max = 1e9,
+	 .show_default = 1},
 	CT_PARAM_TABLE_END,
 };
 
@@ -93,6 +110,7 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 	int first, rc;
 
 	ct_producer_options_init(&o->common);
+	o->report_flows = REPORT_FLOWS_DEFAULT;
 	rc = ct_params_parse(sets, n, argc, argv, &first, err, sizeof(err));
 	if (rc == 1) {
 		usage(stdout, sets, n);
@@ -119,8 +137,24 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 struct collected {
 	struct ct_flow_set flows;
 	struct ct_burst_log bursts;
+	struct ct_flow_key *summed; /* flows summed since the last drain: their bursts go */
+	size_t n_summed, cap_summed;
 	int out_of_memory;
 };
+
+static void on_summed(const struct ct_flow_summary *f, void *ctx)
+{
+	struct collected *c = ctx;
+
+	if (c->n_summed == c->cap_summed) {
+		struct ct_flow_key *k = ct_grow(c->summed, &c->cap_summed, sizeof(*k), 4096);
+
+		if (!k)
+			return; /* its bursts stay, and the analysis skips them */
+		c->summed = k;
+	}
+	c->summed[c->n_summed++] = f->key;
+}
 
 static void collect_burst(const struct ct_flow_burst *burst, void *ctx)
 {
@@ -142,8 +176,19 @@ static void collect(const struct ct_flow *flow, void *ctx)
 
 static void drain(struct ct_engine *engine, struct collected *c)
 {
+	size_t n = 0;
+
 	ct_engine_drain_evicted(engine, collect, c);
 	ct_engine_drain_bursts(engine, collect_burst, c);
+	/*
+	 * After the bursts: an evicted flow's last burst comes out with it. A
+	 * key summed and then seen again is a flow in detail: its bursts stay.
+	 */
+	for (size_t i = 0; i < c->n_summed; i++)
+		if (ct_flow_set_find(&c->flows, &c->summed[i]) < 0)
+			c->summed[n++] = c->summed[i];
+	c->flows.rest.bursts += ct_burst_log_drop(&c->bursts, c->summed, n);
+	c->n_summed = 0;
 }
 
 struct interval_ctx {
@@ -187,6 +232,8 @@ static int put_interval_report(const struct analyze_opts *o, struct ct_knowledge
 
 	drain(engine, got);
 	ct_flow_set_init(&set);
+	ct_flow_set_limit(&set, got->flows.limit);
+	set.rest = got->flows.rest;
 	for (size_t i = 0; i < got->flows.count && !ic.err; i++)
 		ic.err = ct_flow_set_add_summary(&set, &got->flows.flows[i]);
 	if (!ic.err)
@@ -320,6 +367,9 @@ int cmd_analyze(int argc, char **argv)
 		goto cleanup;
 	}
 	ct_flow_set_init(&got.flows);
+	ct_flow_set_limit(&got.flows, o.report_flows);
+	got.flows.on_summed = on_summed;
+	got.flows.on_summed_ctx = &got;
 	/* no SA_RESTART: a read blocked on a pipe returns, and the report is written */
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -371,6 +421,7 @@ int cmd_analyze(int argc, char **argv)
 	in.bursts = &got.bursts;
 	in.min_period_s = o.common.min_period_s;
 	report.flows = got.flows;
+	report.flows.on_summed = NULL; /* the bursts are gathered */
 	describe_source(&report, &o);
 
 	if (ct_report_sink_analyse(sink, &in, &report, 1, interrupted))
@@ -384,6 +435,7 @@ cleanup:
 	ct_report_sink_close(sink);
 	ct_knowledge_free(&know);
 	ct_burst_log_free(&got.bursts);
+	free(got.summed);
 	ct_flow_set_free(&report.flows);
 	ct_engine_destroy(engine);
 	ct_capture_close(cap);

@@ -91,6 +91,33 @@ static json_object *summed(json_object *const *docs, size_t n, const char *secti
 	return out;
 }
 
+/*
+ * The flows each report summed past its limit on flows in detail, summed
+ * (not deduplicated: they have no keys); "limit" is the largest. NULL when
+ * no report summed any.
+ */
+static json_object *flows_summed_merged(json_object *const *docs, size_t n)
+{
+	json_object *out = NULL;
+	uint64_t limit = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *s = ct_doc_get(docs[i], "flows_summed");
+
+		if (!json_object_is_type(s, json_type_object))
+			continue;
+		if (ct_doc_u64(s, "limit") > limit)
+			limit = ct_doc_u64(s, "limit");
+		if (out)
+			sum_counters(out, s);
+		else if (json_object_deep_copy(s, &out, NULL))
+			return NULL;
+	}
+	if (out)
+		json_object_object_add(out, "limit", json_object_new_uint64(limit));
+	return out;
+}
+
 static json_object *capture_merged(json_object *const *docs, const char *const *names, size_t n)
 {
 	json_object *c = summed(docs, n, "capture");
@@ -316,7 +343,7 @@ static int flows_merged(json_object *const *docs, size_t n, json_object **out)
 int ct_merge_reports(json_object *const *docs, const char *const *names, size_t n,
 		     json_object **out)
 {
-	json_object *root, *flows, *job, *from;
+	json_object *root, *flows, *job, *from, *rest;
 	int rc;
 
 	*out = NULL;
@@ -337,6 +364,9 @@ int ct_merge_reports(json_object *const *docs, const char *const *names, size_t 
 		json_object_object_add(root, "job", job);
 	json_object_object_add(root, "classification", classification_merged(docs, n));
 	json_object_object_add(root, "flows", flows);
+	rest = flows_summed_merged(docs, n);
+	if (rest)
+		json_object_object_add(root, "flows_summed", rest);
 	json_object_object_add(root, "pfc", summed(docs, n, "pfc"));
 	json_object_object_add(root, "cc", cc_merged(docs, n));
 	from = json_object_new_array();

@@ -240,6 +240,12 @@ static void capture_engine(struct prom *p)
 		ct_doc_u64(eng, "read_overwrites"));
 	gauge(p, "commtap_flows", "Flows in the report.",
 	      (double)ct_doc_len(ct_doc_get(p->doc, "flows")));
+	/* past --report-flows: in no per-flow or per-class series, so that sums stay exact */
+	counter(p, "commtap_flows_summed_total",
+		"Flows past the limit on flows in detail, summed (in no per-flow or class series).",
+		ct_doc_u64(ct_doc_get(p->doc, "flows_summed"), "flows"));
+	counter(p, "commtap_flows_summed_bytes_total", "Wire bytes of the summed flows.",
+		ct_doc_u64(ct_doc_get(p->doc, "flows_summed"), "bytes"));
 }
 
 static int dbl_cmp(const void *pa, const void *pb)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The report sink (report_sink.h). Where a report goes: ct_report_document
+ * The report sink (report_sink.h). Where a report goes: ct_report_document_ext
  * -> ct_prom_render -> the /metrics server; the same document -> the JSON
- * file through ct_write_file_atomic.
+ * file through ct_write_file_atomic, its flows streamed from the report
+ * (no tree of every flow in memory).
  */
 #include "report_sink.h"
 
@@ -130,7 +131,9 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
 
 	r->interval = !final;
 	r->seq = s->seq;
-	doc = ct_report_document(r);
+	/* flows printed from r as each file is written; /metrics keeps a brief of each */
+	doc = ct_report_document_ext(r, CT_REPORT_DOC_STREAM_FLOWS |
+						(s->metrics ? CT_REPORT_DOC_BRIEF_FLOWS : 0));
 	if (!doc) {
 		ct_log(CT_LOG_WARN, "out of memory: report %u is not written", s->seq);
 		return -ENOMEM;

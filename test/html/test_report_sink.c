@@ -5,7 +5,10 @@
  * (model -> JSON -> model), a link planted where the temporary file would
  * go is never followed, a failed write leaves the previous file whole, an
  * output that is the input is refused, interval reports are numbered on
- * from what the directory holds.
+ * from what the directory holds; a streamed document (flows printed from
+ * the report, in pieces) prints the whole document's bytes and /metrics
+ * reads its brief flows as the whole ones; flows past the limit are summed
+ * exactly.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 #include <cmocka.h>
 
 #include "atomic_file.h"
+#include "prom.h"
 #include "report_doc.h"
 #include "report_sink.h"
 
@@ -132,6 +136,150 @@ static void test_round_trip(void **state)
 	json_object_put(again);
 	json_object_put(extra);
 	ct_report_sink_close(sink);
+	free_report(&r, &an);
+}
+
+/* Many flows, heavy every 7th, each with periodic bursts; limit: the flows kept in detail. */
+static void make_big_report(struct ct_report *r, struct ct_analysis *an, struct ct_knowledge *k,
+			    struct ct_burst_log *bursts, size_t n, size_t limit)
+{
+	const uint64_t t0 = 1700000000000000000ull;
+	char dst[32];
+
+	memset(r, 0, sizeof(*r));
+	ct_flow_set_init(&r->flows);
+	ct_flow_set_limit(&r->flows, limit);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t bytes = i % 7 ? 4096 : 1 << 20;
+		struct ct_flow_burst b = {.bytes = bytes / 8, .messages = 1, .packets = 2};
+
+		snprintf(dst, sizeof(dst), "198.19.%zu.%zu", i >> 8, i & 255);
+		add_flow(&r->flows, "198.18.0.1", dst, (uint32_t)(i + 1), 16, bytes, t0 + i);
+		b.key = r->flows.flows[r->flows.count - 1].key;
+		for (int k2 = 0; k2 < 8; k2++) {
+			b.start = t0 + i + (uint64_t)k2 * 1000000;
+			b.end = b.start + 500;
+			assert_int_equal(ct_burst_log_add(bursts, &b), 0);
+		}
+		r->counters.packets += 16;
+		r->counters.bytes += bytes;
+	}
+	r->counters.first_ts = t0;
+	r->counters.last_ts = t0 + 8000000;
+	assert_int_equal(ct_analysis_run(k, r, NULL, 0, bursts, 0.0001, an), 0);
+	r->source = "big";
+	r->clock = "test clock";
+}
+
+/* The document's text as ct_report_document_write prints it. */
+static char *doc_text(json_object *doc)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	assert_non_null(out);
+	assert_int_equal(ct_report_document_write(doc, out), 0);
+	assert_int_equal(fclose(out), 0);
+	return text;
+}
+
+/*
+ * 3,000 flows (some 6 MB of text: the print buffer goes out in several
+ * pieces): the streamed document prints the whole document's bytes,
+ * written in pieces or printed whole, and /metrics from its brief flows
+ * is /metrics from the whole ones.
+ */
+static void test_streamed_document(void **state)
+{
+	struct ct_report r;
+	struct ct_analysis an = {0};
+	struct ct_knowledge k = {0};
+	struct ct_burst_log bursts = {0};
+	json_object *whole, *streamed, *brief;
+	char *t_whole, *t_streamed, *p_whole, *p_brief;
+	const int print_flags = JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE;
+	const char *printed;
+	size_t len;
+
+	make_big_report(&r, &an, &k, &bursts, 3000, 0);
+	whole = ct_report_document(&r);
+	streamed = ct_report_document_ext(&r, CT_REPORT_DOC_STREAM_FLOWS);
+	brief = ct_report_document_ext(&r, CT_REPORT_DOC_STREAM_FLOWS | CT_REPORT_DOC_BRIEF_FLOWS);
+	assert_non_null(whole);
+	assert_non_null(streamed);
+	assert_non_null(brief);
+	assert_int_equal(json_object_array_length(json_object_object_get(streamed, "flows")), 0);
+	assert_int_equal(json_object_array_length(json_object_object_get(brief, "flows")), 3000);
+
+	t_whole = doc_text(whole);
+	t_streamed = doc_text(streamed);
+	assert_true(strlen(t_whole) > 4u << 20);
+	assert_string_equal(t_streamed, t_whole);
+	free(t_streamed);
+	t_streamed = doc_text(brief);
+	assert_string_equal(t_streamed, t_whole);
+	/* printed whole, with no file to write to */
+	printed = json_object_to_json_string_ext(streamed, print_flags);
+	assert_int_equal(strncmp(printed, t_whole, strlen(t_whole) - 1), 0);
+
+	assert_int_equal(ct_prom_render(whole, NULL, &p_whole, &len), 0);
+	assert_int_equal(ct_prom_render(brief, NULL, &p_brief, &len), 0);
+	assert_string_equal(p_brief, p_whole);
+
+	free(p_whole);
+	free(p_brief);
+	free(t_whole);
+	free(t_streamed);
+	json_object_put(whole);
+	json_object_put(streamed);
+	json_object_put(brief);
+	ct_burst_log_free(&bursts);
+	free_report(&r, &an);
+}
+
+/* 3,000 flows, 1,000 in detail: the heavy ones kept, the rest summed exactly. */
+static void test_flows_summed(void **state)
+{
+	struct ct_report r;
+	struct ct_analysis an = {0};
+	struct ct_knowledge k = {0};
+	struct ct_burst_log bursts = {0};
+	json_object *doc, *flows, *summed;
+	uint64_t bytes = 0, packets = 0, heavy = 0;
+	char *text, line[96];
+	size_t len;
+
+	make_big_report(&r, &an, &k, &bursts, 3000, 1000);
+	doc = ct_report_document(&r);
+	assert_non_null(doc);
+	flows = json_object_object_get(doc, "flows");
+	summed = json_object_object_get(doc, "flows_summed");
+	assert_non_null(summed);
+	assert_true(json_object_array_length(flows) <= 1000);
+	for (size_t i = 0; i < json_object_array_length(flows); i++) {
+		json_object *f = json_object_array_get_idx(flows, i);
+
+		bytes += ct_doc_u64(f, "bytes");
+		packets += ct_doc_u64(f, "packets");
+		heavy += ct_doc_u64(f, "bytes") == 1 << 20;
+	}
+	assert_int_equal(heavy, (3000 + 6) / 7); /* every heavy flow in detail */
+	assert_int_equal(ct_doc_u64(summed, "limit"), 1000);
+	assert_int_equal(json_object_array_length(flows) + ct_doc_u64(summed, "flows"), 3000);
+	assert_int_equal(packets + ct_doc_u64(summed, "packets"), r.counters.packets);
+	assert_int_equal(bytes + ct_doc_u64(summed, "bytes"), r.counters.bytes);
+	/* /metrics says how many flows and bytes are in no per-flow or class series */
+	assert_int_equal(ct_prom_render(doc, NULL, &text, &len), 0);
+	snprintf(line, sizeof(line), "\ncommtap_flows_summed_total %llu\n",
+		 (unsigned long long)ct_doc_u64(summed, "flows"));
+	assert_non_null(strstr(text, line));
+	snprintf(line, sizeof(line), "\ncommtap_flows_summed_bytes_total %llu\n",
+		 (unsigned long long)ct_doc_u64(summed, "bytes"));
+	assert_non_null(strstr(text, line));
+	free(text);
+	json_object_put(doc);
+	ct_burst_log_free(&bursts);
 	free_report(&r, &an);
 }
 
@@ -259,6 +407,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_write_keeps_previous, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_is_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_numbering_resumes, setup, teardown),
+		cmocka_unit_test(test_streamed_document),
+		cmocka_unit_test(test_flows_summed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

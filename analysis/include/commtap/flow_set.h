@@ -5,7 +5,10 @@
  * A summary is the report-time view of a flow. Records with the same key (a
  * flow evicted idle and seen again, or the same flow from two engines) are
  * merged into one. The set grows as needed: it runs per report, never per
- * packet.
+ * packet, up to its limit (ct_flow_set_limit): then the lightest flows are
+ * summed into one record of what was summed (struct ct_flow_rest), so that
+ * the slow path and the report stay within a stated memory whatever the
+ * number of distinct flows, and the flows' totals stay exact.
  */
 #ifndef COMMTAP_FLOW_SET_H
 #define COMMTAP_FLOW_SET_H
@@ -53,15 +56,37 @@ struct ct_flow_summary {
 	uint8_t reverse_evidence; /* enum ct_pair_evidence */
 };
 
+/* What the limit summed: no longer a flow of its own in the report. */
+struct ct_flow_rest {
+	uint64_t flows;	  /* summaries summed (a key seen again later counts again) */
+	uint64_t records; /* engine records in them */
+	uint64_t packets, bytes, messages, message_bytes;
+	uint64_t bursts; /* theirs, dropped from the burst log (the producer counts them) */
+};
+
 struct ct_flow_set {
 	struct ct_flow_summary *flows;
 	size_t count, cap;
 	int64_t *index; /* open addressing, index_mask + 1 slots, -1 empty */
 	size_t index_mask;
+	size_t limit; /* flows kept in detail; 0: no limit */
+	struct ct_flow_rest rest;
+	/* told of each flow summed, before it is (the producer drops its bursts) */
+	void (*on_summed)(const struct ct_flow_summary *f, void *ctx);
+	void *on_summed_ctx;
 };
 
 void ct_flow_set_init(struct ct_flow_set *s);
 void ct_flow_set_free(struct ct_flow_set *s);
+
+/*
+ * Keep at most limit flows (0: no limit, at least CT_FLOW_SET_MIN_LIMIT
+ * otherwise). A new key that finds the set full first sums the lightest
+ * quarter (fewest bytes; then packets, later first packet, key) into
+ * s->rest: the heaviest flows keep their detail.
+ */
+#define CT_FLOW_SET_MIN_LIMIT 16
+void ct_flow_set_limit(struct ct_flow_set *s, size_t limit);
 
 /* Add an engine flow (merging by key). Returns 0 or -ENOMEM. */
 int ct_flow_set_add(struct ct_flow_set *s, const struct ct_flow *f);

@@ -81,6 +81,11 @@ struct ct_burst_log {
 };
 
 int ct_burst_log_add(struct ct_burst_log *log, const struct ct_flow_burst *b);
+/*
+ * Drop the bursts of these n flows (a flow set's lightest, summed: no
+ * report analyses them); keys is sorted in place. Returns the bursts dropped.
+ */
+size_t ct_burst_log_drop(struct ct_burst_log *log, struct ct_flow_key *keys, size_t n);
 void ct_burst_log_free(struct ct_burst_log *log);
 
 /*

@@ -61,7 +61,24 @@ int ct_report_add_section(struct ct_report *r, const char *name, struct json_obj
  * memory.
  */
 struct json_object *ct_report_document(const struct ct_report *r);
-/* Write a document as the report's JSON text. Returns 0 or -EIO. */
+
+/*
+ * The same document with its flows streamed: no tree of every flow (some
+ * 16 KiB of json-c each); each flow is made, printed and freed when the
+ * document is printed, so r must outlive the document. Its "flows" array
+ * holds, for the exports that read flows in memory (/metrics), a brief of
+ * each (addresses, ids, volumes, class, job and shape) with
+ * CT_REPORT_DOC_BRIEF_FLOWS, nothing otherwise. Printed, it is the
+ * document ct_report_document makes, byte for byte.
+ */
+#define CT_REPORT_DOC_STREAM_FLOWS (1u << 0)
+#define CT_REPORT_DOC_BRIEF_FLOWS  (1u << 1)
+struct json_object *ct_report_document_ext(const struct ct_report *r, unsigned flags);
+
+/*
+ * Write a document as the report's JSON text; a streamed one goes out in
+ * pieces as it is printed. Returns 0, -ENOMEM or -EIO.
+ */
 int ct_report_document_write(struct json_object *doc, FILE *out);
 
 /* Write the JSON report. Returns 0 or a negative errno. */
