@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Slow link: a host pair whose achieved rate in a collective is well below
+ * its peers' in the same collective (a degraded cable, a port negotiated
+ * down). A pair's rate in an iteration is the bytes of its data flows of
+ * one class over the time their bursts were on (the rate while it sends,
+ * whatever the compute between); its peers are the other pairs of that
+ * class in the same iteration, and the reference their median.
+ */
+#include "anomaly_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * A pair is slow in an iteration below this share of its peers' median
+ * rate: clean synthesized jobs' pairs stay within 0.8..1.25 of their
+ * class's median, a link at half rate reads 0.5 and below.
+ */
+#define SLOW_RATIO 0.6
+/* peers to compare with: the median of two is their mean, one slow pair would drag it */
+#define SLOW_MIN_PAIRS 3
+/* seen in at least this many iterations, and in most of them from its onset */
+#define SLOW_MIN_ITERATIONS 2
+#define SLOW_MIN_STEADY	    0.5
+/*
+ * Bursts shorter than this carry too few packets to time a rate (a
+ * 64-byte clear-to-send on a 100G port lasts 5 ns).
+ */
+#define SLOW_MIN_BURST_NS 2000
+
+struct pair {
+	struct ct_addr src, dst;
+	int cls;
+};
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	int d = memcmp(&x->src, &y->src, sizeof(x->src));
+
+	d = d ?: memcmp(&x->dst, &y->dst, sizeof(x->dst));
+	return d ?: x->cls - y->cls;
+}
+
+int anom_slow_link(struct anom_ctx *c)
+{
+	const struct ct_flow_set *set = c->set;
+	struct pair *pairs = NULL;
+	double *bytes = NULL, *on = NULL, *ratio = NULL, *tmp = NULL;
+	size_t np = 0, ni = c->n_iter;
+	int err = 0;
+
+	if (!ni) {
+		anom_not_looked(c, CT_ANOMALY_SLOW_LINK, "no iteration period");
+		return 0;
+	}
+	pairs = malloc((set->count + 1) * sizeof(*pairs));
+	if (!pairs)
+		return -ENOMEM;
+	for (size_t f = 0; f < set->count; f++)
+		if (anom_job_data_flow(c, f))
+			pairs[np++] = (struct pair){set->flows[f].key.src, set->flows[f].key.dst,
+						    anom_class(c, f)};
+	qsort(pairs, np, sizeof(*pairs), pair_cmp);
+	if (np) {
+		size_t k = 0;
+
+		for (size_t i = 1; i < np; i++)
+			if (pair_cmp(&pairs[i], &pairs[k]))
+				pairs[++k] = pairs[i];
+		np = k + 1;
+	}
+	bytes = calloc(np * ni + 1, sizeof(*bytes));
+	on = calloc(np * ni + 1, sizeof(*on));
+	ratio = malloc((np * ni + 1) * sizeof(*ratio));
+	tmp = malloc((np + ni + 1) * sizeof(*tmp));
+	if (!bytes || !on || !ratio || !tmp) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t f = 0; f < set->count; f++) {
+		const struct ct_flow_periodicity *fp = &c->per->flows[f];
+		struct pair key;
+		struct pair *p;
+
+		if (!anom_job_data_flow(c, f))
+			continue;
+		key = (struct pair){set->flows[f].key.src, set->flows[f].key.dst, anom_class(c, f)};
+		p = bsearch(&key, pairs, np, sizeof(*pairs), pair_cmp);
+		for (size_t b = 0; b < fp->n_bursts; b++) {
+			const struct ct_burst *u = &fp->bursts[b];
+			long it = anom_iteration(c, u->start);
+
+			if (it < 0 || u->end - u->start < SLOW_MIN_BURST_NS)
+				continue;
+			bytes[(size_t)(p - pairs) * ni + (size_t)it] += (double)u->bytes;
+			on[(size_t)(p - pairs) * ni + (size_t)it] += (double)(u->end - u->start) / 1e9;
+		}
+	}
+	/* each pair's rate over the median of its class's pairs, per iteration */
+	for (size_t it = 0; it < ni; it++)
+		for (size_t a = 0; a < np; a++) {
+			size_t k = 0;
+			double ra = on[a * ni + it] > 0 ? bytes[a * ni + it] / on[a * ni + it] : 0;
+
+			for (size_t o = 0; o < np; o++)
+				if (pairs[o].cls == pairs[a].cls && on[o * ni + it] > 0)
+					tmp[k++] = bytes[o * ni + it] / on[o * ni + it];
+			ratio[a * ni + it] = k >= SLOW_MIN_PAIRS && ra > 0 ? ra / anom_median(tmp, k)
+									   : NAN;
+		}
+	for (size_t a = 0; a < np && !err; a++) {
+		struct ct_anomaly an = {.kind = CT_ANOMALY_SLOW_LINK, .scope = CT_ANOMALY_AT_LINK,
+					.priority = -1, .cls = (int8_t)pairs[a].cls,
+					.host = pairs[a].src, .peer = pairs[a].dst, .onset = -1};
+		size_t seen = 0;
+		double rate = 0;
+
+		for (size_t it = 0; it < ni; it++) {
+			double r = ratio[a * ni + it];
+
+			if (isnan(r) || r >= SLOW_RATIO)
+				continue;
+			if (!an.iters) {
+				an.iters = malloc(ni * sizeof(*an.iters));
+				if (!an.iters) {
+					err = -ENOMEM;
+					break;
+				}
+				an.onset = (long)it;
+				an.onset_ns = c->bounds[it];
+			}
+			rate += bytes[a * ni + it] / on[a * ni + it];
+			an.iters[seen++] = (struct ct_anomaly_iter){(uint32_t)it, r};
+		}
+		an.of = an.onset < 0 ? 0 : (unsigned)(ni - (size_t)an.onset);
+		if (err || seen < SLOW_MIN_ITERATIONS || seen < SLOW_MIN_STEADY * an.of) {
+			free(an.iters);
+			continue;
+		}
+		an.seen = (unsigned)seen;
+		for (size_t k = 0; k < seen; k++)
+			tmp[k] = an.iters[k].value;
+		an.value = anom_median(tmp, seen);
+		an.confidence = (double)seen / an.of * fmin(1, (1 - an.value) / (1 - SLOW_RATIO) - 1);
+		if (an.confidence < 0.05)
+			an.confidence = 0.05;
+		rate /= (double)seen;
+		snprintf(an.evidence, sizeof(an.evidence),
+			 "%s bursts on this link move %.3g Gbit/s while sending, %.0f%% of the "
+			 "median of the %s pairs in the same iteration (flagged below %.0f%%), in "
+			 "%zu of %u iterations from iteration %ld",
+			 ct_class_name(pairs[a].cls), rate * 8 / 1e9, an.value * 100,
+			 ct_class_name(pairs[a].cls), SLOW_RATIO * 100, seen, an.of, an.onset);
+		err = anom_add(c, &an);
+	}
+out:
+	free(pairs);
+	free(bytes);
+	free(on);
+	free(ratio);
+	free(tmp);
+	return err;
+}
