@@ -87,7 +87,9 @@ static json_object *finding(struct aj *b, const struct ct_anomaly *a)
 		}
 		put(b, o, "per_iteration", it);
 	} else {
-		put(b, o, "onset_iteration", NULL);
+		/* said of the whole capture */
+		if (json_object_object_add(o, "onset_iteration", NULL))
+			b->oom = 1;
 	}
 	put(b, o, "evidence", json_object_new_string(a->evidence));
 	return o;

@@ -5,7 +5,10 @@
  * down). A pair's rate in an iteration is the bytes of its data flows of
  * one class over the time their bursts were on (the rate while it sends,
  * whatever the compute between); its peers are the other pairs of that
- * class in the same iteration, and the reference their median.
+ * class in the same iteration, and the reference their median. A class of
+ * fewer than SLOW_MIN_PAIRS pairs is compared with all the job's pairs: a
+ * slow link can change its own class (its messages, drawn out, no longer
+ * form one burst each, and read as EP's varying chunks).
  */
 #include "anomaly_internal.h"
 
@@ -51,7 +54,7 @@ int anom_slow_link(struct anom_ctx *c)
 	struct pair *pairs = NULL;
 	double *bytes = NULL, *on = NULL, *ratio = NULL, *tmp = NULL;
 	size_t np = 0, ni = c->n_iter;
-	int err = 0;
+	int err = 0, *whole = NULL;
 
 	if (!ni) {
 		anom_not_looked(c, CT_ANOMALY_SLOW_LINK, "no iteration period");
@@ -76,8 +79,9 @@ int anom_slow_link(struct anom_ctx *c)
 	bytes = calloc(np * ni + 1, sizeof(*bytes));
 	on = calloc(np * ni + 1, sizeof(*on));
 	ratio = malloc((np * ni + 1) * sizeof(*ratio));
+	whole = calloc(np + 1, sizeof(*whole));
 	tmp = malloc((np + ni + 1) * sizeof(*tmp));
-	if (!bytes || !on || !ratio || !tmp) {
+	if (!bytes || !on || !ratio || !tmp || !whole) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -109,6 +113,13 @@ int anom_slow_link(struct anom_ctx *c)
 			for (size_t o = 0; o < np; o++)
 				if (pairs[o].cls == pairs[a].cls && on[o * ni + it] > 0)
 					tmp[k++] = bytes[o * ni + it] / on[o * ni + it];
+			if (k < SLOW_MIN_PAIRS) { /* the job's pairs of every class */
+				whole[a] = 1;
+				k = 0;
+				for (size_t o = 0; o < np; o++)
+					if (on[o * ni + it] > 0)
+						tmp[k++] = bytes[o * ni + it] / on[o * ni + it];
+			}
 			ratio[a * ni + it] = k >= SLOW_MIN_PAIRS && ra > 0 ? ra / anom_median(tmp, k)
 									   : NAN;
 		}
@@ -145,16 +156,15 @@ int anom_slow_link(struct anom_ctx *c)
 		for (size_t k = 0; k < seen; k++)
 			tmp[k] = an.iters[k].value;
 		an.value = anom_median(tmp, seen);
-		an.confidence = (double)seen / an.of * fmin(1, (1 - an.value) / (1 - SLOW_RATIO) - 1);
-		if (an.confidence < 0.05)
-			an.confidence = 0.05;
+		an.confidence = (double)seen / an.of * fmin(1, 0.5 + (SLOW_RATIO - an.value) / SLOW_RATIO);
 		rate /= (double)seen;
 		snprintf(an.evidence, sizeof(an.evidence),
 			 "%s bursts on this link move %.3g Gbit/s while sending, %.0f%% of the "
 			 "median of the %s pairs in the same iteration (flagged below %.0f%%), in "
 			 "%zu of %u iterations from iteration %ld",
 			 ct_class_name(pairs[a].cls), rate * 8 / 1e9, an.value * 100,
-			 ct_class_name(pairs[a].cls), SLOW_RATIO * 100, seen, an.of, an.onset);
+			 whole[a] ? "job's" : ct_class_name(pairs[a].cls),
+			 SLOW_RATIO * 100, seen, an.of, an.onset);
 		err = anom_add(c, &an);
 	}
 out:
@@ -162,6 +172,7 @@ out:
 	free(bytes);
 	free(on);
 	free(ratio);
+	free(whole);
 	free(tmp);
 	return err;
 }
