@@ -6,9 +6,12 @@
  * one class over the time their bursts were on (the rate while it sends,
  * whatever the compute between); its peers are the other pairs of that
  * class in the same iteration, and the reference their median. A class of
- * fewer than SLOW_MIN_PAIRS pairs is compared with all the job's pairs: a
- * slow link can change its own class (its messages, drawn out, no longer
- * form one burst each, and read as EP's varying chunks).
+ * fewer than SLOW_MIN_PAIRS pairs is compared with all the job's
+ * collective pairs: a slow link can change its own class (its messages,
+ * drawn out, no longer form one burst each, and read as EP's varying
+ * chunks). A pipeline's pairs are compared only among themselves: its
+ * activations are paced by compute, not by the link (clean matrix jobs'
+ * PP pairs move 0.1..20 Gbit/s while their DP pairs move 45).
  */
 #include "anomaly_internal.h"
 
@@ -113,11 +116,11 @@ int anom_slow_link(struct anom_ctx *c)
 			for (size_t o = 0; o < np; o++)
 				if (pairs[o].cls == pairs[a].cls && on[o * ni + it] > 0)
 					tmp[k++] = bytes[o * ni + it] / on[o * ni + it];
-			if (k < SLOW_MIN_PAIRS) { /* the job's pairs of every class */
-				whole[a] = 1;
+			if (k < SLOW_MIN_PAIRS && pairs[a].cls != CT_CLASS_PP) {
+				whole[a] = 1; /* the job's collective pairs */
 				k = 0;
 				for (size_t o = 0; o < np; o++)
-					if (on[o * ni + it] > 0)
+					if (pairs[o].cls != CT_CLASS_PP && on[o * ni + it] > 0)
 						tmp[k++] = bytes[o * ni + it] / on[o * ni + it];
 			}
 			ratio[a * ni + it] = k >= SLOW_MIN_PAIRS && ra > 0 ? ra / anom_median(tmp, k)
@@ -163,7 +166,7 @@ int anom_slow_link(struct anom_ctx *c)
 			 "median of the %s pairs in the same iteration (flagged below %.0f%%), in "
 			 "%zu of %u iterations from iteration %ld",
 			 ct_class_name(pairs[a].cls), rate * 8 / 1e9, an.value * 100,
-			 whole[a] ? "job's" : ct_class_name(pairs[a].cls),
+			 whole[a] ? "job's collective" : ct_class_name(pairs[a].cls),
 			 SLOW_RATIO * 100, seen, an.of, an.onset);
 		err = anom_add(c, &an);
 	}
