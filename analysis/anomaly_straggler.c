@@ -89,59 +89,50 @@ static int collective(int cls)
 	       cls == CT_CLASS_EMB;
 }
 
-int anom_straggler(struct anom_ctx *c)
+/* A host already found straggling in another collective is said once. */
+static int reported(const struct anom_ctx *c, const struct ct_addr *host)
+{
+	for (size_t i = 0; i < c->out->n; i++)
+		if (c->out->list[i].kind == CT_ANOMALY_STRAGGLER &&
+		    !memcmp(&c->out->list[i].host, host, sizeof(*host)))
+			return 1;
+	return 0;
+}
+
+static int sender_in(const struct anom_ctx *c, size_t f, int cls, const struct ct_addr *host)
+{
+	return anom_job_data_flow(c, f) && anom_class(c, f) == cls &&
+	       !memcmp(&c->set->flows[f].key.src, host, sizeof(*host));
+}
+
+/*
+ * One collective: the nh hosts h->a[m[...]] joined by flows of class cls.
+ * first, late, tmp: nh * n_iter + 1 scratch; bursts: room for the bursts
+ * of every flow; longest: n_iter.
+ */
+static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const size_t *m,
+		 size_t nh, uint64_t *first, double *late, double *tmp, struct ct_burst *bursts,
+		 uint64_t *longest)
 {
 	const struct ct_flow_set *set = c->set;
-	struct anom_hosts h = {0};
-	struct ct_burst *bursts = NULL;
-	uint64_t *first = NULL, *longest = NULL;
-	size_t nb = 0;
-	double *late = NULL, *tmp = NULL, spread, threshold;
-	size_t nh, ni = c->n_iter, n_late = 0;
+	size_t ni = c->n_iter, n_late = 0;
+	double spread, threshold;
 	int err = 0;
 
-	if (!ni) {
-		anom_not_looked(c, CT_ANOMALY_STRAGGLER, "no iteration period");
-		return 0;
-	}
-	for (size_t f = 0; f < set->count && !err; f++)
-		if (anom_job_data_flow(c, f) && collective(anom_class(c, f))) {
-			err = anom_hosts_add(&h, &set->flows[f].key.src);
-			nb += c->per->flows[f].n_bursts;
-		}
-	if (err)
-		goto out;
-	anom_hosts_done(&h);
-	nh = h.n;
-	if (nh < STRAGGLER_MIN_HOSTS) {
-		anom_not_looked(c, CT_ANOMALY_STRAGGLER,
-				"fewer than 3 hosts send collective data: lateness has no reference");
-		goto out;
-	}
-	first = malloc(nh * ni * sizeof(*first));
-	late = malloc(nh * ni * sizeof(*late));
-	tmp = malloc((nh * ni + 1) * sizeof(*tmp));
-	longest = malloc(ni * sizeof(*longest));
-	bursts = malloc((nb + 1) * sizeof(*bursts));
-	if (!first || !late || !tmp || !longest || !bursts) {
-		err = -ENOMEM;
-		goto out;
-	}
 	for (size_t a = 0; a < nh; a++) {
 		size_t k = 0;
 
 		for (size_t f = 0; f < set->count; f++) {
 			const struct ct_flow_periodicity *fp = &c->per->flows[f];
 
-			if (!anom_job_data_flow(c, f) || !collective(anom_class(c, f)) ||
-			    memcmp(&set->flows[f].key.src, &h.a[a], sizeof(h.a[a])))
+			if (!sender_in(c, f, cls, &h->a[m[a]]))
 				continue;
 			memcpy(bursts + k, fp->bursts, fp->n_bursts * sizeof(*bursts));
 			k += fp->n_bursts;
 		}
 		entries(c, bursts, k, first + a * ni, longest);
 	}
-	/* lateness: a host's first send against the median of the others' */
+	/* lateness: a host's entry against the median of the others' */
 	for (size_t it = 0; it < ni; it++)
 		for (size_t a = 0; a < nh; a++) {
 			size_t k = 0;
@@ -159,17 +150,18 @@ int anom_straggler(struct anom_ctx *c)
 	for (size_t i = 0; i < nh * ni; i++)
 		if (!isnan(late[i]))
 			tmp[n_late++] = fabs(late[i]);
-	if (!n_late) {
-		anom_not_looked(c, CT_ANOMALY_STRAGGLER, "no iteration has three hosts sending");
-		goto out;
-	}
+	if (!n_late)
+		return 0;
 	spread = 1.4826 * anom_median(tmp, n_late);
 	threshold = fmax(STRAGGLER_SPREADS * spread, STRAGGLER_MIN_SHARE * c->period_s);
-	c->out->straggler_jitter_s = spread;
-	c->out->straggler_threshold_s = threshold;
+	/* the report's figure: the noisiest collective's */
+	if (spread > c->out->straggler_jitter_s) {
+		c->out->straggler_jitter_s = spread;
+		c->out->straggler_threshold_s = threshold;
+	}
 	for (size_t a = 0; a < nh && !err; a++) {
 		struct ct_anomaly an = {.kind = CT_ANOMALY_STRAGGLER, .scope = CT_ANOMALY_AT_HOST,
-					.priority = -1, .cls = -1, .host = h.a[a], .onset = -1};
+					.priority = -1, .cls = -1, .host = h->a[m[a]], .onset = -1};
 		size_t seen = 0;
 
 		for (size_t it = 0; it < ni; it++) {
@@ -193,7 +185,7 @@ int anom_straggler(struct anom_ctx *c)
 			}
 			an.iters[seen++] = (struct ct_anomaly_iter){(uint32_t)it, l};
 		}
-		if (err || seen < STRAGGLER_MIN_ITERATIONS) {
+		if (err || seen < STRAGGLER_MIN_ITERATIONS || reported(c, &h->a[m[a]])) {
 			free(an.iters);
 			continue;
 		}
@@ -207,13 +199,87 @@ int anom_straggler(struct anom_ctx *c)
 		an.confidence = (double)seen / an.of * fmin(1, an.value / threshold - 1);
 		snprintf(an.evidence, sizeof(an.evidence),
 			 "it enters the collectives a median %.3g ms (%.1f%% of the "
-			 "%.3g ms iteration) after the other %zu hosts in %zu of %u iterations "
+			 "%.3g ms iteration) after the other %zu hosts of its %s collective in %zu of %u iterations "
 			 "from iteration %ld; the job's own spread is %.3g ms, flagged from %.3g ms",
-			 an.value * 1e3, an.share * 100, c->period_s * 1e3, nh - 1, seen, an.of,
+			 an.value * 1e3, an.share * 100, c->period_s * 1e3, nh - 1, ct_class_name(cls), seen, an.of,
 			 an.onset, spread * 1e3, threshold * 1e3);
 		err = anom_add(c, &an);
 	}
+	return err;
+}
+
+static size_t find_root(size_t *parent, size_t i)
+{
+	while (parent[i] != i)
+		i = parent[i] = parent[parent[i]];
+	return i;
+}
+
+int anom_straggler(struct anom_ctx *c)
+{
+	const struct ct_flow_set *set = c->set;
+	struct anom_hosts h = {0};
+	struct ct_burst *bursts = NULL;
+	uint64_t *first = NULL, *longest = NULL;
+	double *late = NULL, *tmp = NULL;
+	size_t *parent = NULL, *m = NULL, nh, ni = c->n_iter, nb = 0, groups = 0;
+	int err = 0;
+
+	if (!ni) {
+		anom_not_looked(c, CT_ANOMALY_STRAGGLER, "no iteration period");
+		return 0;
+	}
+	for (size_t f = 0; f < set->count && !err; f++)
+		if (anom_job_data_flow(c, f) && collective(anom_class(c, f))) {
+			err = anom_hosts_add(&h, &set->flows[f].key.src);
+			err = err ?: anom_hosts_add(&h, &set->flows[f].key.dst);
+			nb += c->per->flows[f].n_bursts;
+		}
+	if (err)
+		goto out;
+	anom_hosts_done(&h);
+	nh = h.n;
+	parent = malloc((nh + 1) * sizeof(*parent));
+	m = malloc((nh + 1) * sizeof(*m));
+	first = malloc((nh * ni + 1) * sizeof(*first));
+	late = malloc((nh * ni + 1) * sizeof(*late));
+	tmp = malloc((nh * ni + 1) * sizeof(*tmp));
+	longest = malloc(ni * sizeof(*longest));
+	bursts = malloc((nb + 1) * sizeof(*bursts));
+	if (!parent || !m || !first || !late || !tmp || !longest || !bursts) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* per class, the collectives: hosts joined by its flows */
+	for (int cls = 0; cls < CT_CLASS_COUNT && !err; cls++) {
+		if (!collective(cls))
+			continue;
+		for (size_t i = 0; i < nh; i++)
+			parent[i] = i;
+		for (size_t f = 0; f < set->count; f++)
+			if (anom_job_data_flow(c, f) && anom_class(c, f) == cls)
+				parent[find_root(parent, (size_t)anom_hosts_find(&h, &set->flows[f].key.src))] =
+					find_root(parent, (size_t)anom_hosts_find(&h, &set->flows[f].key.dst));
+		for (size_t r = 0; r < nh && !err; r++) {
+			size_t n = 0;
+
+			if (find_root(parent, r) != r)
+				continue;
+			for (size_t i = 0; i < nh; i++)
+				if (find_root(parent, i) == r)
+					m[n++] = i;
+			if (n < STRAGGLER_MIN_HOSTS)
+				continue;
+			groups++;
+			err = group(c, cls, &h, m, n, first, late, tmp, bursts, longest);
+		}
+	}
+	if (!err && !groups)
+		anom_not_looked(c, CT_ANOMALY_STRAGGLER,
+				"no collective joins three or more hosts: lateness has no reference");
 out:
+	free(parent);
+	free(m);
 	free(first);
 	free(longest);
 	free(bursts);

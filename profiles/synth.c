@@ -37,7 +37,7 @@
 #define MAX_FRAME	 9216
 #define STORAGE_PORT	 2049
 #define CNP_EVERY	 64 /* noise: one CE mark (and CNP) per this many packets into host 0 */
-#define TCP_RTX_NS	 (10 * ACK_DELAY_NS) /* a lost segment's fast retransmission */
+#define RTX_NS		 (10 * ACK_DELAY_NS) /* a lost packet sent again (TCP: fast retransmit) */
 #define AETH_NAK_SEQ	 0x60 /* AETH syndrome: NAK, PSN sequence error */
 #define PFC_QUANTA	 0xffff
 
@@ -343,9 +343,19 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 			ecn = 3;
 		else if (congested(S, c))
 			ecn = 3;
-		if (gone < 0 && k + 1 < n && lost(S, c)) {
-			/* never reaches the mirror: the receiver sees the next one out of order */
-			gone = (long)k;
+		if (gone < 0 && lost(S, c)) {
+			/*
+			 * Never reaches the mirror. Inside a message the receiver sees the
+			 * next one out of order (NAK, go-back-N below); a message's last
+			 * packet is sent again when the requester's timer runs out.
+			 */
+			if (k + 1 < n)
+				gone = (long)k;
+			else
+				err = pkt_add(S, t + RTX_NS, ci, PKT_DATA, DIR_FWD, op, c->psn_fwd, len,
+					      k == 0 ? bytes : 0, 0, 2) ?:
+				      pkt_add(S, t + RTX_NS + ACK_DELAY_NS, ci, PKT_ACK, DIR_REV,
+					      0x11, c->psn_fwd, 0, 0, c->psn_fwd, 2);
 			c->psn_fwd = (c->psn_fwd + 1) & 0xffffff;
 			t += (uint64_t)llround((len + header_bytes(S, 1, k == 0 ? 16 : 4)) * nspb);
 			continue;
@@ -410,7 +420,7 @@ static int tcp_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t 
 		err = pkt_add(S, t, ci, PKT_DATA, DIR_FWD, 0x18, c->seq_fwd, len, 0, c->seq_rev, 0);
 		/* lost past the mirror: the mirror sees it again, retransmitted */
 		if (!err && lost(S, c))
-			err = pkt_add(S, t + TCP_RTX_NS, ci, PKT_DATA, DIR_FWD, 0x18, c->seq_fwd,
+			err = pkt_add(S, t + RTX_NS, ci, PKT_DATA, DIR_FWD, 0x18, c->seq_fwd,
 				      len, 0, c->seq_rev, 0);
 		c->seq_fwd += len;
 		if (!err && (++c->segs_unacked % 2 == 0 || k + 1 == n))
@@ -908,6 +918,13 @@ static int write_truth(const struct synth *S, FILE *out, const uint64_t *starts,
 	}
 	json_object_object_add(root, "flows", flows);
 	json_object_object_add(root, "injected", truth_injected(S));
+	{
+		json_object *hosts = json_object_new_array();
+
+		for (unsigned h = 0; h < S->p->hosts; h++)
+			json_object_array_add(hosts, host_addrs(S, (int)h));
+		json_object_object_add(root, "host_addrs", hosts);
+	}
 	if (fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY), out) < 0 ||
 	    fputc('\n', out) < 0)
 		err = -EIO;
