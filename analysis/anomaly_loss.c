@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Loss hot spot: retransmissions, PSN gaps and NAKs concentrated on one
- * link (host -> host) or, spread over its senders, on one receiver. A NAK
- * travels back from the receiver: it counts against the link its data came
- * over. The flow counters are totals over the capture, so this is said for
+ * link (between two addresses, both ways: a cable loses either way) or,
+ * spread over its senders, on one receiver. A NAK travels back from the
+ * receiver: it counts against the way its data came. The finding names the
+ * way with more signals first. The flow counters are totals over the capture, so this is said for
  * the whole capture, not per iteration.
  */
 #include "anomaly_internal.h"
@@ -27,6 +28,7 @@
 struct link {
 	struct ct_addr src, dst;
 	double signals, packets;
+	double fwd; /* signals src -> dst (the rest: dst -> src) */
 };
 
 static int link_cmp(const void *a, const void *b)
@@ -49,6 +51,7 @@ static size_t links_merge(struct link *l, size_t n)
 		if (!link_cmp(&l[i], &l[k])) {
 			l[k].signals += l[i].signals;
 			l[k].packets += l[i].packets;
+			l[k].fwd += l[i].fwd;
 		} else {
 			l[++k] = l[i];
 		}
@@ -82,7 +85,7 @@ int anom_loss(struct anom_ctx *c)
 {
 	const struct ct_flow_set *set = c->set;
 	struct link *links = malloc((2 * set->count + 1) * sizeof(*links)), *rx = NULL;
-	size_t nl = 0, nr;
+	size_t nl = 0, nr, n_dir;
 	double total = 0, others;
 	long t;
 	int err = 0;
@@ -94,33 +97,13 @@ int anom_loss(struct anom_ctx *c)
 		double sig = (double)(f->retransmits + f->psn_gaps);
 		double naks = (double)(f->naks_seq + f->naks_other);
 
-		links[nl++] = (struct link){f->key.src, f->key.dst, sig, (double)f->packets};
+		links[nl++] = (struct link){f->key.src, f->key.dst, sig, (double)f->packets, sig};
 		if (naks > 0) /* against the data's way */
-			links[nl++] = (struct link){f->key.dst, f->key.src, naks, 0};
+			links[nl++] = (struct link){f->key.dst, f->key.src, naks, 0, naks};
 		total += sig + naks;
 	}
-	nl = links_merge(links, nl);
-	if (total < LOSS_MIN_SIGNALS)
-		goto out;
-	t = hot(links, nl, total, &others);
-	if (t >= 0) {
-		struct ct_anomaly an = {.kind = CT_ANOMALY_LOSS, .scope = CT_ANOMALY_AT_LINK,
-					.priority = -1, .cls = -1, .host = links[t].src,
-					.peer = links[t].dst, .onset = -1,
-					.value = links[t].signals};
-		double share = links[t].signals / total;
-
-		an.confidence = fmin(1, share) * fmin(1, links[t].signals / (2 * LOSS_MIN_SIGNALS));
-		snprintf(an.evidence, sizeof(an.evidence),
-			 "%.0f of the capture's %.0f loss signals (retransmitted packets, PSN gaps, "
-			 "NAKs from the receiver) are on this link: %.3g per 1000 packets, the "
-			 "other links %.3g",
-			 links[t].signals, total, links[t].signals / fmax(links[t].packets, 1) * 1e3,
-			 others * 1e3);
-		err = anom_add(c, &an);
-		goto out;
-	}
-	/* no one link: one receiver, over its senders? */
+	/* the receivers first (a receiver's signals are its way's), then links both ways */
+	n_dir = nl;
 	rx = malloc((nl + 1) * sizeof(*rx));
 	if (!rx) {
 		err = -ENOMEM;
@@ -128,8 +111,44 @@ int anom_loss(struct anom_ctx *c)
 	}
 	for (size_t i = 0; i < nl; i++)
 		rx[i] = (struct link){links[i].dst, links[i].dst, links[i].signals,
-				      links[i].packets};
-	nr = links_merge(rx, nl);
+				      links[i].packets, 0};
+	for (size_t i = 0; i < nl; i++) {
+		struct link *l = &links[i];
+
+		if (memcmp(&l->src, &l->dst, sizeof(l->src)) > 0) { /* one key per pair */
+			struct ct_addr a = l->src;
+
+			l->src = l->dst;
+			l->dst = a;
+			l->fwd = l->signals - l->fwd;
+		}
+	}
+	nl = links_merge(links, nl);
+	if (total < LOSS_MIN_SIGNALS)
+		goto out;
+	t = hot(links, nl, total, &others);
+	if (t >= 0) {
+		int back = links[t].fwd < links[t].signals - links[t].fwd;
+		struct ct_anomaly an = {.kind = CT_ANOMALY_LOSS, .scope = CT_ANOMALY_AT_LINK,
+					.priority = -1, .cls = -1,
+					.host = back ? links[t].dst : links[t].src,
+					.peer = back ? links[t].src : links[t].dst, .onset = -1,
+					.value = links[t].signals};
+		double share = links[t].signals / total;
+
+		an.confidence = fmin(1, share) * fmin(1, links[t].signals / (2 * LOSS_MIN_SIGNALS));
+		snprintf(an.evidence, sizeof(an.evidence),
+			 "%.0f of the capture's %.0f loss signals (retransmitted packets, PSN gaps, "
+			 "NAKs from the receiver) are on this link, %.0f of them this way: %.3g "
+			 "per 1000 packets, the other links %.3g",
+			 links[t].signals, total,
+			 back ? links[t].signals - links[t].fwd : links[t].fwd, links[t].signals / fmax(links[t].packets, 1) * 1e3,
+			 others * 1e3);
+		err = anom_add(c, &an);
+		goto out;
+	}
+	/* no one link: one receiver, over its senders? */
+	nr = links_merge(rx, n_dir);
 	t = hot(rx, nr, total, &others);
 	if (t >= 0) {
 		struct ct_anomaly an = {.kind = CT_ANOMALY_LOSS, .scope = CT_ANOMALY_AT_RECEIVER,

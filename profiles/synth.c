@@ -133,12 +133,17 @@ static unsigned host_of(const struct synth *S, uint16_t nic)
 	return nic == UINT16_MAX ? UINT32_MAX : nic / S->p->nics_per_host;
 }
 
-/* The connection runs between hosts a and b (either way), from iteration `from` on. */
+/*
+ * The connection runs over the link between hosts a and b (either way),
+ * from iteration `from` on: between their first NICs (rail 0) when they
+ * have several, as a cable joins two ports.
+ */
 static int on_link(const struct synth *S, const struct conn *c, int a, int b, unsigned from)
 {
 	unsigned s = host_of(S, c->src_nic), d = host_of(S, c->dst_nic);
 
-	if (a < 0 || S->it < from)
+	if (a < 0 || S->it < from || c->src_nic % S->p->nics_per_host ||
+	    c->dst_nic % S->p->nics_per_host)
 		return 0;
 	return (s == (unsigned)a && d == (unsigned)b) || (s == (unsigned)b && d == (unsigned)a);
 }
@@ -345,20 +350,20 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 			ecn = 3;
 		if (gone < 0 && lost(S, c)) {
 			/*
-			 * Never reaches the mirror. Inside a message the receiver sees the
-			 * next one out of order (NAK, go-back-N below); a message's last
-			 * packet is sent again when the requester's timer runs out.
+			 * Inside a message: lost before the mirror, the receiver sees the
+			 * next one out of order (NAK, go-back-N below). A message's last
+			 * packet: lost past the mirror, sent again when the requester's
+			 * timer runs out (the mirror sees it twice).
 			 */
-			if (k + 1 < n)
+			if (k + 1 < n) {
 				gone = (long)k;
-			else
-				err = pkt_add(S, t + RTX_NS, ci, PKT_DATA, DIR_FWD, op, c->psn_fwd, len,
-					      k == 0 ? bytes : 0, 0, 2) ?:
-				      pkt_add(S, t + RTX_NS + ACK_DELAY_NS, ci, PKT_ACK, DIR_REV,
-					      0x11, c->psn_fwd, 0, 0, c->psn_fwd, 2);
-			c->psn_fwd = (c->psn_fwd + 1) & 0xffffff;
-			t += (uint64_t)llround((len + header_bytes(S, 1, k == 0 ? 16 : 4)) * nspb);
-			continue;
+				c->psn_fwd = (c->psn_fwd + 1) & 0xffffff;
+				t += (uint64_t)llround((len + header_bytes(S, 1, k == 0 ? 16 : 4)) *
+						       nspb);
+				continue;
+			}
+			err = pkt_add(S, t + RTX_NS, ci, PKT_DATA, DIR_FWD, op, c->psn_fwd, len,
+				      k == 0 ? bytes : 0, 0, 2);
 		}
 		if (gone >= 0 && k == (unsigned)gone + 1) { /* NAK: PSN sequence error */
 			uint32_t want = (psn0 + (uint32_t)gone) & 0xffffff;

@@ -32,6 +32,7 @@ ONSET = 4            # injected from this iteration on (of mm.ITERATIONS)
 DELAY_SHARE = 0.05   # straggler delay: 5% of the iteration
 SLOW_FACTOR = 3.0    # the slow link serializes 3 times slower
 LOSS_RATE = {"roce": 0.002, "tcp": 0.01}
+LOSS_EXPECTED = 30  # losses over the capture, at the least
 CONGEST = 0.2        # marked share toward the receiver
 PFC_PER_S = 2000
 PFC_PRIORITY = 3
@@ -101,7 +102,9 @@ def busiest_link(truth, by="bytes_per_packet"):
         if f.get("direction") != "data" or f["class"] not in ("DP", "TP", "EP", "EmbTableSyn"):
             continue
         a, b = host_of(truth, f["src"]), host_of(truth, f["dst"])
-        if a < 0 or b < 0 or a == b:
+        # synth injects on the link between two hosts' first NICs
+        if a < 0 or b < 0 or a == b or f["src"] != truth["host_addrs"][a][0] or \
+                f["dst"] != truth["host_addrs"][b][0]:
             continue
         x = per.setdefault((a, b), [0, 0])
         x[0] += f["bytes"]
@@ -109,7 +112,8 @@ def busiest_link(truth, by="bytes_per_packet"):
     if not per:
         return None
     if by == "packets":
-        return max(sorted(per), key=lambda k: per[k][1])
+        k = max(sorted(per), key=lambda k: per[k][1])
+        return k + (per[k][1],)
     return max(sorted(per), key=lambda k: per[k][0] / per[k][1])
 
 
@@ -152,8 +156,10 @@ def injections(case, clean_truth, clean_doc):
         a, b = link
         out.append(("slow_link", ["--slow-link", "%d-%d:%g:%d" % (a, b, SLOW_FACTOR, ONSET)]))
         # losses need packets: on the link that carries the most
-        a, b = busiest_link(clean_truth, "packets")
-        out.append(("loss", ["--lossy-link", "%d-%d:%g" % (a, b, LOSS_RATE[case["transport"]])]))
+        a, b, packets = busiest_link(clean_truth, "packets")
+        # enough to be seen over a capture: LOSS_EXPECTED losses, at most 1 in 20
+        rate = min(max(LOSS_RATE[case["transport"]], LOSS_EXPECTED / packets), 0.05)
+        out.append(("loss", ["--lossy-link", "%d-%d:%.3g" % (a, b, rate)]))
         if case["transport"] == "roce":
             out.append(("congestion", ["--congest", "%d:%g" % (b, CONGEST)]))
     out.append(("pfc", ["--pfc-storm", "%d:%g" % (PFC_PRIORITY, PFC_PER_S)]))
