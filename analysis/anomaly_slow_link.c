@@ -5,7 +5,10 @@
  * down). A pair's rate in an iteration is the bytes of its data flows of
  * one class over the time their bursts were on (the rate while it sends,
  * whatever the compute between); its peers are the other pairs of that
- * class in the same iteration, and the reference their median. A class of
+ * class that move as many bytes an iteration (within SLOW_PEER_VOLUME: the
+ * same transfers; a stream of small messages paced by the compute moves
+ * 0.1 Gbit/s over its burst beside a bucket at 45 on the same hosts), in
+ * the same iteration, and the reference their median. A class of
  * fewer than SLOW_MIN_PAIRS pairs is compared with all the job's
  * collective pairs: a slow link can change its own class (its messages,
  * drawn out, no longer form one burst each, and read as EP's varying
@@ -32,10 +35,12 @@
 #define SLOW_MIN_ITERATIONS 2
 #define SLOW_MIN_STEADY	    0.5
 /*
- * Bursts shorter than this carry too few packets to time a rate (a
- * 64-byte clear-to-send on a 100G port lasts 5 ns).
+ * Bursts of fewer packets are too few to time a rate (a clear-to-send is
+ * one; the first packet's own serialization is not in the burst's span).
  */
-#define SLOW_MIN_BURST_NS 2000
+#define SLOW_MIN_PACKETS 3
+/* peers move between 1/2 and 2 times the pair's bytes an iteration */
+#define SLOW_PEER_VOLUME 2.0
 
 struct pair {
 	struct ct_addr src, dst;
@@ -51,6 +56,11 @@ static int pair_cmp(const void *a, const void *b)
 	return d ?: x->cls - y->cls;
 }
 
+static int peer_volume(double a, double b)
+{
+	return b * SLOW_PEER_VOLUME >= a && b <= a * SLOW_PEER_VOLUME;
+}
+
 int anom_slow_link(struct anom_ctx *c)
 {
 	const struct ct_flow_set *set = c->set;
@@ -58,6 +68,7 @@ int anom_slow_link(struct anom_ctx *c)
 	double *bytes = NULL, *on = NULL, *ratio = NULL, *tmp = NULL;
 	size_t np = 0, ni = c->n_iter;
 	int err = 0, *whole = NULL;
+	double *vol = NULL;
 
 	if (!ni) {
 		anom_not_looked(c, CT_ANOMALY_SLOW_LINK, "no iteration period");
@@ -83,8 +94,9 @@ int anom_slow_link(struct anom_ctx *c)
 	on = calloc(np * ni + 1, sizeof(*on));
 	ratio = malloc((np * ni + 1) * sizeof(*ratio));
 	whole = calloc(np + 1, sizeof(*whole));
+	vol = calloc(np + 1, sizeof(*vol));
 	tmp = malloc((np + ni + 1) * sizeof(*tmp));
-	if (!bytes || !on || !ratio || !tmp || !whole) {
+	if (!bytes || !on || !ratio || !tmp || !whole || !vol) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -101,7 +113,9 @@ int anom_slow_link(struct anom_ctx *c)
 			const struct ct_burst *u = &fp->bursts[b];
 			long it = anom_iteration(c, u->start);
 
-			if (it < 0 || u->end - u->start < SLOW_MIN_BURST_NS)
+			vol[p - pairs] += (double)u->bytes;
+			if (it < 0 || u->end <= u->start ||
+			    (u->packets && u->packets < SLOW_MIN_PACKETS))
 				continue;
 			bytes[(size_t)(p - pairs) * ni + (size_t)it] += (double)u->bytes;
 			on[(size_t)(p - pairs) * ni + (size_t)it] += (double)(u->end - u->start) / 1e9;
@@ -114,13 +128,15 @@ int anom_slow_link(struct anom_ctx *c)
 			double ra = on[a * ni + it] > 0 ? bytes[a * ni + it] / on[a * ni + it] : 0;
 
 			for (size_t o = 0; o < np; o++)
-				if (pairs[o].cls == pairs[a].cls && on[o * ni + it] > 0)
+				if (pairs[o].cls == pairs[a].cls && on[o * ni + it] > 0 &&
+				    peer_volume(vol[a], vol[o]))
 					tmp[k++] = bytes[o * ni + it] / on[o * ni + it];
 			if (k < SLOW_MIN_PAIRS && pairs[a].cls != CT_CLASS_PP) {
 				whole[a] = 1; /* the job's collective pairs */
 				k = 0;
 				for (size_t o = 0; o < np; o++)
-					if (pairs[o].cls != CT_CLASS_PP && on[o * ni + it] > 0)
+					if (pairs[o].cls != CT_CLASS_PP && on[o * ni + it] > 0 &&
+					    peer_volume(vol[a], vol[o]))
 						tmp[k++] = bytes[o * ni + it] / on[o * ni + it];
 			}
 			ratio[a * ni + it] = k >= SLOW_MIN_PAIRS && ra > 0 ? ra / anom_median(tmp, k)
@@ -176,6 +192,7 @@ out:
 	free(on);
 	free(ratio);
 	free(whole);
+	free(vol);
 	free(tmp);
 	return err;
 }
