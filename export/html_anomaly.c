@@ -122,7 +122,7 @@ void ct_html_anomalies(FILE *out, const struct ct_view *v)
 	} else {
 		fputs("<table class=\"anomalies\"><thead><tr><th>anomaly</th><th>where</th>"
 		      "<th>how much</th><th>confidence</th><th>since iteration</th>"
-		      "<th>iterations seen</th><th>evidence</th></tr></thead><tbody>\n",
+		      "<th>iterations seen</th><th class=\"evidence\">evidence</th></tr></thead><tbody>\n",
 		      out);
 		for (size_t i = 0; i < ct_doc_len(list); i++) {
 			json_object *f = ct_doc_at(list, i);
