@@ -83,13 +83,34 @@ def synth(commtap, case, d, name, extra):
     return pcap, truth
 
 
-def analyze(commtap, pcap):
+def analyze(commtap, pcap, keep=False):
     out = pcap[:-5] + ".report.json"
     run(commtap, "analyze", pcap, "--json", out)
     with open(out) as f:
         doc = json.load(f)
-    os.unlink(out)
+    if not keep:
+        os.unlink(out)
     return doc
+
+
+def trace_check(commtap, report_path, doc):
+    """The findings are on the trace: one instant per iteration seen (per
+    whole-capture finding: one), valid by test/trace/validate_trace.py.
+    Returns what is wrong, or None."""
+    out = report_path[:-5] + ".trace.json"
+    run(commtap, "trace", report_path, "-o", out)
+    r = subprocess.run([sys.executable, os.path.join(HERE, "..", "trace", "validate_trace.py"),
+                        out, "--report", report_path], capture_output=True, text=True)
+    with open(out) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "anomaly"]
+    os.unlink(out)
+    if r.returncode:
+        return "trace not valid: " + r.stdout.strip()[-300:]
+    want = sum(f.get("iterations_seen", 1) if f.get("onset_iteration") is not None else 1
+               for f in doc["anomalies"]["findings"])
+    if len(events) != want:
+        return "trace has %d anomaly instants, the report %d" % (len(events), want)
+    return None
 
 
 def host_of(truth, addr):
@@ -228,7 +249,7 @@ def layouts_of(subset):
 
 
 def check(commtap, subset, cache, json_out):
-    rows, clean = [], []
+    rows, clean, trace_failures = [], [], []
     for case in layouts_of(subset):
         d = os.path.join(cache, "anomaly", case["name"])
         pcap, truth_path = synth(commtap, case, d, "clean", [])
@@ -242,8 +263,13 @@ def check(commtap, subset, cache, json_out):
               (case["name"], a.get("iterations", 0), len(found), found), flush=True)
         for name, extra in injections(case, truth, doc):
             p, t = synth(commtap, case, d, name, extra)
-            r = score(json.load(open(t)), analyze(commtap, p))
+            found = analyze(commtap, p, keep=True)
+            r = score(json.load(open(t)), found)
             r["case"] = case["name"]
+            wrong = trace_check(commtap, p[:-5] + ".report.json", found)
+            os.unlink(p[:-5] + ".report.json")
+            if wrong:
+                trace_failures.append("%s %s: %s" % (case["name"], name, wrong))
             rows.append(r)
             os.unlink(p)
             print("%-45s %-10s %s" % (case["name"], name,
@@ -280,6 +306,7 @@ def check(commtap, subset, cache, json_out):
         failed.append("a straggler's delay is off by more than %.0f%%" % (GOAL_DELAY_ERROR * 100))
     if fa:
         failed.append("%d false alarms on clean cases (goal 0)" % fa)
+    failed += trace_failures
     for f in failed:
         print("anomaly_corpus: " + f, file=sys.stderr)
     return 1 if failed else 0
