@@ -166,8 +166,7 @@ int ct_analysis_run(const struct ct_knowledge *k, struct ct_report *r, const str
 	}
 	if (!in_time(a, r, "the shutdown deadline passed before the anomalies"))
 		return -ETIMEDOUT;
-	if (ct_anomalies_find(&r->flows, r->periodicity, r->classes, &r->counters,
-			      &a->anomalies)) {
+	if (ct_anomalies_find(&r->flows, r->periodicity, r->classes, &r->counters, &a->anomalies)) {
 		ct_log(CT_LOG_WARN, "out of memory: the report has no anomalies");
 		err = -ENOMEM;
 	} else {

@@ -15,8 +15,8 @@
 #include <string.h>
 
 static const struct anom_detector detectors[] = {
-	{CT_ANOMALY_STRAGGLER, anom_straggler},	  {CT_ANOMALY_SLOW_LINK, anom_slow_link},
-	{CT_ANOMALY_LOSS, anom_loss},		  {CT_ANOMALY_CONGESTION, anom_congestion},
+	{CT_ANOMALY_STRAGGLER, anom_straggler}, {CT_ANOMALY_SLOW_LINK, anom_slow_link},
+	{CT_ANOMALY_LOSS, anom_loss},		{CT_ANOMALY_CONGESTION, anom_congestion},
 	{CT_ANOMALY_RHYTHM, anom_rhythm},
 };
 
@@ -189,8 +189,8 @@ int ct_anomalies_find(const struct ct_flow_set *set, const struct ct_periodicity
 		      const struct ct_classification *classes,
 		      const struct ct_engine_counters *counters, struct ct_anomalies *out)
 {
-	struct anom_ctx c = {.set = set, .per = per, .classes = classes, .counters = counters,
-			     .out = out};
+	struct anom_ctx c = {
+		.set = set, .per = per, .classes = classes, .counters = counters, .out = out};
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));

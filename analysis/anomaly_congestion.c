@@ -58,8 +58,11 @@ static int pfc_storm(struct anom_ctx *c)
 		return 0;
 	{
 		struct ct_anomaly an = {.kind = CT_ANOMALY_CONGESTION,
-					.scope = CT_ANOMALY_AT_PRIORITY, .priority = (int8_t)top,
-					.cls = -1, .onset = -1, .value = (double)k->pfc.xoff[top]};
+					.scope = CT_ANOMALY_AT_PRIORITY,
+					.priority = (int8_t)top,
+					.cls = -1,
+					.onset = -1,
+					.value = (double)k->pfc.xoff[top]};
 
 		an.confidence = fmin(1, k->pfc.xoff[top] / secs / (2 * PFC_STORM_PER_S));
 		snprintf(an.evidence, sizeof(an.evidence),
@@ -123,16 +126,21 @@ int anom_congestion(struct anom_ctx *c)
 			continue;
 		{
 			struct ct_anomaly an = {.kind = CT_ANOMALY_CONGESTION,
-						.scope = CT_ANOMALY_AT_RECEIVER, .priority = -1,
-						.cls = -1, .host = r[i].host, .onset = -1,
+						.scope = CT_ANOMALY_AT_RECEIVER,
+						.priority = -1,
+						.cls = -1,
+						.host = r[i].host,
+						.onset = -1,
 						.value = f};
 
 			an.confidence = fmin(1, f / (2 * CONG_MIN_FRACTION)) * (marks / all);
 			snprintf(an.evidence, sizeof(an.evidence),
 				 "%.1f%% of the packets toward it are congestion-marked (%.0f %s, "
-				 "%.0f%% of the capture's marks); the other %zu receivers' median is "
+				 "%.0f%% of the capture's marks); the other %zu receivers' median "
+				 "is "
 				 "%.2f%%",
-				 f * 100, marks, r[i].ce >= r[i].cnp ? "ECN CE marks" : "CNPs it sent",
+				 f * 100, marks,
+				 r[i].ce >= r[i].cnp ? "ECN CE marks" : "CNPs it sent",
 				 100 * marks / all, m, ref * 100);
 			err = anom_add(c, &an);
 		}

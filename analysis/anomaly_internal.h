@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What the anomaly detectors share (anomaly.c): the report's data, the job's iterations, helpers. */
+/* What the anomaly detectors share (anomaly.c): the report's data, the job's iterations, helpers.
+ */
 #ifndef COMMTAP_ANOMALY_INTERNAL_H
 #define COMMTAP_ANOMALY_INTERNAL_H
 
@@ -9,8 +10,8 @@
 
 struct anom_ctx {
 	const struct ct_flow_set *set;
-	const struct ct_periodicity *per;	 /* NULL: no periodicity */
-	const struct ct_classification *classes; /* NULL: no classes */
+	const struct ct_periodicity *per;	   /* NULL: no periodicity */
+	const struct ct_classification *classes;   /* NULL: no classes */
 	const struct ct_engine_counters *counters; /* NULL: none */
 	/* the first job's iterations: bounds[i] .. bounds[i + 1], n_iter of them (0: none) */
 	uint64_t *bounds;
@@ -56,7 +57,7 @@ struct anom_hosts {
 	size_t n, cap;
 };
 int anom_hosts_add(struct anom_hosts *h, const struct ct_addr *a); /* before anom_hosts_done */
-void anom_hosts_done(struct anom_hosts *h);			  /* sort, drop repeats */
+void anom_hosts_done(struct anom_hosts *h);			   /* sort, drop repeats */
 long anom_hosts_find(const struct anom_hosts *h, const struct ct_addr *a);
 void anom_hosts_free(struct anom_hosts *h);
 

@@ -116,7 +116,8 @@ json_object *ct_anomalies_json(const struct ct_anomalies *a)
 	}
 	for (int k = 0; k < CT_ANOMALY_KINDS; k++)
 		if (a->not_looked[k])
-			put(b, nl, ct_anomaly_kind_name(k), json_object_new_string(a->not_looked[k]));
+			put(b, nl, ct_anomaly_kind_name(k),
+			    json_object_new_string(a->not_looked[k]));
 	put(b, o, "not_looked", nl);
 	for (size_t i = 0; i < a->n; i++)
 		push(b, list, finding(b, &a->list[i]));

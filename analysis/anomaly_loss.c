@@ -129,21 +129,25 @@ int anom_loss(struct anom_ctx *c)
 	t = hot(links, nl, total, &others);
 	if (t >= 0) {
 		int back = links[t].fwd < links[t].signals - links[t].fwd;
-		struct ct_anomaly an = {.kind = CT_ANOMALY_LOSS, .scope = CT_ANOMALY_AT_LINK,
-					.priority = -1, .cls = -1,
+		struct ct_anomaly an = {.kind = CT_ANOMALY_LOSS,
+					.scope = CT_ANOMALY_AT_LINK,
+					.priority = -1,
+					.cls = -1,
 					.host = back ? links[t].dst : links[t].src,
-					.peer = back ? links[t].src : links[t].dst, .onset = -1,
+					.peer = back ? links[t].src : links[t].dst,
+					.onset = -1,
 					.value = links[t].signals};
 		double share = links[t].signals / total;
 
 		an.confidence = fmin(1, share) * fmin(1, links[t].signals / (2 * LOSS_MIN_SIGNALS));
-		snprintf(an.evidence, sizeof(an.evidence),
-			 "%.0f of the capture's %.0f loss signals (retransmitted packets, PSN gaps, "
-			 "NAKs from the receiver) are on this link, %.0f of them this way: %.3g "
-			 "per 1000 packets, the other links %.3g",
-			 links[t].signals, total,
-			 back ? links[t].signals - links[t].fwd : links[t].fwd, links[t].signals / fmax(links[t].packets, 1) * 1e3,
-			 others * 1e3);
+		snprintf(
+			an.evidence, sizeof(an.evidence),
+			"%.0f of the capture's %.0f loss signals (retransmitted packets, PSN gaps, "
+			"NAKs from the receiver) are on this link, %.0f of them this way: %.3g "
+			"per 1000 packets, the other links %.3g",
+			links[t].signals, total,
+			back ? links[t].signals - links[t].fwd : links[t].fwd,
+			links[t].signals / fmax(links[t].packets, 1) * 1e3, others * 1e3);
 		err = anom_add(c, &an);
 		goto out;
 	}
@@ -151,8 +155,12 @@ int anom_loss(struct anom_ctx *c)
 	nr = links_merge(rx, n_dir);
 	t = hot(rx, nr, total, &others);
 	if (t >= 0) {
-		struct ct_anomaly an = {.kind = CT_ANOMALY_LOSS, .scope = CT_ANOMALY_AT_RECEIVER,
-					.priority = -1, .cls = -1, .host = rx[t].src, .onset = -1,
+		struct ct_anomaly an = {.kind = CT_ANOMALY_LOSS,
+					.scope = CT_ANOMALY_AT_RECEIVER,
+					.priority = -1,
+					.cls = -1,
+					.host = rx[t].src,
+					.onset = -1,
 					.value = rx[t].signals};
 
 		an.confidence = fmin(1, rx[t].signals / total) *

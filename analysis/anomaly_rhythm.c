@@ -69,8 +69,11 @@ int anom_rhythm(struct anom_ctx *c)
 {
 	size_t ni = c->n_iter, nl, seen = 0, worst = 0;
 	double *len = NULL, *on = NULL, *tmp = NULL, med, spread, med_on, med_off, limit;
-	struct ct_anomaly an = {.kind = CT_ANOMALY_RHYTHM, .scope = CT_ANOMALY_AT_JOB,
-				.priority = -1, .cls = -1, .onset = -1};
+	struct ct_anomaly an = {.kind = CT_ANOMALY_RHYTHM,
+				.scope = CT_ANOMALY_AT_JOB,
+				.priority = -1,
+				.cls = -1,
+				.onset = -1};
 	int err = 0;
 
 	/* the last iteration's end is not seen: only whole ones are measured */
@@ -129,13 +132,11 @@ int anom_rhythm(struct anom_ctx *c)
 		an.share = an.value / med;
 		an.confidence = fmin(1, an.value / (limit - med) - 1 + 0.5);
 		snprintf(an.evidence, sizeof(an.evidence),
-			 "%zu of %zu whole iterations last over %.3g ms (the median is %.3g ms); "
-			 "the longest, iteration %zu, lasts %.3g ms: %s grew most (%+.3g ms "
-			 "communicating, %+.3g ms without collective traffic, against their "
-			 "medians)",
+			 "%zu of %zu whole iterations last over %.3g ms (median %.3g ms); the "
+			 "longest, iteration %zu, %.3g ms: %s grew most (%+.3g ms with collective "
+			 "traffic on, %+.3g ms without, against their medians)",
 			 seen, nl, limit * 1e3, med * 1e3, worst, len[worst] * 1e3,
-			 grew_on > grew_off ? "communication" : "the time without collective traffic "
-								"(compute, input, a stall)",
+			 grew_on > grew_off ? "communication" : "compute (no collective traffic)",
 			 grew_on * 1e3, grew_off * 1e3);
 		err = anom_add(c, &an);
 	}

@@ -118,7 +118,8 @@ int anom_slow_link(struct anom_ctx *c)
 			    (u->packets && u->packets < SLOW_MIN_PACKETS))
 				continue;
 			bytes[(size_t)(p - pairs) * ni + (size_t)it] += (double)u->bytes;
-			on[(size_t)(p - pairs) * ni + (size_t)it] += (double)(u->end - u->start) / 1e9;
+			on[(size_t)(p - pairs) * ni + (size_t)it] +=
+				(double)(u->end - u->start) / 1e9;
 		}
 	}
 	/* each pair's rate over the median of its class's pairs, per iteration */
@@ -139,13 +140,17 @@ int anom_slow_link(struct anom_ctx *c)
 					    peer_volume(vol[a], vol[o]))
 						tmp[k++] = bytes[o * ni + it] / on[o * ni + it];
 			}
-			ratio[a * ni + it] = k >= SLOW_MIN_PAIRS && ra > 0 ? ra / anom_median(tmp, k)
-									   : NAN;
+			ratio[a * ni + it] =
+				k >= SLOW_MIN_PAIRS && ra > 0 ? ra / anom_median(tmp, k) : NAN;
 		}
 	for (size_t a = 0; a < np && !err; a++) {
-		struct ct_anomaly an = {.kind = CT_ANOMALY_SLOW_LINK, .scope = CT_ANOMALY_AT_LINK,
-					.priority = -1, .cls = (int8_t)pairs[a].cls,
-					.host = pairs[a].src, .peer = pairs[a].dst, .onset = -1};
+		struct ct_anomaly an = {.kind = CT_ANOMALY_SLOW_LINK,
+					.scope = CT_ANOMALY_AT_LINK,
+					.priority = -1,
+					.cls = (int8_t)pairs[a].cls,
+					.host = pairs[a].src,
+					.peer = pairs[a].dst,
+					.onset = -1};
 		size_t seen = 0;
 		double rate = 0;
 
@@ -175,7 +180,8 @@ int anom_slow_link(struct anom_ctx *c)
 		for (size_t k = 0; k < seen; k++)
 			tmp[k] = an.iters[k].value;
 		an.value = anom_median(tmp, seen);
-		an.confidence = (double)seen / an.of * fmin(1, 0.5 + (SLOW_RATIO - an.value) / SLOW_RATIO);
+		an.confidence =
+			(double)seen / an.of * fmin(1, 0.5 + (SLOW_RATIO - an.value) / SLOW_RATIO);
 		rate /= (double)seen;
 		snprintf(an.evidence, sizeof(an.evidence),
 			 "%s bursts on this link move %.3g Gbit/s while sending, %.0f%% of the "

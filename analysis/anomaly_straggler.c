@@ -107,7 +107,7 @@ static int sender_in(const struct anom_ctx *c, size_t f, int cls, const struct c
 
 /*
  * One collective: the nh hosts h->a[m[...]] joined by flows of class cls.
- * first, late, tmp: nh * n_iter + 1 scratch; bursts: room for the bursts
+ * first, late: nh * n_iter + 1 scratch, tmp that and nh more; bursts: room for the bursts
  * of every flow; longest: n_iter.
  */
 static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const size_t *m,
@@ -145,11 +145,29 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 					tmp[k++] = (double)first[o * ni + it];
 			if (k + 1 < STRAGGLER_MIN_HOSTS)
 				continue;
-			late[a * ni + it] = ((double)first[a * ni + it] - anom_median(tmp, k)) / 1e9;
+			late[a * ni + it] =
+				((double)first[a * ni + it] - anom_median(tmp, k)) / 1e9;
 		}
-	for (size_t i = 0; i < nh * ni; i++)
-		if (!isnan(late[i]))
-			tmp[n_late++] = fabs(late[i]);
+	/*
+	 * The spread: each entry against the median of all the iteration's
+	 * (itself counted), so that one late host of three moves no other's
+	 * figure (against the others' median each on-time host of three
+	 * would read half its delay early).
+	 */
+	for (size_t it = 0; it < ni; it++) {
+		double *all = tmp + nh * ni + 1, mid; /* nh more */
+		size_t k = 0;
+
+		for (size_t a = 0; a < nh; a++)
+			if (!isnan(late[a * ni + it]))
+				all[k++] = (double)first[a * ni + it];
+		if (!k)
+			continue;
+		mid = anom_median(all, k);
+		for (size_t a = 0; a < nh; a++)
+			if (!isnan(late[a * ni + it]))
+				tmp[n_late++] = fabs((double)first[a * ni + it] - mid) / 1e9;
+	}
 	if (!n_late)
 		return 0;
 	spread = 1.4826 * anom_median(tmp, n_late);
@@ -160,8 +178,12 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 		c->out->straggler_threshold_s = threshold;
 	}
 	for (size_t a = 0; a < nh && !err; a++) {
-		struct ct_anomaly an = {.kind = CT_ANOMALY_STRAGGLER, .scope = CT_ANOMALY_AT_HOST,
-					.priority = -1, .cls = -1, .host = h->a[m[a]], .onset = -1};
+		struct ct_anomaly an = {.kind = CT_ANOMALY_STRAGGLER,
+					.scope = CT_ANOMALY_AT_HOST,
+					.priority = -1,
+					.cls = -1,
+					.host = h->a[m[a]],
+					.onset = -1};
 		size_t seen = 0;
 
 		for (size_t it = 0; it < ni; it++) {
@@ -171,7 +193,8 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 			if (isnan(l) || l <= threshold)
 				continue;
 			for (size_t o = 0; o < nh && latest; o++)
-				latest = o == a || isnan(late[o * ni + it]) || late[o * ni + it] < l;
+				latest =
+					o == a || isnan(late[o * ni + it]) || late[o * ni + it] < l;
 			if (!latest)
 				continue;
 			if (!an.iters) {
@@ -197,12 +220,14 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 		an.share = an.value / c->period_s;
 		/* how steadily it is late since it began, and how far above the floor */
 		an.confidence = (double)seen / an.of * fmin(1, an.value / threshold - 1);
-		snprintf(an.evidence, sizeof(an.evidence),
-			 "it enters the collectives a median %.3g ms (%.1f%% of the "
-			 "%.3g ms iteration) after the other %zu hosts of its %s collective in %zu of %u iterations "
-			 "from iteration %ld; the job's own spread is %.3g ms, flagged from %.3g ms",
-			 an.value * 1e3, an.share * 100, c->period_s * 1e3, nh - 1, ct_class_name(cls), seen, an.of,
-			 an.onset, spread * 1e3, threshold * 1e3);
+		snprintf(
+			an.evidence, sizeof(an.evidence),
+			"it enters the collectives a median %.3g ms (%.1f%% of the "
+			"%.3g ms iteration) after the other %zu hosts of its %s collective in %zu "
+			"of %u iterations "
+			"from iteration %ld; the job's own spread is %.3g ms, flagged from %.3g ms",
+			an.value * 1e3, an.share * 100, c->period_s * 1e3, nh - 1,
+			ct_class_name(cls), seen, an.of, an.onset, spread * 1e3, threshold * 1e3);
 		err = anom_add(c, &an);
 	}
 	return err;
@@ -243,7 +268,7 @@ int anom_straggler(struct anom_ctx *c)
 	m = malloc((nh + 1) * sizeof(*m));
 	first = malloc((nh * ni + 1) * sizeof(*first));
 	late = malloc((nh * ni + 1) * sizeof(*late));
-	tmp = malloc((nh * ni + 1) * sizeof(*tmp));
+	tmp = malloc((nh * ni + 1 + nh) * sizeof(*tmp));
 	longest = malloc(ni * sizeof(*longest));
 	bursts = malloc((nb + 1) * sizeof(*bursts));
 	if (!parent || !m || !first || !late || !tmp || !longest || !bursts) {
@@ -258,8 +283,10 @@ int anom_straggler(struct anom_ctx *c)
 			parent[i] = i;
 		for (size_t f = 0; f < set->count; f++)
 			if (anom_job_data_flow(c, f) && anom_class(c, f) == cls)
-				parent[find_root(parent, (size_t)anom_hosts_find(&h, &set->flows[f].key.src))] =
-					find_root(parent, (size_t)anom_hosts_find(&h, &set->flows[f].key.dst));
+				parent[find_root(parent, (size_t)anom_hosts_find(
+								 &h, &set->flows[f].key.src))] =
+					find_root(parent, (size_t)anom_hosts_find(
+								  &h, &set->flows[f].key.dst));
 		for (size_t r = 0; r < nh && !err; r++) {
 			size_t n = 0;
 
@@ -275,8 +302,9 @@ int anom_straggler(struct anom_ctx *c)
 		}
 	}
 	if (!err && !groups)
-		anom_not_looked(c, CT_ANOMALY_STRAGGLER,
-				"no collective joins three or more hosts: lateness has no reference");
+		anom_not_looked(
+			c, CT_ANOMALY_STRAGGLER,
+			"no collective joins three or more hosts: lateness has no reference");
 out:
 	free(parent);
 	free(m);

@@ -52,7 +52,8 @@ static void usage(FILE *out)
 		"  --jitter X            vary each iteration's length by +-X (e.g. 0.05)\n"
 		"  --snaplen N           keep N bytes of each frame (header-only capture)\n"
 		"  --vlan N              802.1Q tags on each frame, 0..2 (default 0)\n"
-		"  --mtu N               RoCE path MTU (default 4096) or TCP IP MTU (default 9000)\n"
+		"  --mtu N               RoCE path MTU (default 4096) or TCP IP MTU (default "
+		"9000)\n"
 		"  --channels N          NCCL channels (QPs or sockets) per peer (default: the\n"
 		"                        profile's nccl.channels, else 2)\n"
 		"  --noise               add storage TCP, ECN marks with CNPs, a retransmission\n"
@@ -82,8 +83,8 @@ static int number(const char *flag, const char *text, double min, double max, do
  * An injection's argument: "A:V[:FROM]" or, with two hosts, "A-B:V[:FROM]".
  * Returns 0 or -EINVAL after saying what is wrong.
  */
-static int inject_arg(const char *flag, const char *text, int two, double vmin, double vmax,
-		      int *a, int *b, double *v, unsigned *from)
+static int inject_arg(const char *flag, const char *text, int two, double vmin, double vmax, int *a,
+		      int *b, double *v, unsigned *from)
 {
 	unsigned x, y = 0, f = 0;
 	int used = 0, got;
@@ -109,17 +110,26 @@ static int inject_arg(const char *flag, const char *text, int two, double vmin, 
 int cmd_synth(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},   {"truth", required_argument, NULL, 'T'},
-		{"iterations", required_argument, NULL, 'n'}, {"transport", required_argument, NULL, 't'},
-		{"scale", required_argument, NULL, 's'},    {"time-scale", required_argument, NULL, 'S'},
-		{"jitter", required_argument, NULL, 'j'},   {"snaplen", required_argument, NULL, 'l'},
+		{"output", required_argument, NULL, 'o'},
+		{"truth", required_argument, NULL, 'T'},
+		{"iterations", required_argument, NULL, 'n'},
+		{"transport", required_argument, NULL, 't'},
+		{"scale", required_argument, NULL, 's'},
+		{"time-scale", required_argument, NULL, 'S'},
+		{"jitter", required_argument, NULL, 'j'},
+		{"snaplen", required_argument, NULL, 'l'},
 		{"vlan", required_argument, NULL, 'V'},
-		{"mtu", required_argument, NULL, 'm'},	    {"channels", required_argument, NULL, 'c'},
-		{"noise", no_argument, NULL, 'N'},	    {"seed", required_argument, NULL, 'r'},
-		{"straggler", required_argument, NULL, 1},  {"slow-link", required_argument, NULL, 2},
-		{"lossy-link", required_argument, NULL, 3}, {"congest", required_argument, NULL, 4},
+		{"mtu", required_argument, NULL, 'm'},
+		{"channels", required_argument, NULL, 'c'},
+		{"noise", no_argument, NULL, 'N'},
+		{"seed", required_argument, NULL, 'r'},
+		{"straggler", required_argument, NULL, 1},
+		{"slow-link", required_argument, NULL, 2},
+		{"lossy-link", required_argument, NULL, 3},
+		{"congest", required_argument, NULL, 4},
 		{"pfc-storm", required_argument, NULL, 5},
-		{"help", no_argument, NULL, 'h'},	    {NULL, 0, NULL, 0},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct ct_synth_config cfg;
 	struct ct_profile profile;
@@ -192,8 +202,8 @@ int cmd_synth(int argc, char **argv)
 			cfg.seed = (uint64_t)v;
 			break;
 		case 1:
-			rc = inject_arg("--straggler", optarg, 0, 0, 1e3, &cfg.inject.straggler, NULL,
-					&cfg.inject.straggler_s, &cfg.inject.straggler_from);
+			rc = inject_arg("--straggler", optarg, 0, 0, 1e3, &cfg.inject.straggler,
+					NULL, &cfg.inject.straggler_s, &cfg.inject.straggler_from);
 			break;
 		case 2:
 			rc = inject_arg("--slow-link", optarg, 1, 1, 1e3, &cfg.inject.slow_a,

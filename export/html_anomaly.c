@@ -16,10 +16,8 @@
 
 static const char *const kinds[][3] = {
 	/* kind, title, its figure's unit */
-	{"straggler", "Straggler", "delay_s"},
-	{"slow_link", "Slow link", "rate_ratio"},
-	{"loss", "Loss hot spot", "loss_signals"},
-	{"congestion", "Congestion", "marked_fraction"},
+	{"straggler", "Straggler", "delay_s"},	   {"slow_link", "Slow link", "rate_ratio"},
+	{"loss", "Loss hot spot", "loss_signals"}, {"congestion", "Congestion", "marked_fraction"},
 	{"rhythm", "Rhythm break", "excess_s"},
 };
 
@@ -58,7 +56,8 @@ static void figure(FILE *out, json_object *f, int k)
 	case 0:
 	case 4:
 		ct_html_seconds(out, v);
-		fprintf(out, " (%.1f%% of the iteration)", 100 * ct_doc_num(f, "share_of_iteration"));
+		fprintf(out, " (%.1f%% of the iteration)",
+			100 * ct_doc_num(f, "share_of_iteration"));
 		break;
 	case 1:
 		fprintf(out, "%.0f%% of its peers' rate", 100 * v);
@@ -85,7 +84,8 @@ static void strip(FILE *out, json_object *f, uint64_t iterations)
 	fprintf(out, "<svg class=\"strip\" width=\"%" PRIu64 "\" height=\"10\" role=\"img\">",
 		n * STRIP_CELL);
 	for (uint64_t i = 0; i < n; i++)
-		fprintf(out, "<rect x=\"%" PRIu64 "\" y=\"1\" width=\"%d\" height=\"8\" fill=\"#eee\"/>",
+		fprintf(out,
+			"<rect x=\"%" PRIu64 "\" y=\"1\" width=\"%d\" height=\"8\" fill=\"#eee\"/>",
 			i * STRIP_CELL, STRIP_CELL - 1);
 	for (size_t k = 0; k < ct_doc_len(its); k++) {
 		uint64_t i = ct_doc_u64(ct_doc_at(its, k), "iteration");
@@ -107,12 +107,14 @@ void ct_html_anomalies(FILE *out, const struct ct_view *v)
 
 	fputs("<section id=\"anomalies\"><h2>Anomalies</h2>\n", out);
 	if (!a) {
-		fputs("<p class=\"absent\">This report was not searched for anomalies.</p></section>\n",
+		fputs("<p class=\"absent\">This report was not searched for "
+		      "anomalies.</p></section>\n",
 		      out);
 		return;
 	}
 	if (!ct_doc_len(list)) {
-		fprintf(out, "<p class=\"none\">None found over %" PRIu64 " iterations", iterations);
+		fprintf(out, "<p class=\"none\">None found over %" PRIu64 " iterations",
+			iterations);
 		if (ct_doc_get(a, "straggler_jitter_s")) {
 			fputs(" (hosts enter the collectives within ", out);
 			ct_html_seconds(out, ct_doc_num(a, "straggler_jitter_s"));
@@ -122,7 +124,8 @@ void ct_html_anomalies(FILE *out, const struct ct_view *v)
 	} else {
 		fputs("<table class=\"anomalies\"><thead><tr><th>anomaly</th><th>where</th>"
 		      "<th>how much</th><th>confidence</th><th>since iteration</th>"
-		      "<th>iterations seen</th><th class=\"evidence\">evidence</th></tr></thead><tbody>\n",
+		      "<th>iterations seen</th><th "
+		      "class=\"evidence\">evidence</th></tr></thead><tbody>\n",
 		      out);
 		for (size_t i = 0; i < ct_doc_len(list); i++) {
 			json_object *f = ct_doc_at(list, i);
@@ -130,15 +133,16 @@ void ct_html_anomalies(FILE *out, const struct ct_view *v)
 
 			if (k < 0)
 				continue;
-			fprintf(out, "<tr class=\"anomaly\" data-kind=\"%s\"><td>%s</td><td>", kinds[k][0],
-				kinds[k][1]);
+			fprintf(out, "<tr class=\"anomaly\" data-kind=\"%s\"><td>%s</td><td>",
+				kinds[k][0], kinds[k][1]);
 			where(out, f);
 			fputs("</td><td>", out);
 			figure(out, f, k);
 			fprintf(out, "</td><td>%.2f</td><td>", ct_doc_num(f, "confidence"));
 			if (ct_doc_get(f, "onset_iteration"))
 				fprintf(out, "%" PRIu64 "</td><td>%" PRIu64 " of %" PRIu64 " ",
-					ct_doc_u64(f, "onset_iteration"), ct_doc_u64(f, "iterations_seen"),
+					ct_doc_u64(f, "onset_iteration"),
+					ct_doc_u64(f, "iterations_seen"),
 					ct_doc_u64(f, "iterations_since_onset"));
 			else
 				fputs("whole capture</td><td>", out);

@@ -22,7 +22,8 @@ static const char style[] =
 	"dt{font-weight:bold}dd{margin:0}.chip{border-left:6px solid;padding:0 6px;"
 	"margin-right:6px}"
 	"tr.anomaly{background:#fdecea}tr.anomaly td{border-bottom:1px solid #f5c6c0}"
-	"td.evidence,th.evidence{white-space:normal;text-align:left;max-width:520px}svg.strip{display:block}";
+	"td.evidence,th.evidence{white-space:normal;text-align:left;max-width:520px}svg.strip{"
+	"display:block}";
 
 int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *out)
 {

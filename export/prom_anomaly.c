@@ -65,7 +65,8 @@ void ct_prom_anomalies(FILE *out, json_object *doc)
 			per_kind[k]++;
 	}
 	fputs("# HELP commtap_anomalies Anomalies found in the report, by kind.\n"
-	      "# TYPE commtap_anomalies gauge\n", out);
+	      "# TYPE commtap_anomalies gauge\n",
+	      out);
 	for (int k = 0; k < 5; k++)
 		fprintf(out, "commtap_anomalies{kind=\"%s\"} %u\n", kinds[k], per_kind[k]);
 	if (ct_doc_get(a, "straggler_jitter_s"))
@@ -81,8 +82,10 @@ void ct_prom_anomalies(FILE *out, json_object *doc)
 	for (size_t i = 0; i < n; i++)
 		sorted[i] = ct_doc_at(list, i);
 	qsort(sorted, n, sizeof(*sorted), by_confidence);
-	fputs("# HELP commtap_anomaly_confidence Confidence of the most confident findings (0..1).\n"
-	      "# TYPE commtap_anomaly_confidence gauge\n", out);
+	fputs("# HELP commtap_anomaly_confidence Confidence of the most confident findings "
+	      "(0..1).\n"
+	      "# TYPE commtap_anomaly_confidence gauge\n",
+	      out);
 	for (size_t i = 0; i < top; i++) {
 		char w[160];
 
@@ -92,7 +95,8 @@ void ct_prom_anomalies(FILE *out, json_object *doc)
 	}
 	fputs("# HELP commtap_anomaly_value The same findings' figure, in the unit the label "
 	      "names (docs/anomalies.md).\n"
-	      "# TYPE commtap_anomaly_value gauge\n", out);
+	      "# TYPE commtap_anomaly_value gauge\n",
+	      out);
 	for (size_t i = 0; i < top; i++) {
 		int k = kind_index(ct_doc_str(sorted[i], "kind"));
 		char w[160];

@@ -314,8 +314,7 @@ static void write_iterations(struct tr_out *o, const uint64_t *s, size_t n, int 
 }
 
 /* The report's anomalies, instants on their own track of the job (trace_anomaly.c). */
-static int write_anomalies(struct tr_out *o, json_object *doc, const uint64_t *s, size_t n,
-			   int tid)
+static int write_anomalies(struct tr_out *o, json_object *doc, const uint64_t *s, size_t n, int tid)
 {
 	struct tr_instant *v;
 	long k = tr_anomaly_instants(doc, s, n, &v);

@@ -70,7 +70,8 @@ long tr_anomaly_instants(json_object *doc, const uint64_t *iters, size_t n_iter,
 
 			if (it >= n_iter) /* not in this report's iterations */
 				continue;
-			v[n] = (struct tr_instant){.ts = iters[it], .finding = f, .iteration = (long)it};
+			v[n] = (struct tr_instant){
+				.ts = iters[it], .finding = f, .iteration = (long)it};
 			memcpy(v[n++].name, name, sizeof(name));
 		}
 	}

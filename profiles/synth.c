@@ -38,18 +38,18 @@
 #define STORAGE_PORT	 2049
 #define CNP_EVERY	 64 /* noise: one CE mark (and CNP) per this many packets into host 0 */
 #define RTX_NS		 (10 * ACK_DELAY_NS) /* a lost packet sent again (TCP: fast retransmit) */
-#define AETH_NAK_SEQ	 0x60 /* AETH syndrome: NAK, PSN sequence error */
+#define AETH_NAK_SEQ	 0x60		     /* AETH syndrome: NAK, PSN sequence error */
 #define PFC_QUANTA	 0xffff
 
 enum { DIR_FWD = 0, DIR_REV = 1 };
 
 enum pkt_type {
-	PKT_DATA,  /* RoCE WRITE packet or TCP segment, forward */
-	PKT_CTS,   /* RoCE clear-to-send WRITE_ONLY, reverse */
-	PKT_ACK,   /* RoCE ACK or TCP pure ACK, the direction in pkt.dir */
-	PKT_CNP,   /* RoCE CNP, reverse */
-	PKT_NAK,   /* RoCE NAK (PSN sequence error), reverse */
-	PKT_PFC,   /* PFC XOFF (inject.pfc_priority); no connection's */
+	PKT_DATA, /* RoCE WRITE packet or TCP segment, forward */
+	PKT_CTS,  /* RoCE clear-to-send WRITE_ONLY, reverse */
+	PKT_ACK,  /* RoCE ACK or TCP pure ACK, the direction in pkt.dir */
+	PKT_CNP,  /* RoCE CNP, reverse */
+	PKT_NAK,  /* RoCE NAK (PSN sequence error), reverse */
+	PKT_PFC,  /* PFC XOFF (inject.pfc_priority); no connection's */
 };
 
 /* One channel of a connection: a QP pair (RoCE) or a socket (TCP). */
@@ -372,8 +372,9 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 				      want, 2);
 			t_lost = t + 2 * ACK_DELAY_NS;
 		}
-		err = err ?: pkt_add(S, t, ci, PKT_DATA, DIR_FWD, op, c->psn_fwd, len,
-				     k == 0 ? bytes : 0, 0, ecn);
+		err = err
+			      ?: pkt_add(S, t, ci, PKT_DATA, DIR_FWD, op, c->psn_fwd, len,
+					 k == 0 ? bytes : 0, 0, ecn);
 		if (!err && ecn == 3) /* the receiver's NIC answers a CE mark with a CNP */
 			err = pkt_add(S, t + ACK_DELAY_NS, ci, PKT_CNP, DIR_REV, 0x81, 0, 0, 0, 0,
 				      2);
@@ -425,8 +426,8 @@ static int tcp_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t 
 		err = pkt_add(S, t, ci, PKT_DATA, DIR_FWD, 0x18, c->seq_fwd, len, 0, c->seq_rev, 0);
 		/* lost past the mirror: the mirror sees it again, retransmitted */
 		if (!err && lost(S, c))
-			err = pkt_add(S, t + RTX_NS, ci, PKT_DATA, DIR_FWD, 0x18, c->seq_fwd,
-				      len, 0, c->seq_rev, 0);
+			err = pkt_add(S, t + RTX_NS, ci, PKT_DATA, DIR_FWD, 0x18, c->seq_fwd, len,
+				      0, c->seq_rev, 0);
 		c->seq_fwd += len;
 		if (!err && (++c->segs_unacked % 2 == 0 || k + 1 == n))
 			err = pkt_add(S, t + ACK_DELAY_NS, ci, PKT_ACK, DIR_REV, 0x10, c->seq_rev, 0,
@@ -767,8 +768,8 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 		unsigned n = (unsigned)llround(in->pfc_per_s * len / 1e9);
 
 		for (unsigned k = 0; k < n && !err; k++)
-			err = pkt_add(S, t0 + (uint64_t)llround(len * k / n), 0, PKT_PFC, DIR_FWD, 0,
-				      0, 0, 0, 0, 0);
+			err = pkt_add(S, t0 + (uint64_t)llround(len * k / n), 0, PKT_PFC, DIR_FWD,
+				      0, 0, 0, 0, 0, 0);
 	}
 	qsort(S->msgs, S->n_msgs, sizeof(*S->msgs), msg_cmp);
 	for (size_t i = 0; i < S->n_msgs && !err; i++) {
@@ -830,8 +831,9 @@ static json_object *host_addrs(const struct synth *S, int h)
 
 	for (unsigned k = 0; k < S->p->nics_per_host; k++)
 		json_object_array_add(
-			a, json_object_new_string(ct_addr_format(
-				   &S->p->nic_addr[(unsigned)h * S->p->nics_per_host + k], buf, 64)));
+			a,
+			json_object_new_string(ct_addr_format(
+				&S->p->nic_addr[(unsigned)h * S->p->nics_per_host + k], buf, 64)));
 	return a;
 }
 
@@ -873,10 +875,10 @@ static json_object *truth_injected(const struct synth *S)
 		truth_inject(l, S, "congestion", in->congest, -1, in->congest_from,
 			     "marked_fraction", in->congest_fraction);
 	if (in->pfc_priority >= 0) {
-		truth_inject(l, S, "congestion", -1, -1, in->pfc_from, "pfc_per_s",
-			     in->pfc_per_s);
-		json_object_object_add(json_object_array_get_idx(l, json_object_array_length(l) - 1),
-				       "priority", json_object_new_int(in->pfc_priority));
+		truth_inject(l, S, "congestion", -1, -1, in->pfc_from, "pfc_per_s", in->pfc_per_s);
+		json_object_object_add(
+			json_object_array_get_idx(l, json_object_array_length(l) - 1), "priority",
+			json_object_new_int(in->pfc_priority));
 	}
 	return l;
 }

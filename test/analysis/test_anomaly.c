@@ -39,6 +39,9 @@ static const char *const addr[HOSTS] = {"198.18.0.1", "198.18.0.2", "198.18.0.3"
  * iteration `from` on (and each of its iterations waits for it), its second
  * bucket takes `slow` times as long from `from` on on its link.
  */
+static int stall = -1; /* this iteration lasts STALL longer (compute grew), -1 none */
+#define STALL (80 * MS)
+
 static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, double slow,
 		 unsigned from)
 {
@@ -54,11 +57,12 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 			uint64_t d = on && h == late ? late_ns : 0;
 			double f = on && h == slow_host ? slow : 1;
 
-			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d, 25000000);
+			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d,
+				  25000000);
 			log_burst(&j->log, &j->ring[h], t0 + 50 * MS + d,
 				  t0 + 50 * MS + d + (uint64_t)(10 * MS * f), 25000000);
 		}
-		t0 += PERIOD + (on && late >= 0 ? late_ns : 0);
+		t0 += PERIOD + (on && late >= 0 ? late_ns : 0) + ((int)i == stall ? STALL : 0);
 	}
 	set_of_log(&j->set, &j->log);
 	assert_int_equal(ct_periodicity_compute(&j->set, &j->log, 0.02, &j->per), 0);
@@ -193,6 +197,25 @@ static void test_congested_receiver(void **state)
 	done(&j);
 }
 
+/* Iteration 9 lasts 180 ms: a rhythm break there, 80 ms over, in the compute. */
+static void test_rhythm_break(void **state)
+{
+	struct job j;
+
+	(void)state;
+	stall = 9;
+	ring(&j, -1, 0, -1, 1, 0);
+	stall = -1;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(j.found.n, 1);
+	assert_int_equal(j.found.list[0].kind, CT_ANOMALY_RHYTHM);
+	assert_int_equal(j.found.list[0].onset, 9);
+	assert_int_equal(j.found.list[0].seen, 1);
+	assert_near(j.found.list[0].value, 0.08, 0.002);
+	assert_non_null(strstr(j.found.list[0].evidence, "compute"));
+	done(&j);
+}
+
 /* Without a period only the capture-wide detectors look, and the others say why. */
 static void test_no_period(void **state)
 {
@@ -213,7 +236,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clean_ring_has_none), cmocka_unit_test(test_straggler),
 		cmocka_unit_test(test_slow_link),	    cmocka_unit_test(test_loss_hot_spot),
-		cmocka_unit_test(test_congested_receiver), cmocka_unit_test(test_no_period),
+		cmocka_unit_test(test_congested_receiver),  cmocka_unit_test(test_rhythm_break),
+		cmocka_unit_test(test_no_period),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,8 +77,9 @@ static void test_bounded_top(void **state)
 	/* the most confident first: the loss, then the latest stragglers; the least left out */
 	assert_non_null(strstr(text, "commtap_anomaly_confidence{kind=\"loss\",where=\"198.18.0.1>"
 				     "198.18.0.2\"} 0.98999999999999999\n"));
-	assert_non_null(strstr(text, "commtap_anomaly_value{kind=\"straggler\",where=\"198.18.0.20\","
-				     "unit=\"delay_s\"} 0.02"));
+	assert_non_null(strstr(text,
+			       "commtap_anomaly_value{kind=\"straggler\",where=\"198.18.0.20\","
+			       "unit=\"delay_s\"} 0.02"));
 	assert_null(strstr(text, "where=\"198.18.0.1\""));
 	assert_non_null(strstr(text, "commtap_straggler_jitter_seconds 0.0002"));
 	free(text);

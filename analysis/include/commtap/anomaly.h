@@ -32,11 +32,11 @@ enum ct_anomaly_kind {
 
 /* Where a finding is: what .host and .peer mean. */
 enum ct_anomaly_scope {
-	CT_ANOMALY_AT_HOST = 0,	  /* .host */
-	CT_ANOMALY_AT_LINK,	  /* .host -> .peer */
-	CT_ANOMALY_AT_RECEIVER,	  /* .host, whatever sends to it */
-	CT_ANOMALY_AT_PRIORITY,	  /* .priority (PFC) */
-	CT_ANOMALY_AT_JOB,	  /* the job's iterations */
+	CT_ANOMALY_AT_HOST = 0, /* .host */
+	CT_ANOMALY_AT_LINK,	/* .host -> .peer */
+	CT_ANOMALY_AT_RECEIVER, /* .host, whatever sends to it */
+	CT_ANOMALY_AT_PRIORITY, /* .priority (PFC) */
+	CT_ANOMALY_AT_JOB,	/* the job's iterations */
 };
 
 #define CT_ANOMALY_EVIDENCE_LEN 320
@@ -49,8 +49,8 @@ struct ct_anomaly_iter {
 };
 
 struct ct_anomaly {
-	uint8_t kind;  /* enum ct_anomaly_kind */
-	uint8_t scope; /* enum ct_anomaly_scope */
+	uint8_t kind;	 /* enum ct_anomaly_kind */
+	uint8_t scope;	 /* enum ct_anomaly_scope */
 	int8_t priority; /* PFC priority, -1 none */
 	int8_t cls;	 /* enum ct_class of the traffic it was seen in, -1 all */
 	struct ct_addr host, peer;
@@ -73,11 +73,11 @@ struct ct_anomaly {
 struct ct_anomalies {
 	struct ct_anomaly *list; /* by kind, then confidence (highest first) */
 	size_t n;
-	size_t dropped;		       /* findings past CT_ANOMALY_MAX */
-	size_t iterations;	       /* of the job looked at, 0: none */
-	double period_s;	       /* its period, 0: none */
-	double straggler_jitter_s;     /* the job's own lateness spread (the noise floor), -1 n/a */
-	double straggler_threshold_s;  /* lateness flagged from, -1 n/a */
+	size_t dropped;		      /* findings past CT_ANOMALY_MAX */
+	size_t iterations;	      /* of the job looked at, 0: none */
+	double period_s;	      /* its period, 0: none */
+	double straggler_jitter_s;    /* the job's own lateness spread (the noise floor), -1 n/a */
+	double straggler_threshold_s; /* lateness flagged from, -1 n/a */
 	const char *not_looked[CT_ANOMALY_KINDS]; /* why a detector did not look, NULL: it did */
 };
 
