@@ -2,13 +2,16 @@
 /*
  * Straggler: the host whose sends in the job's collectives start last,
  * iteration after iteration, while the others start together (and wait for
- * it). Each host's sends of collective data (DP, TP, EP, EmbTableSyn:
- * collectives every member enters at once; a pipeline's stages start one
- * after another by design and are left out) are joined into busy spans; in
- * each iteration its entry is the span after its longest wait (the compute
- * before the step: the job's iteration starts are found the same way,
- * period.c), looked for within half a period of the iteration's start.
- * A host's lateness is its entry against the median of the other hosts'. The job's own spread
+ * it). The sends of collective data (DP, TP, EP, EmbTableSyn: collectives
+ * every member enters at once; a pipeline's stages start one after another
+ * by design and are left out) of a collective's members are joined into
+ * busy spans; in each iteration the collective starts with the span after
+ * their longest common wait (the compute before the step: the job's
+ * iteration starts are found the same way, period.c), looked for within
+ * half a period of the iteration's start. A member's entry is its first
+ * send from then on (within half a period): a late member's comes later,
+ * while the others, having sent, wait inside the collective for it. Its
+ * lateness is its entry against the median of the other members'. The job's own spread
  * of lateness (1.4826 x the median absolute lateness, robust to one late
  * host among three or more) is the noise floor; a host is late in an
  * iteration when it is the latest and beyond the threshold, and a straggler
@@ -119,19 +122,44 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 	double spread, threshold;
 	int err = 0;
 
-	for (size_t a = 0; a < nh; a++) {
-		size_t k = 0;
+	uint64_t *gate = malloc((ni + 1) * sizeof(*gate)), half = (uint64_t)(c->period_s * 0.5e9);
+	size_t nb = 0;
 
+	if (!gate)
+		return -ENOMEM;
+	/* the collective's start each iteration: its members' first send after their common wait */
+	for (size_t a = 0; a < nh; a++)
 		for (size_t f = 0; f < set->count; f++) {
 			const struct ct_flow_periodicity *fp = &c->per->flows[f];
 
 			if (!sender_in(c, f, cls, &h->a[m[a]]))
 				continue;
-			memcpy(bursts + k, fp->bursts, fp->n_bursts * sizeof(*bursts));
-			k += fp->n_bursts;
+			memcpy(bursts + nb, fp->bursts, fp->n_bursts * sizeof(*bursts));
+			nb += fp->n_bursts;
 		}
-		entries(c, bursts, k, first + a * ni, longest);
+	entries(c, bursts, nb, gate, longest);
+	/* each member's entry: its first send from then on */
+	for (size_t a = 0; a < nh; a++) {
+		uint64_t *e = first + a * ni;
+
+		for (size_t it = 0; it < ni; it++)
+			e[it] = UINT64_MAX;
+		for (size_t f = 0; f < set->count; f++) {
+			const struct ct_flow_periodicity *fp = &c->per->flows[f];
+
+			if (!sender_in(c, f, cls, &h->a[m[a]]))
+				continue;
+			for (size_t b = 0; b < fp->n_bursts; b++) {
+				uint64_t t = fp->bursts[b].start;
+
+				for (size_t it = 0; it < ni; it++)
+					if (gate[it] != UINT64_MAX && t >= gate[it] &&
+					    t < gate[it] + half && t < e[it])
+						e[it] = t;
+			}
+		}
 	}
+	free(gate);
 	/* lateness: a host's entry against the median of the others' */
 	for (size_t it = 0; it < ni; it++)
 		for (size_t a = 0; a < nh; a++) {

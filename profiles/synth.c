@@ -856,6 +856,12 @@ static void truth_inject(json_object *list, const struct synth *S, const char *k
 	json_object_array_add(list, o);
 }
 
+static int injecting(const struct ct_synth_inject *in)
+{
+	return in->straggler >= 0 || in->slow_a >= 0 || in->lossy_a >= 0 || in->congest >= 0 ||
+	       in->pfc_priority >= 0;
+}
+
 /* The injected anomalies, for the corpus runner to score against. */
 static json_object *truth_injected(const struct synth *S)
 {
@@ -924,10 +930,11 @@ static int write_truth(const struct synth *S, FILE *out, const uint64_t *starts,
 		truth_flow(flows, S, &S->conns[i], DIR_REV);
 	}
 	json_object_object_add(root, "flows", flows);
-	json_object_object_add(root, "injected", truth_injected(S));
-	{
+	/* only with an injection: a clean truth stays as it was (test/accuracy/frozen) */
+	if (injecting(&S->cfg->inject)) {
 		json_object *hosts = json_object_new_array();
 
+		json_object_object_add(root, "injected", truth_injected(S));
 		for (unsigned h = 0; h < S->p->hosts; h++)
 			json_object_array_add(hosts, host_addrs(S, (int)h));
 		json_object_object_add(root, "host_addrs", hosts);

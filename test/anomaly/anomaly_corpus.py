@@ -113,6 +113,22 @@ def trace_check(commtap, report_path, doc):
     return None
 
 
+def host_addrs(commtap, profile, truth):
+    """Per host its addresses, the first NIC's (its lowest rank's) first: from
+    the prediction's rank -> host and the truth flows' ranks (a clean truth
+    does not list them, so that it stays as frozen)."""
+    pr = json.loads(run(commtap, "predict", "--json", profile))
+    host = {r["rank"]: r["host"] for r in pr["ranks"]}
+    first = {}
+    for f in truth["flows"]:
+        if "src_rank" in f:
+            h = host[f["src_rank"]]
+            first.setdefault(h, {})
+            first[h].setdefault(f["src"], f["src_rank"])
+            first[h][f["src"]] = min(first[h][f["src"]], f["src_rank"])
+    return [sorted(first.get(h, {}), key=lambda a: first[h][a]) for h in range(pr["hosts"])]
+
+
 def host_of(truth, addr):
     for i, addrs in enumerate(truth["host_addrs"]):
         if addr in addrs:
@@ -254,6 +270,7 @@ def check(commtap, subset, cache, json_out):
         d = os.path.join(cache, "anomaly", case["name"])
         pcap, truth_path = synth(commtap, case, d, "clean", [])
         truth = json.load(open(truth_path))
+        truth["host_addrs"] = host_addrs(commtap, os.path.join(d, "profile.json"), truth)
         doc = analyze(commtap, pcap)
         a = doc.get("anomalies") or {}
         found = [f["kind"] for f in a.get("findings", [])]
@@ -319,6 +336,7 @@ def sweep(commtap, cache):
         d = os.path.join(cache, "anomaly", case["name"])
         pcap, truth_path = synth(commtap, case, d, "clean", [])
         truth = json.load(open(truth_path))
+        truth["host_addrs"] = host_addrs(commtap, os.path.join(d, "profile.json"), truth)
         doc = analyze(commtap, pcap)
         late = straggler_host(truth)
         if late is None:
