@@ -121,7 +121,7 @@ def host_addrs(commtap, profile, truth):
     host = {r["rank"]: r["host"] for r in pr["ranks"]}
     first = {}
     for f in truth["flows"]:
-        if "src_rank" in f:
+        if "src_rank" in f and f.get("direction") == "data":
             h = host[f["src_rank"]]
             first.setdefault(h, {})
             first[h].setdefault(f["src"], f["src_rank"])
