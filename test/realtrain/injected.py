@@ -121,17 +121,25 @@ def score(commtap, name):
             "ddp-lossy": ("loss", {addr(DROP_FROM), addr(DROP_AT)})}[name]
     hit = [f for f in found if f["kind"] == want[0] and
            ({f.get("host"), f.get("src"), f.get("dst")} & want[1])]
-    print("  injected %s at %s: %s" % (want[0], sorted(want[1]), "found" if hit else "MISSED"))
     if name == "moe-straggler":
         late = entries(case)
         mine = [row[STRAGGLER_RANK] for row in late[STRAGGLER_FROM:]]
+        # found means: from the injection on (capture iterations count the warm-up too,
+        # so the sleep starts at iteration STRAGGLER_FROM of the capture), within 3
+        # iterations, and as late as the ranks' own entries say, within 10%
+        hit = [f for f in hit if f.get("onset_iteration") is not None and
+               abs(f["onset_iteration"] - STRAGGLER_FROM) <= 3 and
+               abs(f["delay_s"] / statistics.median(mine) - 1) <= 0.10]
+    print("  injected %s at %s: %s" % (want[0], sorted(want[1]), "found" if hit else "MISSED"))
+    if name == "moe-straggler":
         print("  truth: rank %d's own lateness from iteration %d: median %.3g ms "
               "(slept %.3g ms)" % (STRAGGLER_RANK, STRAGGLER_FROM,
                                    statistics.median(mine) * 1e3, STRAGGLER_S * 1e3))
-        if hit:
-            d = hit[0]["delay_s"]
-            print("  delay estimate %.3g ms: %+.1f%% against the ranks' own lateness, "
-                  "%+.1f%% against the sleep" % (d * 1e3,
+        near = [f for f in found if f["kind"] == "straggler" and f.get("host") == addr(STRAGGLER_RANK)]
+        if near:
+            d = near[0]["delay_s"]
+            print("  its finding (onset %s): %.3g ms, %+.1f%% against the ranks' own lateness, "
+                  "%+.1f%% against the sleep" % (near[0]["onset_iteration"], d * 1e3,
                                                  100 * (d / statistics.median(mine) - 1),
                                                  100 * (d / STRAGGLER_S - 1)))
     return 0 if hit else 1
