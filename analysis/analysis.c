@@ -164,6 +164,14 @@ int ct_analysis_run(const struct ct_knowledge *k, struct ct_report *r, const str
 			err = -ENOMEM;
 		}
 	}
+	if (!in_time(a, r, "the shutdown deadline passed before the anomalies"))
+		return -ETIMEDOUT;
+	if (ct_anomalies_find(&r->flows, r->periodicity, r->classes, &r->counters, &a->anomalies)) {
+		ct_log(CT_LOG_WARN, "out of memory: the report has no anomalies");
+		err = -ENOMEM;
+	} else {
+		r->anomalies = &a->anomalies;
+	}
 	return err;
 }
 
@@ -171,6 +179,7 @@ void ct_analysis_free(struct ct_analysis *a)
 {
 	uint64_t deadline = a->deadline_ns;
 
+	ct_anomalies_free(&a->anomalies);
 	ct_classification_free(&a->classes);
 	ct_periodicity_free(&a->periodicity);
 	memset(a, 0, sizeof(*a));
@@ -181,5 +190,6 @@ void ct_report_forget_analysis(struct ct_report *r)
 {
 	r->periodicity = NULL;
 	r->classes = NULL;
+	r->anomalies = NULL;
 	r->cut_short = NULL;
 }

@@ -7,6 +7,7 @@
  * returns NULL instead of a document with holes (json-c asserts when given
  * a NULL object to add to).
  */
+#include <commtap/anomaly.h>
 #include <commtap/report.h>
 #include <commtap/roce_opcode.h>
 
@@ -710,6 +711,8 @@ json_object *ct_report_document_ext(const struct ct_report *r, unsigned flags)
 	}
 	if (r->classes)
 		add(b, root, "classification", classification_json(b, r->classes));
+	if (r->anomalies)
+		add(b, root, "anomalies", ct_anomalies_json(r->anomalies));
 	add(b, root, "flows", flows);
 	if (r->flows.rest.flows)
 		add(b, root, "flows_summed", flows_summed_json(b, &r->flows));

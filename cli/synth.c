@@ -52,11 +52,21 @@ static void usage(FILE *out)
 		"  --jitter X            vary each iteration's length by +-X (e.g. 0.05)\n"
 		"  --snaplen N           keep N bytes of each frame (header-only capture)\n"
 		"  --vlan N              802.1Q tags on each frame, 0..2 (default 0)\n"
-		"  --mtu N               RoCE path MTU (default 4096) or TCP IP MTU (default 9000)\n"
+		"  --mtu N               RoCE path MTU (default 4096) or TCP IP MTU (default "
+		"9000)\n"
 		"  --channels N          NCCL channels (QPs or sockets) per peer (default: the\n"
 		"                        profile's nccl.channels, else 2)\n"
 		"  --noise               add storage TCP, ECN marks with CNPs, a retransmission\n"
-		"  --seed N              random seed (default 1)\n");
+		"  --seed N              random seed (default 1)\n"
+		"  anomalies to inject (hosts are the profile's host indices; from iteration\n"
+		"  FROM on, default 0; the truth lists them; docs/anomalies.md):\n"
+		"  --straggler H:SECONDS[:FROM]  host H's sends start late, the iteration waits\n"
+		"  --slow-link A-B:FACTOR[:FROM] the A-B link serializes FACTOR times slower\n"
+		"  --lossy-link A-B:RATE[:FROM]  packets on A-B lost with chance RATE (RoCE:\n"
+		"                                before the mirror, NAK, go-back-N; TCP: after\n"
+		"                                it, retransmitted)\n"
+		"  --congest H:FRACTION[:FROM]   packets toward H CE-marked (RoCE: with CNPs)\n"
+		"  --pfc-storm PRIO:PER_S[:FROM] PFC XOFF frames on a priority, PER_S a second\n");
 }
 
 static int number(const char *flag, const char *text, double min, double max, double *out)
@@ -69,17 +79,57 @@ static int number(const char *flag, const char *text, double min, double max, do
 	return rc;
 }
 
+/*
+ * An injection's argument: "A:V[:FROM]" or, with two hosts, "A-B:V[:FROM]".
+ * Returns 0 or -EINVAL after saying what is wrong.
+ */
+static int inject_arg(const char *flag, const char *text, int two, double vmin, double vmax, int *a,
+		      int *b, double *v, unsigned *from)
+{
+	unsigned x, y = 0, f = 0;
+	int used = 0, got;
+	char rest[64] = "";
+
+	got = two ? sscanf(text, "%u-%u:%63[^:]%n", &x, &y, rest, &used)
+		  : sscanf(text, "%u:%63[^:]%n", &x, rest, &used);
+	if (got != (two ? 3 : 2) || (text[used] && sscanf(text + used, ":%u", &f) != 1) ||
+	    (two && x == y)) {
+		fprintf(stderr, "commtap synth: %s: expected %s, got '%s'\n", flag,
+			two ? "A-B:VALUE[:FROM] (two different hosts)" : "HOST:VALUE[:FROM]", text);
+		return -EINVAL;
+	}
+	if (number(flag, rest, vmin, vmax, v))
+		return -EINVAL;
+	*a = (int)x;
+	if (b)
+		*b = (int)y;
+	*from = f;
+	return 0;
+}
+
 int cmd_synth(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},   {"truth", required_argument, NULL, 'T'},
-		{"iterations", required_argument, NULL, 'n'}, {"transport", required_argument, NULL, 't'},
-		{"scale", required_argument, NULL, 's'},    {"time-scale", required_argument, NULL, 'S'},
-		{"jitter", required_argument, NULL, 'j'},   {"snaplen", required_argument, NULL, 'l'},
+		{"output", required_argument, NULL, 'o'},
+		{"truth", required_argument, NULL, 'T'},
+		{"iterations", required_argument, NULL, 'n'},
+		{"transport", required_argument, NULL, 't'},
+		{"scale", required_argument, NULL, 's'},
+		{"time-scale", required_argument, NULL, 'S'},
+		{"jitter", required_argument, NULL, 'j'},
+		{"snaplen", required_argument, NULL, 'l'},
 		{"vlan", required_argument, NULL, 'V'},
-		{"mtu", required_argument, NULL, 'm'},	    {"channels", required_argument, NULL, 'c'},
-		{"noise", no_argument, NULL, 'N'},	    {"seed", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},	    {NULL, 0, NULL, 0},
+		{"mtu", required_argument, NULL, 'm'},
+		{"channels", required_argument, NULL, 'c'},
+		{"noise", no_argument, NULL, 'N'},
+		{"seed", required_argument, NULL, 'r'},
+		{"straggler", required_argument, NULL, 1},
+		{"slow-link", required_argument, NULL, 2},
+		{"lossy-link", required_argument, NULL, 3},
+		{"congest", required_argument, NULL, 4},
+		{"pfc-storm", required_argument, NULL, 5},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct ct_synth_config cfg;
 	struct ct_profile profile;
@@ -151,6 +201,28 @@ int cmd_synth(int argc, char **argv)
 			rc = number("--seed", optarg, 0, 1e18, &v);
 			cfg.seed = (uint64_t)v;
 			break;
+		case 1:
+			rc = inject_arg("--straggler", optarg, 0, 0, 1e3, &cfg.inject.straggler,
+					NULL, &cfg.inject.straggler_s, &cfg.inject.straggler_from);
+			break;
+		case 2:
+			rc = inject_arg("--slow-link", optarg, 1, 1, 1e3, &cfg.inject.slow_a,
+					&cfg.inject.slow_b, &cfg.inject.slow_factor,
+					&cfg.inject.slow_from);
+			break;
+		case 3:
+			rc = inject_arg("--lossy-link", optarg, 1, 0, 0.5, &cfg.inject.lossy_a,
+					&cfg.inject.lossy_b, &cfg.inject.loss_rate,
+					&cfg.inject.lossy_from);
+			break;
+		case 4:
+			rc = inject_arg("--congest", optarg, 0, 0, 1, &cfg.inject.congest, NULL,
+					&cfg.inject.congest_fraction, &cfg.inject.congest_from);
+			break;
+		case 5:
+			rc = inject_arg("--pfc-storm", optarg, 0, 0, 1e6, &cfg.inject.pfc_priority,
+					NULL, &cfg.inject.pfc_per_s, &cfg.inject.pfc_from);
+			break;
 		case 'h':
 			usage(stdout);
 			return CT_EXIT_OK;
@@ -182,6 +254,24 @@ int cmd_synth(int argc, char **argv)
 			ct_predict_strerror(&pred, rc));
 		ct_profile_free(&profile);
 		return CT_EXIT_ERROR;
+	}
+	{
+		const struct ct_synth_inject *in = &cfg.inject;
+		int hmax = in->straggler > in->congest ? in->straggler : in->congest;
+
+		hmax = in->slow_a > hmax ? in->slow_a : hmax;
+		hmax = in->slow_b > hmax ? in->slow_b : hmax;
+		hmax = in->lossy_a > hmax ? in->lossy_a : hmax;
+		hmax = in->lossy_b > hmax ? in->lossy_b : hmax;
+		if (hmax >= (int)profile.hosts || in->pfc_priority > 7) {
+			fprintf(stderr,
+				"commtap synth: %s: an injection names host %d, the profile has "
+				"hosts 0..%u (PFC priorities 0..7)\n",
+				argv[optind], hmax, profile.hosts - 1);
+			ct_prediction_free(&pred);
+			ct_profile_free(&profile);
+			return CT_EXIT_ERROR;
+		}
 	}
 	rc = ct_synth_check(&profile, &pred, &cfg, err, sizeof(err));
 	if (rc) {

@@ -76,5 +76,6 @@ void ct_html_periodicity(FILE *out, const struct ct_view *v, const struct ct_htm
 void ct_html_cc(FILE *out, const struct ct_view *v);
 void ct_html_expected(FILE *out, const struct ct_view *v, const struct ct_html_expect *e);
 void ct_html_gpu(FILE *out, const struct ct_view *v);
+void ct_html_anomalies(FILE *out, const struct ct_view *v);
 
 #endif

@@ -20,7 +20,10 @@ static const char style[] =
 	"tr[data-scope=class]{background:#fafafa}.warn{color:#b00}.absent{color:#777}"
 	"dl.summary{display:grid;grid-template-columns:max-content auto;gap:2px 16px}"
 	"dt{font-weight:bold}dd{margin:0}.chip{border-left:6px solid;padding:0 6px;"
-	"margin-right:6px}";
+	"margin-right:6px}"
+	"tr.anomaly{background:#fdecea}tr.anomaly td{border-bottom:1px solid #f5c6c0}"
+	"td.evidence,th.evidence{white-space:normal;text-align:left;max-width:520px}svg.strip{"
+	"display:block}";
 
 int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *out)
 {
@@ -43,6 +46,7 @@ int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *ou
 	ct_html_text(out, ct_doc_str(report, "schema"));
 	fputs("</p>\n", out);
 	ct_html_summary(out, &v);
+	ct_html_anomalies(out, &v);
 	ct_html_heatmaps(out, &v);
 	ct_html_cdfs(out, &v);
 	ct_html_timeline(out, &v, &o);

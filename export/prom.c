@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The Prometheus exposition of a report (see prom.h). */
 #include "prom.h"
+#include "prom_anomaly.h"
 #include "report_doc.h"
 
 #include <commtap/traffic_class.h>
@@ -717,8 +718,10 @@ int ct_prom_render(json_object *report, const struct ct_prom_opts *opts, char **
 	rc = rc ?: host_pairs(&p);
 	rc = rc ?: top_flows(&p);
 	rc = rc ?: receivers(&p);
-	if (!rc)
+	if (!rc) {
 		pfc(&p);
+		ct_prom_anomalies(p.out, p.doc);
+	}
 	free(p.hosts);
 	if (fclose(p.out) || rc) {
 		free(*text);

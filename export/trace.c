@@ -313,6 +313,34 @@ static void write_iterations(struct tr_out *o, const uint64_t *s, size_t n, int 
 	}
 }
 
+/* The report's anomalies, instants on their own track of the job (trace_anomaly.c). */
+static int write_anomalies(struct tr_out *o, json_object *doc, const uint64_t *s, size_t n, int tid)
+{
+	struct tr_instant *v;
+	long k = tr_anomaly_instants(doc, s, n, &v);
+
+	if (k < 0)
+		return -ENOMEM;
+	if (k)
+		meta(o, "thread_name", PID_JOB, tid, "anomalies", 0);
+	for (long i = 0; i < k; i++) {
+		json_object *f = v[i].finding;
+
+		event_open(o, 'i', PID_JOB, v[i].name);
+		fprintf(o->f, ",\"cat\":\"anomaly\",\"tid\":%d,\"s\":\"t\",\"ts\":", tid);
+		put_us(o->f, v[i].ts < o->origin ? 0 : v[i].ts - o->origin);
+		fputs(",\"args\":{\"kind\":", o->f);
+		put_str(o->f, ct_doc_str(f, "kind"));
+		if (v[i].iteration >= 0)
+			fprintf(o->f, ",\"iteration\":%ld", v[i].iteration);
+		fprintf(o->f, ",\"confidence\":%.3f,\"evidence\":", ct_doc_num(f, "confidence"));
+		put_str(o->f, ct_doc_str(f, "evidence"));
+		fputs("}}", o->f);
+	}
+	free(v);
+	return 0;
+}
+
 /*
  * Bytes on the wire per class and time bin, every flow's bursts included: a
  * burst's bytes are spread over the bins it covers in proportion to time,
@@ -634,6 +662,9 @@ int ct_trace_write(json_object *doc, const struct ct_trace_opts *opts, FILE *out
 	}
 	if (n_iter)
 		write_iterations(&o, iters, n_iter, 1);
+	rc = write_anomalies(&o, doc, iters, n_iter, tid++);
+	if (rc)
+		goto out;
 	rc = write_counters(&o, flows, n, o.origin, t1, max_bins, placed, &bin_ns);
 	if (rc)
 		goto out;

@@ -44,4 +44,24 @@ struct tr_clock {
  */
 void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, struct tr_clock *c);
 
+/*
+ * An anomaly as an instant event on the job's track (trace_anomaly.c): at
+ * the start of each iteration it was seen in, or, said of the whole
+ * capture, at its first packet.
+ */
+struct tr_instant {
+	uint64_t ts; /* ns, the wire's clock */
+	json_object *finding; /* in the report's anomalies.findings */
+	char name[96];	      /* "straggler 198.18.0.2" */
+	long iteration;	      /* -1: the whole capture */
+};
+
+/*
+ * The report's anomalies as instants, in time order (*out: free()). iters:
+ * the job's iteration starts (n_iter of them, from the report). Returns
+ * how many, or -1 when out of memory.
+ */
+long tr_anomaly_instants(json_object *doc, const uint64_t *iters, size_t n_iter,
+			 struct tr_instant **out);
+
 #endif

@@ -37,14 +37,19 @@
 #define MAX_FRAME	 9216
 #define STORAGE_PORT	 2049
 #define CNP_EVERY	 64 /* noise: one CE mark (and CNP) per this many packets into host 0 */
+#define RTX_NS		 (10 * ACK_DELAY_NS) /* a lost packet sent again (TCP: fast retransmit) */
+#define AETH_NAK_SEQ	 0x60		     /* AETH syndrome: NAK, PSN sequence error */
+#define PFC_QUANTA	 0xffff
 
 enum { DIR_FWD = 0, DIR_REV = 1 };
 
 enum pkt_type {
-	PKT_DATA,  /* RoCE WRITE packet or TCP segment, forward */
-	PKT_CTS,   /* RoCE clear-to-send WRITE_ONLY, reverse */
-	PKT_ACK,   /* RoCE ACK or TCP pure ACK, the direction in pkt.dir */
-	PKT_CNP,   /* RoCE CNP, reverse */
+	PKT_DATA, /* RoCE WRITE packet or TCP segment, forward */
+	PKT_CTS,  /* RoCE clear-to-send WRITE_ONLY, reverse */
+	PKT_ACK,  /* RoCE ACK or TCP pure ACK, the direction in pkt.dir */
+	PKT_CNP,  /* RoCE CNP, reverse */
+	PKT_NAK,  /* RoCE NAK (PSN sequence error), reverse */
+	PKT_PFC,  /* PFC XOFF (inject.pfc_priority); no connection's */
 };
 
 /* One channel of a connection: a QP pair (RoCE) or a socket (TCP). */
@@ -100,6 +105,7 @@ struct synth {
 	unsigned payload_max; /* RoCE path MTU / TCP MSS */
 	unsigned channels;    /* connections per peer */
 	double class_bytes[CT_CLASS_COUNT + 1];
+	unsigned it; /* the iteration being rendered */
 	uint64_t data_pkts_to_host0;
 	int retransmitted;
 	uint8_t frame[MAX_FRAME];
@@ -120,9 +126,63 @@ static double rng_uniform(struct synth *S)
 	return (double)(rng_next(S) >> 11) / (double)(1ull << 53);
 }
 
+/* ---- injected anomalies ----------------------------------------------------- */
+
+static unsigned host_of(const struct synth *S, uint16_t nic)
+{
+	return nic == UINT16_MAX ? UINT32_MAX : nic / S->p->nics_per_host;
+}
+
+/*
+ * The connection runs over the link between hosts a and b (either way),
+ * from iteration `from` on: between their first NICs (rail 0) when they
+ * have several, as a cable joins two ports.
+ */
+static int on_link(const struct synth *S, const struct conn *c, int a, int b, unsigned from)
+{
+	unsigned s = host_of(S, c->src_nic), d = host_of(S, c->dst_nic);
+
+	if (a < 0 || S->it < from || c->src_nic % S->p->nics_per_host ||
+	    c->dst_nic % S->p->nics_per_host)
+		return 0;
+	return (s == (unsigned)a && d == (unsigned)b) || (s == (unsigned)b && d == (unsigned)a);
+}
+
+/* Nanoseconds per byte on the connection's link (a slow link serializes slower). */
+static double ns_per_byte(const struct synth *S, const struct conn *c)
+{
+	const struct ct_synth_inject *in = &S->cfg->inject;
+
+	if (on_link(S, c, in->slow_a, in->slow_b, in->slow_from))
+		return S->nic_ns_per_byte * in->slow_factor;
+	return S->nic_ns_per_byte;
+}
+
+/* Whether this packet of the connection is lost (the random draw only on a lossy link). */
+static int lost(struct synth *S, const struct conn *c)
+{
+	const struct ct_synth_inject *in = &S->cfg->inject;
+
+	return on_link(S, c, in->lossy_a, in->lossy_b, in->lossy_from) &&
+	       rng_uniform(S) < in->loss_rate;
+}
+
+/* Whether this packet toward the congested host is CE-marked. */
+static int congested(struct synth *S, const struct conn *c)
+{
+	const struct ct_synth_inject *in = &S->cfg->inject;
+
+	return in->congest >= 0 && S->it >= in->congest_from &&
+	       host_of(S, c->dst_nic) == (unsigned)in->congest &&
+	       rng_uniform(S) < in->congest_fraction;
+}
+
 void ct_synth_config_default(struct ct_synth_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->inject.straggler = cfg->inject.slow_a = cfg->inject.slow_b = -1;
+	cfg->inject.lossy_a = cfg->inject.lossy_b = cfg->inject.congest = -1;
+	cfg->inject.pfc_priority = -1;
 	cfg->iterations = 5;
 	cfg->transport = CT_SYNTH_ROCE;
 	cfg->size_scale = 1;
@@ -262,6 +322,10 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 	uint64_t t, cts_t = desired > CTS_LEAD_NS ? desired - CTS_LEAD_NS : desired;
 	unsigned n = (bytes + S->payload_max - 1) / S->payload_max;
 	int ce_host0 = S->cfg->noise && c->dst_nic == 0;
+	double nspb = ns_per_byte(S, c);
+	uint32_t psn0 = c->psn_fwd;
+	uint64_t t_lost = 0;
+	long gone = -1; /* the packet lost before the mirror: the rest is sent again */
 	int err;
 
 	if (!n)
@@ -282,12 +346,39 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 
 		if (ce_host0 && ++S->data_pkts_to_host0 % CNP_EVERY == 0)
 			ecn = 3;
-		err = pkt_add(S, t, ci, PKT_DATA, DIR_FWD, op, c->psn_fwd, len,
-			      k == 0 ? bytes : 0, 0, ecn);
+		else if (congested(S, c))
+			ecn = 3;
+		if (gone < 0 && lost(S, c)) {
+			/*
+			 * Inside a message: lost before the mirror, the receiver sees the
+			 * next one out of order (NAK, go-back-N below). A message's last
+			 * packet: lost past the mirror, sent again when the requester's
+			 * timer runs out (the mirror sees it twice).
+			 */
+			if (k + 1 < n) {
+				gone = (long)k;
+				c->psn_fwd = (c->psn_fwd + 1) & 0xffffff;
+				t += (uint64_t)llround((len + header_bytes(S, 1, k == 0 ? 16 : 4)) *
+						       nspb);
+				continue;
+			}
+			err = pkt_add(S, t + RTX_NS, ci, PKT_DATA, DIR_FWD, op, c->psn_fwd, len,
+				      k == 0 ? bytes : 0, 0, 2);
+		}
+		if (gone >= 0 && k == (unsigned)gone + 1) { /* NAK: PSN sequence error */
+			uint32_t want = (psn0 + (uint32_t)gone) & 0xffffff;
+
+			err = pkt_add(S, t + ACK_DELAY_NS, ci, PKT_NAK, DIR_REV, 0x11, want, 0, 0,
+				      want, 2);
+			t_lost = t + 2 * ACK_DELAY_NS;
+		}
+		err = err
+			      ?: pkt_add(S, t, ci, PKT_DATA, DIR_FWD, op, c->psn_fwd, len,
+					 k == 0 ? bytes : 0, 0, ecn);
 		if (!err && ecn == 3) /* the receiver's NIC answers a CE mark with a CNP */
 			err = pkt_add(S, t + ACK_DELAY_NS, ci, PKT_CNP, DIR_REV, 0x81, 0, 0, 0, 0,
 				      2);
-		if (!err && (k + 1 == n || (k + 1) % ACK_EVERY == 0))
+		if (!err && gone < 0 && (k + 1 == n || (k + 1) % ACK_EVERY == 0))
 			err = pkt_add(S, t + ACK_DELAY_NS, ci, PKT_ACK, DIR_REV, 0x11, c->psn_fwd,
 				      0, 0, c->psn_fwd, 2);
 		/* noise: one packet is sent again later (a retransmission) */
@@ -297,8 +388,21 @@ static int roce_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t
 				      c->psn_fwd, len, 0, 0, 2);
 		}
 		c->psn_fwd = (c->psn_fwd + 1) & 0xffffff;
-		t += (uint64_t)llround((len + header_bytes(S, 1, k == 0 ? 16 : 4)) *
-				       S->nic_ns_per_byte);
+		t += (uint64_t)llround((len + header_bytes(S, 1, k == 0 ? 16 : 4)) * nspb);
+	}
+	/* go-back-N: from the lost packet to the message's end, once the NAK is in */
+	if (gone >= 0 && t < t_lost)
+		t = t_lost;
+	for (unsigned k = gone < 0 ? n : (unsigned)gone; k < n && !err; k++) {
+		uint32_t len = k + 1 < n ? S->payload_max : bytes - (n - 1) * S->payload_max;
+		uint8_t op = n == 1 ? 0x0b : k == 0 ? 0x06 : k + 1 < n ? 0x07 : 0x09;
+		uint32_t psn = (psn0 + k) & 0xffffff;
+
+		err = pkt_add(S, t, ci, PKT_DATA, DIR_FWD, op, psn, len, k == 0 ? bytes : 0, 0, 2);
+		if (!err && (k + 1 == n || (k + 1) % ACK_EVERY == 0))
+			err = pkt_add(S, t + ACK_DELAY_NS, ci, PKT_ACK, DIR_REV, 0x11, psn, 0, 0,
+				      psn, 2);
+		t += (uint64_t)llround((len + header_bytes(S, 1, k == 0 ? 16 : 4)) * nspb);
 	}
 	S->nic_free[c->src_nic] = t;
 	return err;
@@ -312,6 +416,7 @@ static int tcp_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t 
 	unsigned n = (bytes + S->payload_max - 1) / S->payload_max;
 	int err = 0;
 	unsigned host = c->src_nic == UINT16_MAX ? S->p->nics : c->src_nic;
+	double nspb = ns_per_byte(S, c);
 
 	if (S->nic_free[host] > t)
 		t = S->nic_free[host];
@@ -319,11 +424,15 @@ static int tcp_message(struct synth *S, uint32_t ci, uint64_t desired, uint32_t 
 		uint32_t len = k + 1 < n ? S->payload_max : bytes - (n - 1) * S->payload_max;
 
 		err = pkt_add(S, t, ci, PKT_DATA, DIR_FWD, 0x18, c->seq_fwd, len, 0, c->seq_rev, 0);
+		/* lost past the mirror: the mirror sees it again, retransmitted */
+		if (!err && lost(S, c))
+			err = pkt_add(S, t + RTX_NS, ci, PKT_DATA, DIR_FWD, 0x18, c->seq_fwd, len,
+				      0, c->seq_rev, 0);
 		c->seq_fwd += len;
 		if (!err && (++c->segs_unacked % 2 == 0 || k + 1 == n))
 			err = pkt_add(S, t + ACK_DELAY_NS, ci, PKT_ACK, DIR_REV, 0x10, c->seq_rev, 0,
 				      0, c->seq_fwd, 0);
-		t += (uint64_t)llround((len + header_bytes(S, 0, 0)) * S->nic_ns_per_byte);
+		t += (uint64_t)llround((len + header_bytes(S, 0, 0)) * nspb);
 	}
 	S->nic_free[host] = t;
 	return err;
@@ -354,6 +463,24 @@ static const struct ct_addr *nic_addr(const struct synth *S, uint16_t nic, struc
 	return storage;
 }
 
+/* A PFC XOFF frame (MAC control, untagged) pausing one priority for the longest time. */
+static uint32_t pfc_frame(struct synth *S, uint32_t *wire_len, uint32_t *truth_len)
+{
+	static const uint8_t dst[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01};
+	unsigned prio = (unsigned)S->cfg->inject.pfc_priority;
+	uint8_t *f = S->frame;
+
+	memset(f, 0, ETH_MIN);
+	memcpy(f, dst, 6);
+	f[6] = 0x02;
+	ct_put16(f + 12, 0x8808);
+	ct_put16(f + 14, 0x0101);
+	ct_put16(f + 16, (uint16_t)(1u << prio));
+	ct_put16(f + 18 + 2 * prio, PFC_QUANTA);
+	*truth_len = *wire_len = ETH_MIN;
+	return ETH_MIN;
+}
+
 /* Build a packet's frame; returns its length (before Ethernet padding). */
 static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire_len,
 			    uint32_t *truth_len)
@@ -362,15 +489,20 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 	uint16_t sh = k->dir == DIR_FWD ? c->src_nic : c->dst_nic;
 	uint16_t dh = k->dir == DIR_FWD ? c->dst_nic : c->src_nic;
 	struct ct_addr st1, st2;
-	const struct ct_addr *src = nic_addr(S, sh, &st1), *dst = nic_addr(S, dh, &st2);
-	int v4 = ct_addr_is_v4(src), tcp = S->cfg->transport == CT_SYNTH_TCP ||
-					    c->cls == CT_CLASS_OTHER;
+	const struct ct_addr *src, *dst;
+	int v4, tcp = S->cfg->transport == CT_SYNTH_TCP || c->cls == CT_CLASS_OTHER;
 	uint8_t *f = S->frame, *ip, *l4;
-	unsigned iphl = v4 ? 20 : 40, l4len, hdr;
+	unsigned iphl, l4len, hdr;
 	uint32_t payload = k->payload;
 
 	unsigned l2 = 14 + 4 * S->cfg->vlan_tags;
 
+	if (k->type == PKT_PFC)
+		return pfc_frame(S, wire_len, truth_len);
+	src = nic_addr(S, sh, &st1);
+	dst = nic_addr(S, dh, &st2);
+	v4 = ct_addr_is_v4(src);
+	iphl = v4 ? 20 : 40;
 	/* Ethernet: locally administered MACs naming the host */
 	memset(f, 0, 12);
 	f[0] = f[6] = 0x02;
@@ -428,6 +560,9 @@ static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire
 			}
 		} else if (k->type == PKT_ACK) {
 			ct_put32(b + 12, (uint32_t)0x1f << 24 | (k->aux & 0xffffff)); /* AETH: ACK */
+			ext = 4;
+		} else if (k->type == PKT_NAK) {
+			ct_put32(b + 12, (uint32_t)AETH_NAK_SEQ << 24 | (k->aux & 0xffffff));
 			ext = 4;
 		} else { /* CNP */
 			memset(b + 12, 0, 16);
@@ -493,8 +628,10 @@ static int emit_until(struct synth *S, uint64_t limit, ct_synth_emit_fn emit, vo
 			cap = S->cfg->snaplen;
 		if (cap > hdr) /* payload bytes present in the copy are zeros */
 			memset(S->frame + hdr, 0, (cap < MAX_FRAME ? cap : MAX_FRAME) - hdr);
-		c->packets[k->dir]++;
-		c->bytes[k->dir] += truth;
+		if (k->type != PKT_PFC) {
+			c->packets[k->dir]++;
+			c->bytes[k->dir] += truth;
+		}
 		err = emit(ctx, k->ts, S->frame, cap, wire);
 	}
 	memmove(S->pkts, S->pkts + i, (S->n_pkts - i) * sizeof(*S->pkts));
@@ -569,8 +706,10 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 	const struct ct_prediction *pr = S->pr;
 	const struct ct_synth_config *cfg = S->cfg;
 	double ts = cfg->time_scale * stretch * 1e9; /* schedule seconds -> ns */
+	const struct ct_synth_inject *in = &cfg->inject;
 	int err = 0;
 
+	S->it = it;
 	S->n_msgs = 0;
 	for (size_t i = 0; i < pr->n_xfers && !err; i++) {
 		const struct ct_transfer *x = &pr->xfers[i];
@@ -586,6 +725,8 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 		step = message_data(S, x, &wire);
 		nmsg = (bytes + step - 1) / step;
 		start = t0 + (uint64_t)llround(x->start * ts);
+		if (in->straggler >= 0 && it >= in->straggler_from && x->src_host == in->straggler)
+			start += (uint64_t)llround(in->straggler_s * 1e9);
 		for (uint64_t k = 0; k < nmsg && !err; k++) {
 			uint32_t ci;
 			uint64_t len = k + 1 < nmsg ? step : bytes - (nmsg - 1) * step;
@@ -621,6 +762,15 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 			err = err ?: msg_add(S, when, ci, bytes);
 			iter_bytes[CT_CLASS_OTHER] += bytes;
 		}
+	/* a PFC storm: XOFF frames all through the iteration */
+	if (in->pfc_priority >= 0 && it >= in->pfc_from && S->n_conns) {
+		double len = S->pr->t_iter * ts;
+		unsigned n = (unsigned)llround(in->pfc_per_s * len / 1e9);
+
+		for (unsigned k = 0; k < n && !err; k++)
+			err = pkt_add(S, t0 + (uint64_t)llround(len * k / n), 0, PKT_PFC, DIR_FWD,
+				      0, 0, 0, 0, 0, 0);
+	}
 	qsort(S->msgs, S->n_msgs, sizeof(*S->msgs), msg_cmp);
 	for (size_t i = 0; i < S->n_msgs && !err; i++) {
 		const struct msg *m = &S->msgs[i];
@@ -673,6 +823,72 @@ static void truth_flow(json_object *flows, const struct synth *S, const struct c
 	json_object_array_add(flows, o);
 }
 
+/* A host's NIC addresses, as the truth names it. */
+static json_object *host_addrs(const struct synth *S, int h)
+{
+	json_object *a = json_object_new_array();
+	char buf[64];
+
+	for (unsigned k = 0; k < S->p->nics_per_host; k++)
+		json_object_array_add(
+			a,
+			json_object_new_string(ct_addr_format(
+				&S->p->nic_addr[(unsigned)h * S->p->nics_per_host + k], buf, 64)));
+	return a;
+}
+
+static void truth_inject(json_object *list, const struct synth *S, const char *kind, int a, int b,
+			 unsigned from, const char *what, double v)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "kind", json_object_new_string(kind));
+	if (a >= 0) {
+		json_object_object_add(o, "host", json_object_new_int(a));
+		json_object_object_add(o, "host_addrs", host_addrs(S, a));
+	}
+	if (b >= 0) {
+		json_object_object_add(o, "peer", json_object_new_int(b));
+		json_object_object_add(o, "peer_addrs", host_addrs(S, b));
+	}
+	json_object_object_add(o, "from_iteration", json_object_new_int((int)from));
+	json_object_object_add(o, what, json_object_new_double(v));
+	json_object_array_add(list, o);
+}
+
+static int injecting(const struct ct_synth_inject *in)
+{
+	return in->straggler >= 0 || in->slow_a >= 0 || in->lossy_a >= 0 || in->congest >= 0 ||
+	       in->pfc_priority >= 0;
+}
+
+/* The injected anomalies, for the corpus runner to score against. */
+static json_object *truth_injected(const struct synth *S)
+{
+	const struct ct_synth_inject *in = &S->cfg->inject;
+	json_object *l = json_object_new_array();
+
+	if (in->straggler >= 0)
+		truth_inject(l, S, "straggler", in->straggler, -1, in->straggler_from, "delay_s",
+			     in->straggler_s);
+	if (in->slow_a >= 0)
+		truth_inject(l, S, "slow_link", in->slow_a, in->slow_b, in->slow_from, "factor",
+			     in->slow_factor);
+	if (in->lossy_a >= 0)
+		truth_inject(l, S, "loss", in->lossy_a, in->lossy_b, in->lossy_from, "loss_rate",
+			     in->loss_rate);
+	if (in->congest >= 0)
+		truth_inject(l, S, "congestion", in->congest, -1, in->congest_from,
+			     "marked_fraction", in->congest_fraction);
+	if (in->pfc_priority >= 0) {
+		truth_inject(l, S, "congestion", -1, -1, in->pfc_from, "pfc_per_s", in->pfc_per_s);
+		json_object_object_add(
+			json_object_array_get_idx(l, json_object_array_length(l) - 1), "priority",
+			json_object_new_int(in->pfc_priority));
+	}
+	return l;
+}
+
 static int write_truth(const struct synth *S, FILE *out, const uint64_t *starts, unsigned n,
 		       const double *per_iter)
 {
@@ -714,6 +930,15 @@ static int write_truth(const struct synth *S, FILE *out, const uint64_t *starts,
 		truth_flow(flows, S, &S->conns[i], DIR_REV);
 	}
 	json_object_object_add(root, "flows", flows);
+	/* only with an injection: a clean truth stays as it was (test/accuracy/frozen) */
+	if (injecting(&S->cfg->inject)) {
+		json_object *hosts = json_object_new_array();
+
+		json_object_object_add(root, "injected", truth_injected(S));
+		for (unsigned h = 0; h < S->p->hosts; h++)
+			json_object_array_add(hosts, host_addrs(S, (int)h));
+		json_object_object_add(root, "host_addrs", hosts);
+	}
 	if (fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY), out) < 0 ||
 	    fputc('\n', out) < 0)
 		err = -EIO;
@@ -775,6 +1000,11 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 	if (!cfg->iterations || cfg->size_scale <= 0 || cfg->time_scale <= 0 || cfg->jitter < 0 ||
 	    cfg->jitter >= 1 || cfg->channels > 64)
 		return -EINVAL;
+	if ((cfg->inject.straggler >= (int)p->hosts) || cfg->inject.slow_a >= (int)p->hosts ||
+	    cfg->inject.slow_b >= (int)p->hosts || cfg->inject.lossy_a >= (int)p->hosts ||
+	    cfg->inject.lossy_b >= (int)p->hosts || cfg->inject.congest >= (int)p->hosts ||
+	    cfg->inject.pfc_priority > 7)
+		return -EINVAL;
 	err = ct_synth_check(p, pr, cfg, NULL, 0);
 	if (err)
 		return err;
@@ -805,6 +1035,9 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 		err = render_iteration(S, it, t0, stretch,
 				       &per_iter[(size_t)it * (CT_CLASS_COUNT + 1)]);
 		t0 += (uint64_t)llround(pr->t_iter * cfg->time_scale * stretch * 1e9);
+		/* the others wait for a straggler: the iteration grows by its delay */
+		if (cfg->inject.straggler >= 0 && it >= cfg->inject.straggler_from)
+			t0 += (uint64_t)llround(cfg->inject.straggler_s * 1e9);
 		/* packets before the next iteration's start can no longer be preceded */
 		err = err ?: emit_until(S, t0, emit, ctx);
 	}

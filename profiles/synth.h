@@ -16,6 +16,28 @@ enum ct_synth_transport {
 	CT_SYNTH_TCP = 1,  /* NCCL's socket transport */
 };
 
+/*
+ * Anomalies injected into a synthesized job (docs/anomalies.md), each from
+ * an iteration on; hosts are the profile's host indices, -1: none.
+ */
+struct ct_synth_inject {
+	int straggler;	      /* its sends start this late, and the iteration waits for it */
+	double straggler_s;
+	unsigned straggler_from;
+	int slow_a, slow_b; /* the link between two hosts serializes this many times slower */
+	double slow_factor;
+	unsigned slow_from;
+	int lossy_a, lossy_b; /* packets on the link between two hosts lost with this chance */
+	double loss_rate;
+	unsigned lossy_from;
+	int congest; /* packets toward a host CE-marked with this chance (RoCE: each with a CNP) */
+	double congest_fraction;
+	unsigned congest_from;
+	int pfc_priority; /* PFC XOFF frames on a priority, this many a second */
+	double pfc_per_s;
+	unsigned pfc_from;
+};
+
 struct ct_synth_config {
 	unsigned iterations;
 	enum ct_synth_transport transport;
@@ -30,6 +52,7 @@ struct ct_synth_config {
 	int noise;	   /* add storage TCP, CNPs/ECN marks and a retransmission */
 	uint64_t seed;
 	uint64_t start_ns; /* capture time of the first iteration */
+	struct ct_synth_inject inject;
 };
 
 #define CT_SYNTH_MAX_VLAN 2 /* with two, the outer tag is an 802.1ad S-tag */

@@ -11,6 +11,7 @@
 
 #include <time.h>
 
+#include <commtap/anomaly.h>
 #include <commtap/classify.h>
 #include <commtap/flow_set.h>
 #include <commtap/periodicity.h>
@@ -49,6 +50,7 @@ int ct_knowledge_refresh(struct ct_knowledge *k, char *err, size_t errlen);
 struct ct_analysis {
 	struct ct_periodicity periodicity;
 	struct ct_classification classes;
+	struct ct_anomalies anomalies;
 	/*
 	 * CLOCK_MONOTONIC ns by which the analysis must end (0: none): a step
 	 * that would start after it is left out, and the report says which

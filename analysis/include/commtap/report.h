@@ -15,6 +15,7 @@
 #include <commtap/periodicity.h>
 
 struct json_object;
+struct ct_anomalies;
 
 #define CT_REPORT_SCHEMA "commtap.report/v1"
 #define CT_REPORT_MAX_SECTIONS	  4  /* producers' own sections */
@@ -29,6 +30,7 @@ struct ct_report {
 	struct ct_flow_set flows; /* sorted and paired */
 	const struct ct_periodicity *periodicity; /* NULL when not computed */
 	const struct ct_classification *classes;  /* NULL when not computed */
+	const struct ct_anomalies *anomalies;	  /* NULL when not looked for */
 	double nic_gbps; /* receivers' NIC rate, for the cc section */
 	/*
 	 * An interval report: the input goes on (the report is not complete,

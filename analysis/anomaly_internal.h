@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* What the anomaly detectors share (anomaly.c): the report's data, the job's iterations, helpers.
+ */
+#ifndef COMMTAP_ANOMALY_INTERNAL_H
+#define COMMTAP_ANOMALY_INTERNAL_H
+
+#include <commtap/anomaly.h>
+
+#include <stdio.h>
+
+struct anom_ctx {
+	const struct ct_flow_set *set;
+	const struct ct_periodicity *per;	   /* NULL: no periodicity */
+	const struct ct_classification *classes;   /* NULL: no classes */
+	const struct ct_engine_counters *counters; /* NULL: none */
+	/* the first job's iterations: bounds[i] .. bounds[i + 1], n_iter of them (0: none) */
+	uint64_t *bounds;
+	size_t n_iter;
+	double period_s;
+	struct ct_anomalies *out;
+};
+
+/* One detector: looks, adds its findings (anom_add); 0 or -ENOMEM. */
+struct anom_detector {
+	enum ct_anomaly_kind kind;
+	int (*run)(struct anom_ctx *c);
+};
+
+int anom_straggler(struct anom_ctx *c);
+int anom_slow_link(struct anom_ctx *c);
+int anom_loss(struct anom_ctx *c);
+int anom_congestion(struct anom_ctx *c);
+int anom_rhythm(struct anom_ctx *c);
+
+/* Keep a finding (its iters are taken over, freed on failure). 0 or -ENOMEM. */
+int anom_add(struct anom_ctx *c, struct ct_anomaly *a);
+/* A detector that could not look says why (a static string). */
+void anom_not_looked(struct anom_ctx *c, enum ct_anomaly_kind k, const char *why);
+
+/* The flow's class (enum ct_class), CT_CLASS_OTHER without classes. */
+int anom_class(const struct anom_ctx *c, size_t flow);
+/*
+ * A flow of the job's periodic collective traffic: periodic in the first
+ * job, of a class, and carrying data (not only the acknowledgements of its
+ * reverse direction).
+ */
+int anom_job_data_flow(const struct anom_ctx *c, size_t flow);
+/* The iteration t falls in, or -1. */
+long anom_iteration(const struct anom_ctx *c, uint64_t t);
+
+/* Median of v (reordered); 0 for n == 0. */
+double anom_median(double *v, size_t n);
+
+/* Distinct addresses, sorted, for indexing hosts. */
+struct anom_hosts {
+	struct ct_addr *a;
+	size_t n, cap;
+};
+int anom_hosts_add(struct anom_hosts *h, const struct ct_addr *a); /* before anom_hosts_done */
+void anom_hosts_done(struct anom_hosts *h);			   /* sort, drop repeats */
+long anom_hosts_find(const struct anom_hosts *h, const struct ct_addr *a);
+void anom_hosts_free(struct anom_hosts *h);
+
+const char *anom_addr(const struct ct_addr *a, char *buf); /* buf: 64 bytes */
+
+#endif

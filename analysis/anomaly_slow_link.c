@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Slow link: a host pair whose achieved rate in a collective is well below
+ * its peers' in the same collective (a degraded cable, a port negotiated
+ * down). A pair's rate in an iteration is the bytes of its data flows of
+ * one class over the time their bursts were on (the rate while it sends,
+ * whatever the compute between); its peers are the other pairs of that
+ * class that move as many bytes an iteration (within SLOW_PEER_VOLUME: the
+ * same transfers; a stream of small messages paced by the compute moves
+ * 0.1 Gbit/s over its burst beside a bucket at 45 on the same hosts), in
+ * the same iteration, and the reference their median. A class of
+ * fewer than SLOW_MIN_PAIRS pairs is compared with all the job's
+ * collective pairs: a slow link can change its own class (its messages,
+ * drawn out, no longer form one burst each, and read as EP's varying
+ * chunks). A pipeline's pairs are compared only among themselves: its
+ * activations are paced by compute, not by the link (clean matrix jobs'
+ * PP pairs move 0.1..20 Gbit/s while their DP pairs move 45).
+ */
+#include "anomaly_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * A pair is slow in an iteration below this share of its peers' median
+ * rate: clean synthesized jobs' pairs stay within 0.8..1.25 of their
+ * class's median, a link at half rate reads 0.5 and below.
+ */
+#define SLOW_RATIO 0.6
+/* peers to compare with: the median of two is their mean, one slow pair would drag it */
+#define SLOW_MIN_PAIRS 3
+/* seen in at least this many iterations, and in most of them from its onset */
+#define SLOW_MIN_ITERATIONS 2
+#define SLOW_MIN_STEADY	    0.5
+/*
+ * Bursts of fewer packets are too few to time a rate (a clear-to-send is
+ * one; the first packet's own serialization is not in the burst's span).
+ */
+#define SLOW_MIN_PACKETS 3
+/* peers move between 1/2 and 2 times the pair's bytes an iteration */
+#define SLOW_PEER_VOLUME 2.0
+
+struct pair {
+	struct ct_addr src, dst;
+	int cls;
+};
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	int d = memcmp(&x->src, &y->src, sizeof(x->src));
+
+	d = d ?: memcmp(&x->dst, &y->dst, sizeof(x->dst));
+	return d ?: x->cls - y->cls;
+}
+
+static int peer_volume(double a, double b)
+{
+	return b * SLOW_PEER_VOLUME >= a && b <= a * SLOW_PEER_VOLUME;
+}
+
+int anom_slow_link(struct anom_ctx *c)
+{
+	const struct ct_flow_set *set = c->set;
+	struct pair *pairs = NULL;
+	double *bytes = NULL, *on = NULL, *ratio = NULL, *tmp = NULL;
+	size_t np = 0, ni = c->n_iter;
+	int err = 0, *whole = NULL;
+	double *vol = NULL;
+
+	if (!ni) {
+		anom_not_looked(c, CT_ANOMALY_SLOW_LINK, "no iteration period");
+		return 0;
+	}
+	pairs = malloc((set->count + 1) * sizeof(*pairs));
+	if (!pairs)
+		return -ENOMEM;
+	for (size_t f = 0; f < set->count; f++)
+		if (anom_job_data_flow(c, f))
+			pairs[np++] = (struct pair){set->flows[f].key.src, set->flows[f].key.dst,
+						    anom_class(c, f)};
+	qsort(pairs, np, sizeof(*pairs), pair_cmp);
+	if (np) {
+		size_t k = 0;
+
+		for (size_t i = 1; i < np; i++)
+			if (pair_cmp(&pairs[i], &pairs[k]))
+				pairs[++k] = pairs[i];
+		np = k + 1;
+	}
+	bytes = calloc(np * ni + 1, sizeof(*bytes));
+	on = calloc(np * ni + 1, sizeof(*on));
+	ratio = malloc((np * ni + 1) * sizeof(*ratio));
+	whole = calloc(np + 1, sizeof(*whole));
+	vol = calloc(np + 1, sizeof(*vol));
+	tmp = malloc((np + ni + 1) * sizeof(*tmp));
+	if (!bytes || !on || !ratio || !tmp || !whole || !vol) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t f = 0; f < set->count; f++) {
+		const struct ct_flow_periodicity *fp = &c->per->flows[f];
+		struct pair key;
+		struct pair *p;
+
+		if (!anom_job_data_flow(c, f))
+			continue;
+		key = (struct pair){set->flows[f].key.src, set->flows[f].key.dst, anom_class(c, f)};
+		p = bsearch(&key, pairs, np, sizeof(*pairs), pair_cmp);
+		for (size_t b = 0; b < fp->n_bursts; b++) {
+			const struct ct_burst *u = &fp->bursts[b];
+			long it = anom_iteration(c, u->start);
+
+			vol[p - pairs] += (double)u->bytes;
+			if (it < 0 || u->end <= u->start ||
+			    (u->packets && u->packets < SLOW_MIN_PACKETS))
+				continue;
+			bytes[(size_t)(p - pairs) * ni + (size_t)it] += (double)u->bytes;
+			on[(size_t)(p - pairs) * ni + (size_t)it] +=
+				(double)(u->end - u->start) / 1e9;
+		}
+	}
+	/* each pair's rate over the median of its class's pairs, per iteration */
+	for (size_t it = 0; it < ni; it++)
+		for (size_t a = 0; a < np; a++) {
+			size_t k = 0;
+			double ra = on[a * ni + it] > 0 ? bytes[a * ni + it] / on[a * ni + it] : 0;
+
+			for (size_t o = 0; o < np; o++)
+				if (pairs[o].cls == pairs[a].cls && on[o * ni + it] > 0 &&
+				    peer_volume(vol[a], vol[o]))
+					tmp[k++] = bytes[o * ni + it] / on[o * ni + it];
+			if (k < SLOW_MIN_PAIRS && pairs[a].cls != CT_CLASS_PP) {
+				whole[a] = 1; /* the job's collective pairs */
+				k = 0;
+				for (size_t o = 0; o < np; o++)
+					if (pairs[o].cls != CT_CLASS_PP && on[o * ni + it] > 0 &&
+					    peer_volume(vol[a], vol[o]))
+						tmp[k++] = bytes[o * ni + it] / on[o * ni + it];
+			}
+			ratio[a * ni + it] =
+				k >= SLOW_MIN_PAIRS && ra > 0 ? ra / anom_median(tmp, k) : NAN;
+		}
+	for (size_t a = 0; a < np && !err; a++) {
+		struct ct_anomaly an = {.kind = CT_ANOMALY_SLOW_LINK,
+					.scope = CT_ANOMALY_AT_LINK,
+					.priority = -1,
+					.cls = (int8_t)pairs[a].cls,
+					.host = pairs[a].src,
+					.peer = pairs[a].dst,
+					.onset = -1};
+		size_t seen = 0;
+		double rate = 0;
+
+		for (size_t it = 0; it < ni; it++) {
+			double r = ratio[a * ni + it];
+
+			if (isnan(r) || r >= SLOW_RATIO)
+				continue;
+			if (!an.iters) {
+				an.iters = malloc(ni * sizeof(*an.iters));
+				if (!an.iters) {
+					err = -ENOMEM;
+					break;
+				}
+				an.onset = (long)it;
+				an.onset_ns = c->bounds[it];
+			}
+			rate += bytes[a * ni + it] / on[a * ni + it];
+			an.iters[seen++] = (struct ct_anomaly_iter){(uint32_t)it, r};
+		}
+		an.of = an.onset < 0 ? 0 : (unsigned)(ni - (size_t)an.onset);
+		if (err || seen < SLOW_MIN_ITERATIONS || seen < SLOW_MIN_STEADY * an.of) {
+			free(an.iters);
+			continue;
+		}
+		an.seen = (unsigned)seen;
+		for (size_t k = 0; k < seen; k++)
+			tmp[k] = an.iters[k].value;
+		an.value = anom_median(tmp, seen);
+		an.confidence =
+			(double)seen / an.of * fmin(1, 0.5 + (SLOW_RATIO - an.value) / SLOW_RATIO);
+		rate /= (double)seen;
+		snprintf(an.evidence, sizeof(an.evidence),
+			 "%s bursts on this link move %.3g Gbit/s while sending, %.0f%% of the "
+			 "median of the %s pairs in the same iteration (flagged below %.0f%%), in "
+			 "%zu of %u iterations from iteration %ld",
+			 ct_class_name(pairs[a].cls), rate * 8 / 1e9, an.value * 100,
+			 whole[a] ? "job's collective" : ct_class_name(pairs[a].cls),
+			 SLOW_RATIO * 100, seen, an.of, an.onset);
+		err = anom_add(c, &an);
+	}
+out:
+	free(pairs);
+	free(bytes);
+	free(on);
+	free(ratio);
+	free(whole);
+	free(vol);
+	free(tmp);
+	return err;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* The report's anomalies as Prometheus series (prom.c renders them in place). */
+#ifndef COMMTAP_EXPORT_PROM_ANOMALY_H
+#define COMMTAP_EXPORT_PROM_ANOMALY_H
+
+#include <json-c/json.h>
+#include <stdio.h>
+
+/* The most confident findings with their own series; the rest only counted per kind. */
+#define CT_PROM_TOP_ANOMALIES 16
+
+/* Write the anomaly families of doc (none without an "anomalies" section). */
+void ct_prom_anomalies(FILE *out, json_object *doc);
+
+#endif

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Anomaly localisation (analysis/anomaly*.c) on hand-made jobs whose
+ * answers are worked out below: a DP ring of four hosts, 100 ms
+ * iterations, each host sending its neighbour two buckets an iteration
+ * after a compute phase: [10, 20) and [50, 60) ms, 25 MB each (20 Gbit/s).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <commtap/anomaly.h>
+#include <commtap/traffic_class.h>
+
+#include "flow_builder.h"
+
+#define PERIOD (100 * MS)
+#define ITERS  16
+#define HOSTS  4
+
+struct job {
+	struct ct_flow_key ring[HOSTS]; /* host h -> h + 1 */
+	struct ct_burst_log log;
+	struct ct_flow_set set;
+	struct ct_periodicity per;
+	struct ct_classification cls;
+	struct ct_anomalies found;
+};
+
+static const char *const addr[HOSTS] = {"198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"};
+
+/*
+ * The ring; host `late` (-1: none) starts its sends late_ns later from
+ * iteration `from` on (and each of its iterations waits for it), its second
+ * bucket takes `slow` times as long from `from` on on its link.
+ */
+static int stall = -1; /* this iteration lasts STALL longer (compute grew), -1 none */
+#define STALL (80 * MS)
+
+static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, double slow,
+		 unsigned from)
+{
+	uint64_t t0 = T0;
+
+	memset(j, 0, sizeof(*j));
+	for (int h = 0; h < HOSTS; h++)
+		j->ring[h] = roce_key(addr[h], addr[(h + 1) % HOSTS], 0x100 + (uint32_t)h);
+	for (unsigned i = 0; i < ITERS; i++) {
+		int on = i >= from;
+
+		for (int h = 0; h < HOSTS; h++) {
+			uint64_t d = on && h == late ? late_ns : 0;
+			double f = on && h == slow_host ? slow : 1;
+
+			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d,
+				  25000000);
+			log_burst(&j->log, &j->ring[h], t0 + 50 * MS + d,
+				  t0 + 50 * MS + d + (uint64_t)(10 * MS * f), 25000000);
+		}
+		t0 += PERIOD + (on && late >= 0 ? late_ns : 0) + ((int)i == stall ? STALL : 0);
+	}
+	set_of_log(&j->set, &j->log);
+	assert_int_equal(ct_periodicity_compute(&j->set, &j->log, 0.02, &j->per), 0);
+	assert_true(j->per.job.periodic);
+	/* every flow DP: the classifier is tested elsewhere */
+	j->cls.n = j->set.count;
+	j->cls.flows = calloc(j->cls.n, sizeof(*j->cls.flows));
+	assert_non_null(j->cls.flows);
+	for (size_t i = 0; i < j->cls.n; i++)
+		j->cls.flows[i].cls = CT_CLASS_DP;
+}
+
+static void done(struct job *j)
+{
+	ct_anomalies_free(&j->found);
+	free(j->cls.flows);
+	ct_periodicity_free(&j->per);
+	ct_flow_set_free(&j->set);
+	ct_burst_log_free(&j->log);
+}
+
+static size_t count(const struct ct_anomalies *a, enum ct_anomaly_kind k)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->n; i++)
+		n += a->list[i].kind == k;
+	return n;
+}
+
+static void test_clean_ring_has_none(void **state)
+{
+	struct job j;
+	struct ct_engine_counters k = {0};
+
+	(void)state;
+	ring(&j, -1, 0, -1, 1, 0);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, &k, &j.found), 0);
+	assert_int_equal(j.found.n, 0);
+	assert_null(j.found.not_looked[CT_ANOMALY_STRAGGLER]);
+	done(&j);
+}
+
+/* Host 2 starts 6 ms late from iteration 5: found there, 6 ms late (6% of the period). */
+static void test_straggler(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	ring(&j, 2, 6 * MS, -1, 1, 5);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 0);
+	a = &j.found.list[0];
+	assert_int_equal(a->kind, CT_ANOMALY_STRAGGLER);
+	assert_memory_equal(&a->host, &j.ring[2].src, sizeof(a->host));
+	assert_near(a->value, 0.006, 0.0006);
+	assert_true(labs(a->onset - 5) <= 1);
+	assert_true(a->seen >= ITERS - 6);
+	done(&j);
+}
+
+/* Host 1's link serializes 3 times slower from iteration 4: its second bucket's rate is 1/3. */
+static void test_slow_link(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	ring(&j, -1, 0, 1, 3, 4);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
+	assert_memory_equal(&a->peer, &j.ring[1].dst, sizeof(a->peer));
+	/* both buckets' bytes over 10 + 30 ms against 20 ms: half the peers' rate */
+	assert_near(a->value, 0.5, 0.01);
+	assert_true(labs(a->onset - 4) <= 1);
+	done(&j);
+}
+
+/* Loss signals on one link, a few elsewhere: the link; too few anywhere: nothing. */
+static void test_loss_hot_spot(void **state)
+{
+	struct job j;
+
+	(void)state;
+	ring(&j, -1, 0, -1, 1, 0);
+	j.set.flows[set_index(&j.set, &j.ring[3])].psn_gaps = 30;
+	j.set.flows[set_index(&j.set, &j.ring[0])].retransmits = 2;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(j.found.n, 1);
+	assert_int_equal(j.found.list[0].kind, CT_ANOMALY_LOSS);
+	assert_int_equal(j.found.list[0].scope, CT_ANOMALY_AT_LINK);
+	assert_memory_equal(&j.found.list[0].host, &j.ring[3].src, sizeof(struct ct_addr));
+	assert_near(j.found.list[0].value, 30, 0);
+	ct_anomalies_free(&j.found);
+	j.set.flows[set_index(&j.set, &j.ring[3])].psn_gaps = 5;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(j.found.n, 0);
+	done(&j);
+}
+
+/* 20% of the packets toward host 3 CE-marked, 1% toward the others: host 3. */
+static void test_congested_receiver(void **state)
+{
+	struct job j;
+	struct ct_engine_counters k = {0};
+
+	(void)state;
+	ring(&j, -1, 0, -1, 1, 0);
+	for (int h = 0; h < HOSTS; h++) {
+		struct ct_flow_summary *f = &j.set.flows[set_index(&j.set, &j.ring[h])];
+
+		f->ecn_ce = f->packets / (h == 2 ? 5 : 100);
+	}
+	/* and a PFC storm on priority 3: 1000 XOFF frames in 1.6 s */
+	k.first_ts = T0;
+	k.last_ts = T0 + ITERS * PERIOD;
+	k.pfc.xoff[3] = 1000;
+	k.pfc.xoff[0] = 10;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, &k, &j.found), 0);
+	assert_int_equal(j.found.n, 2);
+	/* the most confident first: the storm (625/s, over twice the floor), then host 3 */
+	assert_int_equal(j.found.list[0].scope, CT_ANOMALY_AT_PRIORITY);
+	assert_int_equal(j.found.list[0].priority, 3);
+	assert_int_equal(j.found.list[1].scope, CT_ANOMALY_AT_RECEIVER);
+	assert_memory_equal(&j.found.list[1].host, &j.ring[2].dst, sizeof(struct ct_addr));
+	assert_near(j.found.list[1].value, 0.2, 0.001);
+	done(&j);
+}
+
+/* Iteration 9 lasts 180 ms: a rhythm break there, 80 ms over, in the compute. */
+static void test_rhythm_break(void **state)
+{
+	struct job j;
+
+	(void)state;
+	stall = 9;
+	ring(&j, -1, 0, -1, 1, 0);
+	stall = -1;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(j.found.n, 1);
+	assert_int_equal(j.found.list[0].kind, CT_ANOMALY_RHYTHM);
+	assert_int_equal(j.found.list[0].onset, 9);
+	assert_int_equal(j.found.list[0].seen, 1);
+	assert_near(j.found.list[0].value, 0.08, 0.002);
+	assert_non_null(strstr(j.found.list[0].evidence, "compute"));
+	done(&j);
+}
+
+/* Without a period only the capture-wide detectors look, and the others say why. */
+static void test_no_period(void **state)
+{
+	struct job j;
+
+	(void)state;
+	ring(&j, -1, 0, -1, 1, 0);
+	assert_int_equal(ct_anomalies_find(&j.set, NULL, NULL, NULL, &j.found), 0);
+	assert_int_equal(j.found.n, 0);
+	assert_non_null(j.found.not_looked[CT_ANOMALY_STRAGGLER]);
+	assert_non_null(j.found.not_looked[CT_ANOMALY_SLOW_LINK]);
+	assert_non_null(j.found.not_looked[CT_ANOMALY_RHYTHM]);
+	done(&j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clean_ring_has_none), cmocka_unit_test(test_straggler),
+		cmocka_unit_test(test_slow_link),	    cmocka_unit_test(test_loss_hot_spot),
+		cmocka_unit_test(test_congested_receiver),  cmocka_unit_test(test_rhythm_break),
+		cmocka_unit_test(test_no_period),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

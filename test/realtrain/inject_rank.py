@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Stand-in for the torch python in injected realtrain scenarios
+(injected.py): run rank.py unchanged, with, when CT_INJECT_STRAGGLER names
+this rank, a sleep before each step from iteration FROM on (extra compute:
+a straggler), and in every rank the truth a straggler is judged by: when
+the rank entered its first collective of each iteration, and how long its
+compute before it took (ranks/N.entries.json). Anything else (noise.py)
+runs as it would.
+
+  CT_INJECT_STRAGGLER=RANK:SECONDS:FROM
+"""
+import json
+import os
+import runpy
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    if len(sys.argv) < 2 or os.path.basename(sys.argv[1]) != "rank.py":
+        sys.argv = sys.argv[1:]
+        runpy.run_path(os.path.join(HERE, sys.argv[0]), run_name="__main__")
+        return
+    sys.path.insert(0, HERE)
+    import torch.distributed as dist
+
+    import rank
+    me, out = int(sys.argv[3]), sys.argv[9]
+    spec = os.environ.get("CT_INJECT_STRAGGLER", "")
+    late_rank, late_s, late_from = (spec.split(":") + ["", "", ""])[:3] if spec else (-1, 0, 0)
+    late_rank, late_s, late_from = int(late_rank), float(late_s or 0), int(late_from or 0)
+    rec = {"rank": me, "iteration_starts_ns": [], "entry_ns": [], "slept_s": []}
+    state = {"it": -1, "entered": False}
+
+    def timed(fn):
+        def call(*a, **k):
+            if not state["entered"] and state["it"] >= 0:
+                state["entered"] = True
+                rec["entry_ns"][-1] = time.time_ns()
+            return fn(*a, **k)
+        return call
+
+    for name in ("all_reduce", "all_to_all_single", "all_to_all", "send", "recv", "isend",
+                 "irecv", "broadcast", "all_gather", "reduce_scatter"):
+        if hasattr(dist, name):
+            setattr(dist, name, timed(getattr(dist, name)))
+    make = rank.SCENARIOS
+
+    def wrap(kind):
+        def build(groups, r, world):
+            step, layout = make[kind](groups, r, world)
+
+            def injected():
+                state["it"] += 1
+                state["entered"] = False
+                rec["iteration_starts_ns"].append(time.time_ns())
+                rec["entry_ns"].append(None)
+                slept = late_s if me == late_rank and state["it"] >= late_from else 0
+                rec["slept_s"].append(slept)
+                if slept:
+                    time.sleep(slept)
+                step()
+            return injected, layout
+        return build
+
+    rank.SCENARIOS = {k: wrap(k) for k in make}
+    sys.argv = sys.argv[1:]
+    rank.main()
+    with open(out[:-5] + ".entries.json", "w") as f:
+        json.dump(rec, f)
+
+
+if __name__ == "__main__":
+    main()

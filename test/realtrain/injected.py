@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+"""Realtrain scenarios with an anomaly injected (issue 22), opt-in: the
+harness of make_scenario.py (real PyTorch gloo ranks in namespaces behind
+a mirrored bridge), new scenario names, the existing ones untouched.
+
+  injected.py record NAME      (as root, holding /tmp/commtap-netns.lock)
+  injected.py score COMMTAP [NAME ...]
+
+  moe-straggler  rank 2 sleeps STRAGGLER_S before each step from iteration
+                 STRAGGLER_FROM on (inject_rank.py); every rank records
+                 when it entered its first collective of each iteration
+  ddp-slowlink   rank 2's eth0 sends through tbf at SLOW_RATE
+  ddp-lossy      ranks 2 and 3 drop 1 in DROP_ONE_IN of the packets from
+                 each other on input (nftables numgen: past the mirror, which sees
+                 them and their retransmissions; this kernel has no netem,
+                 tc has no gact); needs nft (apt install nftables)
+
+Captures go to $COMMTAP_CORPUS_CACHE/real-injected/NAME (default
+/var/tmp/commtap-corpus). `score` analyzes each and prints, per case, the
+findings against the truth: for the straggler the ranks' own entries into
+their collectives (8 ranks on 2 cores make stragglers of their own: a
+finding on another rank is true when that rank's own entries were late).
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import fabric  # noqa: E402
+import make_scenario  # noqa: E402
+
+STRAGGLER_RANK, STRAGGLER_S, STRAGGLER_FROM = 2, 0.03, 6  # of 3 warm-up + 16 iterations
+SLOW_RANK, SLOW_RATE = 2, "50mbit"
+DROP_AT, DROP_FROM, DROP_ONE_IN = 3, 2, 50
+CASES = {
+    "moe-straggler": (4, "moe"),
+    "ddp-slowlink": (4, "ddp"),
+    "ddp-lossy": (4, "ddp"),
+}
+
+
+def addr(rank):
+    return "%s.%d" % (fabric.SUBNET, 1 + rank)
+
+
+def cache(name):
+    root = os.environ.get("COMMTAP_CORPUS_CACHE") or "/var/tmp/commtap-corpus"
+    return os.path.join(root, "real-injected", name)
+
+
+def record(name):
+    why = make_scenario.skip_reason()
+    if why:
+        print("SKIP: " + why)
+        return 77
+    world, kind = CASES[name]
+    make_scenario.SCENARIOS[name] = (world, kind, False)
+    make_scenario.TORCH_PYTHON = os.path.join(HERE, "inject_rank.py")
+    if name == "moe-straggler":
+        os.environ["CT_INJECT_STRAGGLER"] = "%d:%g:%d" % (STRAGGLER_RANK, STRAGGLER_S,
+                                                          STRAGGLER_FROM)
+    host = fabric.Fabric.host
+
+    def shaped(self, hname, host_id):
+        ns = host(self, hname, host_id)
+        if name == "ddp-slowlink" and host_id == 1 + SLOW_RANK:
+            fabric.sh("tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root", "tbf", "rate",
+                      SLOW_RATE, "burst", "64kb", "latency", "200ms")
+        if name == "ddp-lossy" and host_id in (1 + DROP_AT, 1 + DROP_FROM):
+            # both ways: which way of the pair carries the ring's data is gloo's choice
+            nft = ["ip", "netns", "exec", ns, "nft"]
+            peer = addr(DROP_FROM if host_id == 1 + DROP_AT else DROP_AT)
+            fabric.sh(*nft, "add", "table", "inet", "ctloss")
+            fabric.sh(*nft, "add chain inet ctloss in { type filter hook input priority 0; }")
+            fabric.sh(*nft, "add", "rule", "inet", "ctloss", "in", "ip", "saddr", peer,
+                      "numgen", "random", "mod", str(DROP_ONE_IN), "==", "0", "drop")
+        return ns
+    fabric.Fabric.host = shaped
+    truth = make_scenario.record(name, cache(name))
+    print("%s: %d iterations, mean period %.4f s" % (name, truth["iterations"],
+                                                     truth["mean_period_s"]))
+    return 0
+
+
+def entries(case):
+    """Per measured iteration, each rank's lateness into its collectives
+    against the median of the others' (the ranks' own clocks), s."""
+    ranks = []
+    for r in range(CASES[os.path.basename(case)][0]):
+        with open(os.path.join(case, "ranks", "%d.entries.json" % r)) as f:
+            ranks.append(json.load(f))
+    warm = make_scenario.WARMUP
+    late = []
+    for it in range(warm, len(ranks[0]["entry_ns"])):
+        e = [r["entry_ns"][it] for r in ranks]
+        if None in e:
+            continue
+        late.append([(e[r] - statistics.median(e[:r] + e[r + 1:])) / 1e9 for r in range(len(e))])
+    return late
+
+
+def score(commtap, name):
+    case = cache(name)
+    report = os.path.join(case, "report.json")
+    subprocess.run([commtap, "analyze", os.path.join(case, "capture.pcap"), "--json", report],
+                   capture_output=True, check=False)
+    with open(report) as f:
+        a = json.load(f)["anomalies"]
+    found = a["findings"]
+    print("%s: %d iterations, straggler spread %.3g ms, %d findings" %
+          (name, a["iterations"], (a.get("straggler_jitter_s") or 0) * 1e3, len(found)))
+    for f in found:
+        where = f.get("host") or "%s>%s" % (f.get("src"), f.get("dst"))
+        print("  %-10s %-28s conf %.2f onset %s: %s" % (f["kind"], where, f["confidence"],
+                                                        f.get("onset_iteration"), f["evidence"]))
+    want = {"moe-straggler": ("straggler", {addr(STRAGGLER_RANK)}),
+            "ddp-slowlink": ("slow_link", {addr(SLOW_RANK)}),
+            "ddp-lossy": ("loss", {addr(DROP_FROM), addr(DROP_AT)})}[name]
+    hit = [f for f in found if f["kind"] == want[0] and
+           ({f.get("host"), f.get("src"), f.get("dst")} & want[1])]
+    if name == "moe-straggler":
+        late = entries(case)
+        mine = [row[STRAGGLER_RANK] for row in late[STRAGGLER_FROM:]]
+        # found means: from the injection on (capture iterations count the warm-up too,
+        # so the sleep starts at iteration STRAGGLER_FROM of the capture), within 3
+        # iterations, and as late as the ranks' own entries say, within 10%
+        hit = [f for f in hit if f.get("onset_iteration") is not None and
+               abs(f["onset_iteration"] - STRAGGLER_FROM) <= 3 and
+               abs(f["delay_s"] / statistics.median(mine) - 1) <= 0.10]
+    print("  injected %s at %s: %s" % (want[0], sorted(want[1]), "found" if hit else "MISSED"))
+    if name == "moe-straggler":
+        print("  truth: rank %d's own lateness from iteration %d: median %.3g ms "
+              "(slept %.3g ms)" % (STRAGGLER_RANK, STRAGGLER_FROM,
+                                   statistics.median(mine) * 1e3, STRAGGLER_S * 1e3))
+        near = [f for f in found if f["kind"] == "straggler" and f.get("host") == addr(STRAGGLER_RANK)]
+        if near:
+            d = near[0]["delay_s"]
+            print("  its finding (onset %s): %.3g ms, %+.1f%% against the ranks' own lateness, "
+                  "%+.1f%% against the sleep" % (near[0]["onset_iteration"], d * 1e3,
+                                                 100 * (d / statistics.median(mine) - 1),
+                                                 100 * (d / STRAGGLER_S - 1)))
+    return 0 if hit else 1
+
+
+def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "record" and sys.argv[2] in CASES:
+        return record(sys.argv[2])
+    if len(sys.argv) >= 3 and sys.argv[1] == "score":
+        names = sys.argv[3:] or [n for n in CASES if os.path.exists(cache(n))]
+        return max([score(sys.argv[2], n) for n in names] or [0])
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
