@@ -25,6 +25,8 @@ PACKAGES="$PACKAGES valgrind"
 # test/realtrain: real PyTorch training (gloo over TCP) in network namespaces;
 # scapy for the RoCE negative controls of the evaluation corpus
 PACKAGES="$PACKAGES python3-torch python3-psutil python3-scapy"
+# the opt-in injected real runs (test/realtrain/injected.py) drop packets with nftables
+PACKAGES="$PACKAGES nftables"
 # the dashboard's schema check: Grafana's schema and tsc from npm (an npm already
 # there, e.g. with another nodejs, is used as it is)
 command -v npm >/dev/null || PACKAGES="$PACKAGES nodejs npm"
