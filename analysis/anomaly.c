@@ -42,6 +42,20 @@ const char *ct_anomaly_scope_name(enum ct_anomaly_scope s)
 	return (unsigned)s <= CT_ANOMALY_AT_JOB ? names[s] : "unknown";
 }
 
+int anom_seen_in(const struct anom_ctx *c, struct ct_anomaly *an, size_t *seen, size_t ni,
+		 size_t it, double value)
+{
+	if (!an->iters) { /* the first iteration it shows in: its onset */
+		an->iters = malloc(ni * sizeof(*an->iters));
+		if (!an->iters)
+			return -ENOMEM;
+		an->onset = (long)it;
+		an->onset_ns = c->bounds[it];
+	}
+	an->iters[(*seen)++] = (struct ct_anomaly_iter){(uint32_t)it, value};
+	return 0;
+}
+
 int anom_add(struct anom_ctx *c, struct ct_anomaly *a)
 {
 	struct ct_anomalies *o = c->out;

@@ -34,6 +34,12 @@ int anom_rhythm(struct anom_ctx *c);
 
 /* Keep a finding (its iters are taken over, freed on failure). 0 or -ENOMEM. */
 int anom_add(struct anom_ctx *c, struct ct_anomaly *a);
+/*
+ * A per-iteration finding seen in iteration it of ni, with its figure: the
+ * first one allocates the list and sets the onset. Returns 0 or -ENOMEM.
+ */
+int anom_seen_in(const struct anom_ctx *c, struct ct_anomaly *an, size_t *seen, size_t ni,
+		 size_t it, double value);
 /* A detector that could not look says why (a static string). */
 void anom_not_looked(struct anom_ctx *c, enum ct_anomaly_kind k, const char *why);
 

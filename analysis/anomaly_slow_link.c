@@ -159,17 +159,10 @@ int anom_slow_link(struct anom_ctx *c)
 
 			if (isnan(r) || r >= SLOW_RATIO)
 				continue;
-			if (!an.iters) {
-				an.iters = malloc(ni * sizeof(*an.iters));
-				if (!an.iters) {
-					err = -ENOMEM;
-					break;
-				}
-				an.onset = (long)it;
-				an.onset_ns = c->bounds[it];
-			}
+			err = anom_seen_in(c, &an, &seen, ni, it, r);
+			if (err)
+				break;
 			rate += bytes[a * ni + it] / on[a * ni + it];
-			an.iters[seen++] = (struct ct_anomaly_iter){(uint32_t)it, r};
 		}
 		an.of = an.onset < 0 ? 0 : (unsigned)(ni - (size_t)an.onset);
 		if (err || seen < SLOW_MIN_ITERATIONS || seen < SLOW_MIN_STEADY * an.of) {

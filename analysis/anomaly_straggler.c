@@ -225,16 +225,9 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 					o == a || isnan(late[o * ni + it]) || late[o * ni + it] < l;
 			if (!latest)
 				continue;
-			if (!an.iters) {
-				an.iters = malloc(ni * sizeof(*an.iters));
-				if (!an.iters) {
-					err = -ENOMEM;
-					break;
-				}
-				an.onset = (long)it;
-				an.onset_ns = c->bounds[it];
-			}
-			an.iters[seen++] = (struct ct_anomaly_iter){(uint32_t)it, l};
+			err = anom_seen_in(c, &an, &seen, ni, it, l);
+			if (err)
+				break;
 		}
 		if (err || seen < STRAGGLER_MIN_ITERATIONS || reported(c, &h->a[m[a]])) {
 			free(an.iters);
