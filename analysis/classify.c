@@ -48,7 +48,7 @@ int ct_class_is_data_direction(const struct ct_flow_set *set, size_t i)
  * flows: a wrong mapping or a wrong t is said, not silently scored.
  */
 static int check_profile_layout(const struct ct_flow_set *set, const struct ct_periodicity *per,
-				const struct ct_class_expect *expect, const uint8_t *todo,
+				const struct ct_class_expect *expect, const uint8_t *to_classify,
 				struct ct_classification *out)
 {
 	struct ct_classification wire = {0};
@@ -59,7 +59,7 @@ static int check_profile_layout(const struct ct_flow_set *set, const struct ct_p
 	wire.flows = calloc(set->count ? set->count : 1, sizeof(*wire.flows));
 	if (!wire.flows)
 		return -ENOMEM;
-	err = ct_classify_by_signature(set, per, todo, &wire);
+	err = ct_classify_by_signature(set, per, to_classify, &wire);
 	if (!err)
 		err = ct_layout_check(expect, &wire.layout, &out->check);
 	ct_classification_free(&wire);
@@ -70,15 +70,15 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		const struct ct_labels *labels, const struct ct_class_expect *expect,
 		struct ct_classification *out)
 {
-	uint8_t *todo;
+	uint8_t *to_classify;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->n = set->count;
 	out->flows = calloc(set->count ? set->count : 1, sizeof(*out->flows));
-	todo = calloc(set->count ? set->count : 1, 1);
-	if (!out->flows || !todo) {
-		free(todo);
+	to_classify = calloc(set->count ? set->count : 1, 1);
+	if (!out->flows || !to_classify) {
+		free(to_classify);
 		ct_classification_free(out);
 		return -ENOMEM;
 	}
@@ -94,21 +94,21 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 				     l->comm[0] ? "agent label (communicator %s)" : "agent label%s",
 				     l->comm);
 		else
-			todo[i] = ct_class_is_data_direction(set, i);
+			to_classify[i] = ct_class_is_data_direction(set, i);
 	}
 	/* 2./3. data directions without a label: the profile, else the signatures */
 	if (expect) {
-		err = ct_classify_by_profile(set, per, expect, todo, out);
+		err = ct_classify_by_profile(set, per, expect, to_classify, out);
 		if (!err && per && per->job.periodic)
-			err = check_profile_layout(set, per, expect, todo, out);
+			err = check_profile_layout(set, per, expect, to_classify, out);
 	} else {
-		err = ct_classify_by_signature(set, per, todo, out);
+		err = ct_classify_by_signature(set, per, to_classify, out);
 	}
 	/* the other directions take their data direction's class */
 	for (size_t i = 0; i < set->count && !err; i++) {
 		const struct ct_flow_summary *f = &set->flows[i];
 
-		if (todo[i] || out->flows[i].source == CT_CLASS_BY_LABEL)
+		if (to_classify[i] || out->flows[i].source == CT_CLASS_BY_LABEL)
 			continue;
 		const struct ct_flow_class *d = &out->flows[f->reverse];
 
@@ -116,7 +116,7 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 			     "reverse of flow %lld, its connection's data direction",
 			     (long long)f->reverse);
 	}
-	free(todo);
+	free(to_classify);
 	if (err)
 		ct_classification_free(out);
 	return err;

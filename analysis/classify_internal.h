@@ -13,14 +13,14 @@ __attribute__((format(printf, 5, 6))) void ct_class_set(struct ct_flow_class *fc
 int ct_class_is_data_direction(const struct ct_flow_set *set, size_t i);
 
 /*
- * Classify the flows marked in todo (data directions without a label).
+ * Classify the flows marked in to_classify (data directions without a label).
  * per may be NULL. Return 0 or -ENOMEM.
  */
 int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_periodicity *per,
-			   const struct ct_class_expect *expect, const uint8_t *todo,
+			   const struct ct_class_expect *expect, const uint8_t *to_classify,
 			   struct ct_classification *out);
 int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
-			     const uint8_t *todo, struct ct_classification *out);
+			     const uint8_t *to_classify, struct ct_classification *out);
 
 /*
  * The flows marked in steady (periodic, at a steady phase, sizes that
@@ -31,12 +31,12 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		       const uint8_t *steady, struct ct_classification *out);
 
 /*
- * The groups the classes give (data directions marked in todo): hosts
+ * The groups the classes give (data directions marked in to_classify): hosts
  * joined by flows of one class, per class; p, t, d and ep the largest of
  * them. Jobs share no hosts, so their groups stay apart. Returns 0 or
  * -ENOMEM.
  */
-int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *todo,
+int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *to_classify,
 		     struct ct_classification *out);
 
 /* The profile's groups per class against the wire's (layout_check.c). Returns 0 or -ENOMEM. */

@@ -227,7 +227,7 @@ static void by_phase(const struct ct_flow_periodicity *fp, const struct ct_perio
 }
 
 int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_periodicity *per,
-			   const struct ct_class_expect *expect, const uint8_t *todo,
+			   const struct ct_class_expect *expect, const uint8_t *to_classify,
 			   struct ct_classification *out)
 {
 	struct host_entry *hosts = calloc(expect->hosts ? expect->hosts : 1, sizeof(*hosts));
@@ -257,7 +257,7 @@ int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_period
 		double class_bytes[CT_CLASS_COUNT] = {0};
 		int classes = 0, only = -1;
 
-		if (!todo[i])
+		if (!to_classify[i])
 			continue;
 		s = host_of(hosts, expect->hosts, &f->key.src);
 		d = host_of(hosts, expect->hosts, &f->key.dst);

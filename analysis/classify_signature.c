@@ -49,13 +49,13 @@ static int addr_cmp(const void *a, const void *b)
 
 /* Hosts named in the classified flows of class cls (-1: any but Other), once each. */
 static unsigned count_hosts(const struct ct_flow_set *set, const struct ct_classification *out,
-			    const uint8_t *todo, int cls, struct ct_addr *scratch)
+			    const uint8_t *to_classify, int cls, struct ct_addr *scratch)
 {
 	size_t n = 0;
 	unsigned distinct = 0;
 
 	for (size_t i = 0; i < set->count; i++) {
-		if (!todo[i])
+		if (!to_classify[i])
 			continue;
 		if (cls < 0 ? out->flows[i].cls == CT_CLASS_OTHER : out->flows[i].cls != cls)
 			continue;
@@ -223,7 +223,8 @@ static int sibling_cmp(const void *a, const void *b, void *arg)
  * all-to-all whose sizes happened to repeat on one channel — follow it.
  */
 static int siblings_agree(const struct ct_flow_set *set, const struct ct_periodicity *per,
-			  const uint8_t *todo, uint8_t *steady, struct ct_classification *out)
+			  const uint8_t *to_classify, uint8_t *steady,
+			  struct ct_classification *out)
 {
 	struct sibling_ctx ctx = {set, per};
 	size_t *idx, n = 0;
@@ -234,7 +235,7 @@ static int siblings_agree(const struct ct_flow_set *set, const struct ct_periodi
 	if (!idx)
 		return -ENOMEM;
 	for (size_t i = 0; i < set->count; i++)
-		if (todo[i] && per->flows[i].n_bursts)
+		if (to_classify[i] && per->flows[i].n_bursts)
 			idx[n++] = i;
 	qsort_r(idx, n, sizeof(*idx), sibling_cmp, &ctx);
 	for (size_t a = 0, b; a < n; a = b) {
@@ -316,7 +317,7 @@ static uint64_t bytes_back(const struct pair_bytes *p, size_t n, const struct ct
 }
 
 int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
-			     const uint8_t *todo, struct ct_classification *out)
+			     const uint8_t *to_classify, struct ct_classification *out)
 {
 	const struct ct_period *main_job = per ? &per->job : NULL;
 	struct ct_addr *scratch = malloc((2 * set->count + 1) * sizeof(*scratch));
@@ -344,7 +345,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 		double conc, variety, spread, per_iter;
 		int back;
 
-		if (!todo[i])
+		if (!to_classify[i])
 			continue;
 		if (!main_job || !main_job->periodic) {
 			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 0.5,
@@ -404,17 +405,17 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	 * siblings before the groups are read; the steady flows' groups' structure
 	 * then names them, and the channels of each collective agree
 	 */
-	err = siblings_agree(set, per, todo, steady, out);
+	err = siblings_agree(set, per, to_classify, steady, out);
 	if (!err)
 		err = ct_classify_groups(set, per, steady, out);
 	if (!err)
-		err = siblings_agree(set, per, todo, NULL, out);
-	out->layout.hosts = count_hosts(set, out, todo, -1, scratch);
-	out->layout.pp_stages = count_hosts(set, out, todo, CT_CLASS_PP, scratch);
-	out->layout.dp_ring = count_hosts(set, out, todo, CT_CLASS_DP, scratch);
-	out->layout.ep_group = count_hosts(set, out, todo, CT_CLASS_EP, scratch);
+		err = siblings_agree(set, per, to_classify, NULL, out);
+	out->layout.hosts = count_hosts(set, out, to_classify, -1, scratch);
+	out->layout.pp_stages = count_hosts(set, out, to_classify, CT_CLASS_PP, scratch);
+	out->layout.dp_ring = count_hosts(set, out, to_classify, CT_CLASS_DP, scratch);
+	out->layout.ep_group = count_hosts(set, out, to_classify, CT_CLASS_EP, scratch);
 	if (!err)
-		err = ct_layout_groups(set, todo, out);
+		err = ct_layout_groups(set, to_classify, out);
 cleanup:
 	free(scratch);
 	free(steady);

@@ -42,12 +42,12 @@ static size_t find(size_t *parent, size_t x)
 }
 
 /* The flows that take part: classified data directions of a job. */
-static int in_job(const uint8_t *todo, const struct ct_classification *out, size_t i)
+static int in_job(const uint8_t *to_classify, const struct ct_classification *out, size_t i)
 {
-	return todo[i] && out->flows[i].cls < CT_CLASS_COUNT;
+	return to_classify[i] && out->flows[i].cls < CT_CLASS_COUNT;
 }
 
-int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *todo,
+int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *to_classify,
 		     struct ct_classification *out)
 {
 	struct ct_layout *l = &out->layout;
@@ -59,7 +59,7 @@ int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *todo,
 	if (!addr)
 		return -ENOMEM;
 	for (size_t i = 0; i < set->count; i++)
-		if (in_job(todo, out, i)) {
+		if (in_job(to_classify, out, i)) {
 			addr[n_addr++] = set->flows[i].key.src;
 			addr[n_addr++] = set->flows[i].key.dst;
 		}
@@ -85,7 +85,7 @@ int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *todo,
 			const struct ct_flow_key *k = &set->flows[i].key;
 			size_t cls, x, y;
 
-			if (!in_job(todo, out, i))
+			if (!in_job(to_classify, out, i))
 				continue;
 			cls = out->flows[i].cls;
 			x = cls * n_addr + (size_t)((struct ct_addr *)bsearch(&k->src, addr, n_addr,
