@@ -33,7 +33,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 /*
  * The groups the classes give (data directions marked in to_classify): hosts
  * joined by flows of one class, per class; p, t, d and ep the largest of
- * them. Jobs share no hosts, so their groups stay apart. Returns 0 or
+ * them, and the hosts each class has (hosts, pp_stages, dp_ring, ep_group). Jobs share no hosts, so their groups stay apart. Returns 0 or
  * -ENOMEM.
  */
 int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *to_classify,

@@ -42,32 +42,6 @@ static int pair_cmp(const void *a, const void *b)
 	return memcmp(a, b, 2 * sizeof(struct ct_addr));
 }
 
-static int addr_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct ct_addr));
-}
-
-/* Hosts named in the classified flows of class cls (-1: any but Other), once each. */
-static unsigned count_hosts(const struct ct_flow_set *set, const struct ct_classification *out,
-			    const uint8_t *to_classify, int cls, struct ct_addr *scratch)
-{
-	size_t n = 0;
-	unsigned distinct = 0;
-
-	for (size_t i = 0; i < set->count; i++) {
-		if (!to_classify[i])
-			continue;
-		if (cls < 0 ? out->flows[i].cls == CT_CLASS_OTHER : out->flows[i].cls != cls)
-			continue;
-		scratch[n++] = set->flows[i].key.src;
-		scratch[n++] = set->flows[i].key.dst;
-	}
-	qsort(scratch, n, sizeof(*scratch), addr_cmp);
-	for (size_t i = 0; i < n; i++)
-		distinct += !i || addr_cmp(&scratch[i], &scratch[i - 1]);
-	return distinct;
-}
-
 static int double_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -320,7 +294,6 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 			     const uint8_t *to_classify, struct ct_classification *out)
 {
 	const struct ct_period *main_job = per ? &per->job : NULL;
-	struct ct_addr *scratch = malloc((2 * set->count + 1) * sizeof(*scratch));
 	uint8_t *steady = calloc(set->count ? set->count : 1, 1);
 	size_t room = per ? per->bursts : 0;
 	double *sizes;
@@ -335,7 +308,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	struct pair_bytes *pairs = pair_bytes_build(set, &n_pairs);
 	int err = -ENOMEM;
 
-	if (!scratch || !steady || !sizes || !pairs)
+	if (!steady || !sizes || !pairs)
 		goto cleanup;
 	/* Other and EP first; the rest are steady periodic flows */
 	for (size_t i = 0; i < set->count; i++) {
@@ -410,14 +383,9 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 		err = ct_classify_groups(set, per, steady, out);
 	if (!err)
 		err = siblings_agree(set, per, to_classify, NULL, out);
-	out->layout.hosts = count_hosts(set, out, to_classify, -1, scratch);
-	out->layout.pp_stages = count_hosts(set, out, to_classify, CT_CLASS_PP, scratch);
-	out->layout.dp_ring = count_hosts(set, out, to_classify, CT_CLASS_DP, scratch);
-	out->layout.ep_group = count_hosts(set, out, to_classify, CT_CLASS_EP, scratch);
 	if (!err)
 		err = ct_layout_groups(set, to_classify, out);
 cleanup:
-	free(scratch);
 	free(steady);
 	free(sizes);
 	free(pairs);

@@ -7,21 +7,16 @@
  * has no group, and its degree is reported unknown rather than guessed.
  */
 #include "classify_internal.h"
+#include "hosts.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 struct member {
 	uint8_t cls;
-	size_t root;		/* its group's union-find root */
-	struct ct_addr addr;
+	size_t root;   /* its group's union-find root */
+	uint32_t host; /* rank in address order (hosts.h) */
 };
-
-static int addr_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct ct_addr));
-}
 
 static int member_cmp(const void *a, const void *b)
 {
@@ -31,7 +26,7 @@ static int member_cmp(const void *a, const void *b)
 		return x->cls < y->cls ? -1 : 1;
 	if (x->root != y->root)
 		return x->root < y->root ? -1 : 1;
-	return addr_cmp(&x->addr, &y->addr);
+	return (x->host > y->host) - (x->host < y->host);
 }
 
 static size_t find(size_t *parent, size_t x)
@@ -47,69 +42,19 @@ static int in_job(const uint8_t *to_classify, const struct ct_classification *ou
 	return to_classify[i] && out->flows[i].cls < CT_CLASS_COUNT;
 }
 
-int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *to_classify,
-		     struct ct_classification *out)
+/*
+ * The groups of the members (sorted by class, root, host) into l, the
+ * degrees from the largest of each class, and the hosts each class (and
+ * any class) has: the groups of one class share no host.
+ */
+static void groups_fill(const struct member *m, size_t n_members, const struct ct_hosts *h,
+			const uint8_t *any, struct ct_layout *l)
 {
-	struct ct_layout *l = &out->layout;
-	struct ct_addr *addr = malloc((2 * set->count + 1) * sizeof(*addr));
-	size_t n_addr = 0, w = 0, n_nodes, *parent = NULL, n_members = 0;
-	struct member *m = NULL;
-	int err = -ENOMEM;
-
-	if (!addr)
-		return -ENOMEM;
-	for (size_t i = 0; i < set->count; i++)
-		if (in_job(to_classify, out, i)) {
-			addr[n_addr++] = set->flows[i].key.src;
-			addr[n_addr++] = set->flows[i].key.dst;
-		}
-	qsort(addr, n_addr, sizeof(*addr), addr_cmp);
-	for (size_t k = 0; k < n_addr; k++)
-		if (!w || addr_cmp(&addr[k], &addr[w - 1]))
-			addr[w++] = addr[k];
-	n_addr = w;
-	/* a node per (class, host) */
-	n_nodes = CT_CLASS_COUNT * n_addr;
-	parent = malloc((n_nodes + 1) * sizeof(*parent));
-	m = malloc((n_nodes + 1) * sizeof(*m));
-	if (!parent || !m)
-		goto cleanup;
-	for (size_t x = 0; x < n_nodes; x++)
-		parent[x] = x;
-	{
-		uint8_t *used = calloc(n_nodes + 1, 1);
-
-		if (!used)
-			goto cleanup;
-		for (size_t i = 0; i < set->count; i++) {
-			const struct ct_flow_key *k = &set->flows[i].key;
-			size_t cls, x, y;
-
-			if (!in_job(to_classify, out, i))
-				continue;
-			cls = out->flows[i].cls;
-			x = cls * n_addr + (size_t)((struct ct_addr *)bsearch(&k->src, addr, n_addr,
-									 sizeof(*addr), addr_cmp) -
-						     addr);
-			y = cls * n_addr + (size_t)((struct ct_addr *)bsearch(&k->dst, addr, n_addr,
-									 sizeof(*addr), addr_cmp) -
-						     addr);
-			used[x] = used[y] = 1;
-			parent[find(parent, x)] = find(parent, y);
-		}
-		for (size_t x = 0; x < n_nodes; x++)
-			if (used[x])
-				m[n_members++] = (struct member){(uint8_t)(x / n_addr), find(parent, x),
-								 addr[x % n_addr]};
-		free(used);
-	}
-	qsort(m, n_members, sizeof(*m), member_cmp);
-	l->group_hosts = malloc((n_members + 1) * sizeof(*l->group_hosts));
-	l->groups = malloc((n_members + 1) * sizeof(*l->groups));
-	if (!l->group_hosts || !l->groups)
-		goto cleanup;
 	l->n_groups = l->n_group_hosts = 0;
 	l->p = l->t = l->d = l->ep = 0;
+	l->pp_stages = l->dp_ring = l->ep_group = l->hosts = 0;
+	for (size_t x = 0; x < h->n; x++)
+		l->hosts += any[x];
 	for (size_t k = 0, e; k < n_members; k = e) {
 		struct ct_layout_group *g = &l->groups[l->n_groups++];
 		unsigned *degree = m[k].cls == CT_CLASS_PP   ? &l->p
@@ -117,18 +62,70 @@ int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *to_classify,
 				   : m[k].cls == CT_CLASS_DP ? &l->d
 				   : m[k].cls == CT_CLASS_EP ? &l->ep
 							     : NULL;
+		unsigned *hosts = m[k].cls == CT_CLASS_PP   ? &l->pp_stages
+				  : m[k].cls == CT_CLASS_DP ? &l->dp_ring
+				  : m[k].cls == CT_CLASS_EP ? &l->ep_group
+							    : NULL;
 
 		for (e = k; e < n_members && m[e].cls == m[k].cls && m[e].root == m[k].root; e++)
-			l->group_hosts[l->n_group_hosts + (e - k)] = m[e].addr;
+			l->group_hosts[l->n_group_hosts + (e - k)] = h->addr[m[e].host];
 		*g = (struct ct_layout_group){m[k].cls, l->n_group_hosts, e - k};
 		l->n_group_hosts += e - k;
 		if (degree && g->n > *degree)
 			*degree = (unsigned)g->n;
+		if (hosts)
+			*hosts += (unsigned)g->n;
 	}
+}
+
+int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *to_classify,
+		     struct ct_classification *out)
+{
+	struct ct_layout *l = &out->layout;
+	struct ct_hosts h = {0};
+	size_t n_nodes, *parent = NULL, n_members = 0;
+	struct member *m = NULL;
+	uint8_t *used = NULL, *any = NULL;
+	int err = -ENOMEM;
+
+	if (ct_hosts_rank(set, &h))
+		return -ENOMEM;
+	/* a node per (class, host) */
+	n_nodes = CT_CLASS_COUNT * h.n;
+	parent = malloc((n_nodes + 1) * sizeof(*parent));
+	m = malloc((n_nodes + 1) * sizeof(*m));
+	used = calloc(n_nodes + 1, 1);
+	any = calloc(h.n + 1, 1);
+	if (!parent || !m || !used || !any)
+		goto cleanup;
+	for (size_t x = 0; x < n_nodes; x++)
+		parent[x] = x;
+	for (size_t i = 0; i < set->count; i++) {
+		size_t x, y;
+
+		if (!in_job(to_classify, out, i))
+			continue;
+		x = out->flows[i].cls * h.n + h.src[i];
+		y = out->flows[i].cls * h.n + h.dst[i];
+		used[x] = used[y] = any[h.src[i]] = any[h.dst[i]] = 1;
+		parent[find(parent, x)] = find(parent, y);
+	}
+	for (size_t x = 0; x < n_nodes; x++)
+		if (used[x])
+			m[n_members++] =
+				(struct member){(uint8_t)(x / h.n), find(parent, x), (uint32_t)(x % h.n)};
+	qsort(m, n_members, sizeof(*m), member_cmp);
+	l->group_hosts = malloc((n_members + 1) * sizeof(*l->group_hosts));
+	l->groups = malloc((n_members + 1) * sizeof(*l->groups));
+	if (!l->group_hosts || !l->groups)
+		goto cleanup;
+	groups_fill(m, n_members, &h, any, l);
 	err = 0;
 cleanup:
-	free(addr);
+	ct_hosts_free(&h);
 	free(parent);
 	free(m);
+	free(used);
+	free(any);
 	return err;
 }
