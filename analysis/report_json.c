@@ -182,6 +182,25 @@ static json_object *flow_periodicity_json(struct jb *b, const struct ct_flow_per
 	return o;
 }
 
+/* A flow's key: transport, addresses, and its QPN (or why it has none) or ports. */
+static void flow_key_json(struct jb *b, json_object *o, const struct ct_flow_key *k)
+{
+	int roce = k->transport == CT_TRANSPORT_ROCE;
+
+	add(b, o, "transport", STR(b, roce ? "roce" : "tcp"));
+	add(b, o, "src", addr_json(b, &k->src));
+	add(b, o, "dst", addr_json(b, &k->dst));
+	if (roce && CT_QPN_IS_CUT(k->id)) { /* copies cut before their QPN */
+		add(b, o, "qpn", NULL);
+		add(b, o, "qpn_cut", STR(b, ct_malformed_name(CT_QPN_CUT_REASON(k->id))));
+	} else if (roce) {
+		add_u64(b, o, "qpn", k->id);
+	} else {
+		add_u64(b, o, "sport", k->id >> 16);
+		add_u64(b, o, "dport", k->id & 0xffff);
+	}
+}
+
 static json_object *flow_json(struct jb *b, const struct ct_report *r, size_t i)
 {
 	const struct ct_flow_set *s = &r->flows;
@@ -190,18 +209,7 @@ static json_object *flow_json(struct jb *b, const struct ct_report *r, size_t i)
 	int roce = f->key.transport == CT_TRANSPORT_ROCE;
 
 	add_u64(b, o, "id", i);
-	add(b, o, "transport", STR(b, roce ? "roce" : "tcp"));
-	add(b, o, "src", addr_json(b, &f->key.src));
-	add(b, o, "dst", addr_json(b, &f->key.dst));
-	if (roce && CT_QPN_IS_CUT(f->key.id)) { /* copies cut before their QPN */
-		add(b, o, "qpn", NULL);
-		add(b, o, "qpn_cut", STR(b, ct_malformed_name(CT_QPN_CUT_REASON(f->key.id))));
-	} else if (roce) {
-		add_u64(b, o, "qpn", f->key.id);
-	} else {
-		add_u64(b, o, "sport", f->key.id >> 16);
-		add_u64(b, o, "dport", f->key.id & 0xffff);
-	}
+	flow_key_json(b, o, &f->key);
 	add_u64(b, o, "packets", f->packets);
 	add_u64(b, o, "bytes", f->bytes);
 	add_u64(b, o, "messages", f->messages);
@@ -274,17 +282,8 @@ static json_object *flow_brief_json(struct jb *b, const struct ct_report *r, siz
 {
 	const struct ct_flow_summary *f = &r->flows.flows[i];
 	json_object *o = OBJ(b);
-	int roce = f->key.transport == CT_TRANSPORT_ROCE;
 
-	add(b, o, "transport", STR(b, roce ? "roce" : "tcp"));
-	add(b, o, "src", addr_json(b, &f->key.src));
-	add(b, o, "dst", addr_json(b, &f->key.dst));
-	if (roce) {
-		add(b, o, "qpn", CT_QPN_IS_CUT(f->key.id) ? NULL : U64(b, f->key.id));
-	} else {
-		add_u64(b, o, "sport", f->key.id >> 16);
-		add_u64(b, o, "dport", f->key.id & 0xffff);
-	}
+	flow_key_json(b, o, &f->key);
 	add_u64(b, o, "bytes", f->bytes);
 	add_u64(b, o, "messages", f->messages);
 	add_u64(b, o, "retransmits", f->retransmits);
