@@ -28,7 +28,6 @@
  * The groups (connected hosts of each class) give p, t, d and ep.
  */
 #include "classify_internal.h"
-#include "hosts.h"
 
 #include <commtap/log.h>
 
@@ -959,10 +958,11 @@ static void classify_streams(const struct groups_ctx *c, const struct family *fa
 }
 
 int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
-		       const uint8_t *steady, struct ct_classification *out)
+		       const struct ct_hosts *hosts, const uint8_t *steady,
+		       struct ct_classification *out)
 {
-	struct groups_ctx c = {set, per, NULL, NULL, 0, NULL};
-	struct ct_hosts h = {0};
+	struct groups_ctx c = {set, per, NULL, NULL, 0, NULL, hosts};
+	const struct ct_hosts h = *hosts;
 	struct family *fam = NULL;
 	struct job_shape *shape = NULL;
 	size_t *idx = NULL, *parent = NULL, *pairs = NULL;
@@ -981,9 +981,6 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		goto cleanup;
 	for (size_t i = 0; i < set->count; i++)
 		c.stream_of[i] = -1;
-	if (ct_hosts_rank(set, &h))
-		goto cleanup;
-	c.hosts = &h;
 	streams_build(&c, steady);
 	{
 		size_t iters = 0;
@@ -1093,7 +1090,6 @@ cleanup:
 	free(c.stream_of);
 	free(idx);
 	free(shape);
-	ct_hosts_free(&h);
 	free(parent);
 	free(pairs);
 	free(edges);

@@ -5,6 +5,8 @@
 
 #include <commtap/classify.h>
 
+#include "hosts.h"
+
 __attribute__((format(printf, 5, 6))) void ct_class_set(struct ct_flow_class *fc,
 							 enum ct_class cls,
 							 enum ct_class_source src,
@@ -25,19 +27,22 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 /*
  * The flows marked in steady (periodic, at a steady phase, sizes that
  * repeat) named by the structure of their groups: pipelines, collectives
- * and their families (classify_groups.c). Returns 0 or -ENOMEM.
+ * and their families (classify_groups.c). hosts: set's addresses ranked.
+ * Returns 0 or -ENOMEM.
  */
 int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
-		       const uint8_t *steady, struct ct_classification *out);
+		       const struct ct_hosts *hosts, const uint8_t *steady,
+		       struct ct_classification *out);
 
 /*
  * The groups the classes give (data directions marked in to_classify): hosts
  * joined by flows of one class, per class; p, t, d and ep the largest of
- * them, and the hosts each class has (hosts, pp_stages, dp_ring, ep_group). Jobs share no hosts, so their groups stay apart. Returns 0 or
- * -ENOMEM.
+ * them, and the hosts each class has (hosts, pp_stages, dp_ring, ep_group).
+ * Jobs share no hosts, so their groups stay apart. hosts: set's addresses
+ * ranked. Returns 0 or -ENOMEM.
  */
-int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *to_classify,
-		     struct ct_classification *out);
+int ct_layout_groups(const struct ct_flow_set *set, const struct ct_hosts *hosts,
+		     const uint8_t *to_classify, struct ct_classification *out);
 
 /* The profile's groups per class against the wire's (layout_check.c). Returns 0 or -ENOMEM. */
 int ct_layout_check(const struct ct_class_expect *e, const struct ct_layout *wire,

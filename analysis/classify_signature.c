@@ -306,6 +306,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	sizes = malloc((room + 1) * sizeof(*sizes));
 	size_t n_pairs = 0;
 	struct pair_bytes *pairs = pair_bytes_build(set, &n_pairs);
+	struct ct_hosts hosts = {0};
 	int err = -ENOMEM;
 
 	if (!steady || !sizes || !pairs)
@@ -380,12 +381,15 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	 */
 	err = siblings_agree(set, per, to_classify, steady, out);
 	if (!err)
-		err = ct_classify_groups(set, per, steady, out);
+		err = ct_hosts_rank(set, &hosts);
+	if (!err)
+		err = ct_classify_groups(set, per, &hosts, steady, out);
 	if (!err)
 		err = siblings_agree(set, per, to_classify, NULL, out);
 	if (!err)
-		err = ct_layout_groups(set, to_classify, out);
+		err = ct_layout_groups(set, &hosts, to_classify, out);
 cleanup:
+	ct_hosts_free(&hosts);
 	free(steady);
 	free(sizes);
 	free(pairs);

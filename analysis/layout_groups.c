@@ -7,7 +7,6 @@
  * has no group, and its degree is reported unknown rather than guessed.
  */
 #include "classify_internal.h"
-#include "hosts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -78,18 +77,16 @@ static void groups_fill(const struct member *m, size_t n_members, const struct c
 	}
 }
 
-int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *to_classify,
-		     struct ct_classification *out)
+int ct_layout_groups(const struct ct_flow_set *set, const struct ct_hosts *hosts,
+		     const uint8_t *to_classify, struct ct_classification *out)
 {
 	struct ct_layout *l = &out->layout;
-	struct ct_hosts h = {0};
+	const struct ct_hosts h = *hosts;
 	size_t n_nodes, *parent = NULL, n_members = 0;
 	struct member *m = NULL;
 	uint8_t *used = NULL, *any = NULL;
 	int err = -ENOMEM;
 
-	if (ct_hosts_rank(set, &h))
-		return -ENOMEM;
 	/* a node per (class, host) */
 	n_nodes = CT_CLASS_COUNT * h.n;
 	parent = malloc((n_nodes + 1) * sizeof(*parent));
@@ -122,7 +119,6 @@ int ct_layout_groups(const struct ct_flow_set *set, const uint8_t *to_classify,
 	groups_fill(m, n_members, &h, any, l);
 	err = 0;
 cleanup:
-	ct_hosts_free(&h);
 	free(parent);
 	free(m);
 	free(used);
