@@ -382,7 +382,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	err = siblings_agree(set, per, to_classify, steady, out);
 	if (!err)
 		err = ct_hosts_rank(set, &hosts);
-	if (!err)
+	if (!err && per) /* no periodicity: every flow was said Other above */
 		err = ct_classify_groups(set, per, &hosts, steady, out);
 	if (!err)
 		err = siblings_agree(set, per, to_classify, NULL, out);

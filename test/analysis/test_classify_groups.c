@@ -184,6 +184,28 @@ static void test_two_rhythms(void **state)
 	free_all(&c, &per, &set, &log);
 }
 
+/* With no periodicity at hand (per NULL), every flow is Other and nothing is grouped. */
+static void test_no_periodicity(void **state)
+{
+	struct ct_flow_key ab = roce_key(A, B, 1), ba = roce_key(B, A, 2);
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_flow_set set;
+
+	(void)state;
+	log_train(&log, &ab, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+	log_train(&log, &ba, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+	set_of_log(&set, &log);
+	assert_int_equal(ct_classify(&set, NULL, NULL, NULL, &c), 0);
+	assert_int_equal(class_of(&c, &set, &ab)->cls, CT_CLASS_OTHER);
+	assert_int_equal(class_of(&c, &set, &ba)->cls, CT_CLASS_OTHER);
+	assert_int_equal(c.layout.n_groups, 0);
+	assert_int_equal(c.layout.hosts, 0);
+	ct_classification_free(&c);
+	ct_flow_set_free(&set);
+	ct_burst_log_free(&log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_ring_open),
 		cmocka_unit_test(test_pipeline_beside_collectives),
 		cmocka_unit_test(test_two_rhythms),
+		cmocka_unit_test(test_no_periodicity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
