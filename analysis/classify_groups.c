@@ -63,8 +63,8 @@
 #define BUSY_SHARE 0.8
 /*
  * A collective busy for at most this share of the iteration is gradient
- * sync, not TP (a lone one is DP with confidence; a DP by rate gains it): TP runs through the forward and backward of every
- * micro-batch (busy 59-80% in the development corpus), DP 2-55%.
+ * sync, not TP (a lone one is DP with confidence; a DP by rate gains it): TP runs through the
+ * forward and backward of every micro-batch (busy 59-80% in the development corpus), DP 2-55%.
  */
 #define DP_SPAN_SURE (1.0 / 3)
 /* A TP family is busy for at least this share (59-80% measured; DP alone reached 55%). */
@@ -94,16 +94,16 @@ enum stream_mode {
 struct stream {
 	uint32_t src, dst; /* host ranks (hosts.h) */
 	int job;
-	size_t first, n; /* its flows: members[first .. first + n) */
-	int data;	 /* 1: data directions (classified); 0: a socket's other direction */
-	double bytes, msgs; /* per iteration */
+	size_t first, n;	/* its flows: members[first .. first + n) */
+	int data;		/* 1: data directions (classified); 0: a socket's other direction */
+	double bytes, msgs;	/* per iteration */
 	float hist[PHASE_BINS]; /* float: 256 B a stream, for 100,000s of them */
-	double lag0;	  /* aligned share, 1 for one-way */
-	double cooldown;  /* median lag of the partner's last byte of an iteration, share */
-	int best_lag;	  /* bins */
-	uint8_t mode;	  /* enum stream_mode */
-	int family;	  /* among the job's collective families, -1 none */
-	int cls;	  /* -1 undecided */
+	double lag0;		/* aligned share, 1 for one-way */
+	double cooldown;	/* median lag of the partner's last byte of an iteration, share */
+	int best_lag;		/* bins */
+	uint8_t mode;		/* enum stream_mode */
+	int family;		/* among the job's collective families, -1 none */
+	int cls;		/* -1 undecided */
 };
 
 struct groups_ctx {
@@ -225,7 +225,8 @@ static double pair_pause(const float *a, const float *b)
 	for (int k = 0; k < PHASE_BINS; k++) {
 		int len = 0;
 
-		while (len < PHASE_BINS && a[(k + len) % PHASE_BINS] + b[(k + len) % PHASE_BINS] <= 0)
+		while (len < PHASE_BINS &&
+		       a[(k + len) % PHASE_BINS] + b[(k + len) % PHASE_BINS] <= 0)
 			len++;
 		if (len > best) {
 			best = len;
@@ -308,8 +309,8 @@ static int stream_pair_cmp(const void *a, const void *b, void *arg)
 }
 
 /* The first of the streams src -> dst of job in by_pair (sorted by stream_pair_cmp). */
-static size_t streams_from(const struct groups_ctx *c, const size_t *by_pair, int job,
-			   uint32_t src, uint32_t dst)
+static size_t streams_from(const struct groups_ctx *c, const size_t *by_pair, int job, uint32_t src,
+			   uint32_t dst)
 {
 	size_t lo = 0, hi = c->n;
 
@@ -359,8 +360,8 @@ static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, 
 			best_share = aligned_share(s->hist, partner->hist, &best_lag);
 			back = partner->bytes;
 		}
-		for (size_t b = streams_from(c, by_pair, s->job, s->dst, s->src);
-		     b < c->n && !back; b++) {
+		for (size_t b = streams_from(c, by_pair, s->job, s->dst, s->src); b < c->n && !back;
+		     b++) {
 			const struct stream *o = &c->s[by_pair[b]];
 			double share;
 			int lag;
@@ -387,9 +388,8 @@ static void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, 
 		s->lag0 = best_share;
 		s->best_lag = best_lag;
 		s->cooldown = cooldown_of(c, s, partner, room, lags);
-		s->mode = s->lag0 >= ALIGNED_MIN && fabs(s->cooldown) < COOLDOWN_MIN
-				  ? MODE_ALIGNED
-				  : MODE_SHIFTED;
+		s->mode = s->lag0 >= ALIGNED_MIN && fabs(s->cooldown) < COOLDOWN_MIN ? MODE_ALIGNED
+										     : MODE_SHIFTED;
 	}
 }
 
@@ -457,8 +457,8 @@ static int families_merge_rings(struct groups_ctx *c, size_t *idx, size_t n, int
 
 		fe[s->family].job = s->job;
 		for (int i = 0; i < 8; i++) /* FNV-1a over the pair's bytes */
-			fe[s->family].hash =
-				(fe[s->family].hash ^ ((pair >> (8 * i)) & 0xff)) * 1099511628211ull;
+			fe[s->family].hash = (fe[s->family].hash ^ ((pair >> (8 * i)) & 0xff)) *
+					     1099511628211ull;
 	}
 	qsort(fe, (size_t)families, sizeof(*fe), family_edges_cmp);
 	for (int f = 0; f < families; f++) {
@@ -560,7 +560,7 @@ struct scc_room {
 	struct {
 		uint32_t v;
 		size_t next; /* its next edge to follow */
-	} *frames;
+	} * frames;
 };
 
 /*
@@ -608,7 +608,8 @@ static size_t family_scc(const struct edge *e, size_t n_edges, size_t lo, size_t
 					r->stack[top++] = w;
 					r->scc[w] = -1; /* on the stack */
 					r->frames[depth].v = w;
-					r->frames[depth++].next = edges_from(e, n_edges, e[lo].family, w);
+					r->frames[depth++].next =
+						edges_from(e, n_edges, e[lo].family, w);
 				} else if (r->scc[w] == -1 && r->index[w] < r->low[v]) {
 					r->low[v] = r->index[w];
 				}
@@ -631,8 +632,8 @@ static size_t family_scc(const struct edge *e, size_t n_edges, size_t lo, size_t
 }
 
 /* Mark the one-way streams that close no ring of their family as Other. */
-static int rings_close(struct groups_ctx *c, size_t n_hosts, const struct edge *e,
-		       size_t n_edges, size_t *idx)
+static int rings_close(struct groups_ctx *c, size_t n_hosts, const struct edge *e, size_t n_edges,
+		       size_t *idx)
 {
 	struct scc_room r = {0};
 	size_t n = 0;
@@ -688,10 +689,10 @@ cleanup:
 struct family {
 	int job;
 	size_t streams;
-	double bytes, msgs; /* per iteration, summed over its streams */
+	double bytes, msgs;	 /* per iteration, summed over its streams */
 	double hist[PHASE_BINS]; /* its streams' bytes by phase */
 	double span;		 /* the shortest share of the iteration with BUSY_SHARE of them */
-	int emb;	    /* every stream joins the two ends of one pipeline chain */
+	int emb;		 /* every stream joins the two ends of one pipeline chain */
 	int cls;
 	double confidence;
 	char why[160];
@@ -771,21 +772,24 @@ static void name_families(struct family *fam, int nf, const struct job_shape *sh
 			tp = bytes * TP_PP_BYTES > btop;
 			F->confidence = 0.7;
 			snprintf(F->why, sizeof(F->why),
-				 "%.0f B an iteration, the job's collectives %.0f-%.0f: %s", bytes, blow,
-				 btop, tp ? "activations per layer and micro-batch (TP)"
-					  : "gradients once an iteration (DP)");
+				 "%.0f B an iteration, the job's collectives %.0f-%.0f: %s", bytes,
+				 blow, btop,
+				 tp ? "activations per layer and micro-batch (TP)"
+				    : "gradients once an iteration (DP)");
 		} else if (top >= TP_RATE_RATIO * fmax(low, 1e-9)) {
 			tp = rate * TP_RATE_RATIO > top;
 			F->confidence = 0.7;
 			snprintf(F->why, sizeof(F->why),
 				 "%.1f messages an iteration, the job's collectives %.1f-%.1f: %s",
 				 rate, low, top,
-				 tp ? "per layer and micro-batch (TP)" : "per iteration or bucket (DP)");
+				 tp ? "per layer and micro-batch (TP)"
+				    : "per iteration or bucket (DP)");
 		} else if (js->pipeline) {
 			tp = rate >= js->pp_msgs || bytes >= TP_PP_BYTES * js->pp_bytes;
 			F->confidence = 0.7;
 			snprintf(F->why, sizeof(F->why),
-				 "%.1f messages and %.0f B an iteration against the pipeline's %.1f and "
+				 "%.1f messages and %.0f B an iteration against the pipeline's "
+				 "%.1f and "
 				 "%.0f: %s",
 				 rate, bytes, js->pp_msgs, js->pp_bytes,
 				 tp ? "per layer and micro-batch (TP)" : "per iteration (DP)");
@@ -794,7 +798,8 @@ static void name_families(struct family *fam, int nf, const struct job_shape *sh
 			tp = 0;
 			F->confidence = F->span <= DP_SPAN_SURE ? 0.85 : 0.6;
 			snprintf(F->why, sizeof(F->why),
-				 "the job's only kind of collective, no pipeline, busy %.0f%% of the "
+				 "the job's only kind of collective, no pipeline, busy %.0f%% of "
+				 "the "
 				 "iteration: data parallel",
 				 100 * F->span);
 			F->cls = CT_CLASS_DP;
@@ -934,13 +939,14 @@ static void classify_streams(const struct groups_ctx *c, const struct family *fa
 			struct ct_flow_class *fc = &out->flows[c->members[s->first + k]];
 
 			if (s->cls == CT_CLASS_PP)
-				ct_class_set(fc, CT_CLASS_PP, CT_CLASS_BY_SIGNATURE,
-					     fmax(1 - s->lag0, fmin(0.95, 0.5 + 10 * fabs(s->cooldown))),
-					     "p2p both ways, not as one collective (aligned %.2f, one "
-					     "direction ends %.1f%% of the iteration after the "
-					     "other), %.1f messages an iteration: a pipeline's "
-					     "activations and gradients",
-					     s->lag0, 100 * fabs(s->cooldown), s->msgs);
+				ct_class_set(
+					fc, CT_CLASS_PP, CT_CLASS_BY_SIGNATURE,
+					fmax(1 - s->lag0, fmin(0.95, 0.5 + 10 * fabs(s->cooldown))),
+					"p2p both ways, not as one collective (aligned %.2f, one "
+					"direction ends %.1f%% of the iteration after the "
+					"other), %.1f messages an iteration: a pipeline's "
+					"activations and gradients",
+					s->lag0, 100 * fabs(s->cooldown), s->msgs);
 			else if (s->cls == CT_CLASS_OTHER)
 				ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 0.7,
 					     "one way with nothing back, and no ring of its size "
@@ -951,8 +957,8 @@ static void classify_streams(const struct groups_ctx *c, const struct family *fa
 					     "%s (%s, %.0f B an iteration, %zu streams alike): %s",
 					     s->mode == MODE_ONE_WAY ? "a ring's step"
 								     : "both ways at once",
-					     s->n > 1 ? "several channels" : "one channel", s->bytes,
-					     fam[s->family].streams, fam[s->family].why);
+					     s->n > 1 ? "several channels" : "one channel",
+					     s->bytes, fam[s->family].streams, fam[s->family].why);
 		}
 	}
 }
@@ -962,7 +968,6 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		       struct ct_classification *out)
 {
 	struct groups_ctx c = {set, per, NULL, NULL, 0, NULL, hosts};
-	const struct ct_hosts h = *hosts;
 	struct family *fam = NULL;
 	struct job_shape *shape = NULL;
 	size_t *idx = NULL, *parent = NULL, *pairs = NULL;
@@ -1002,8 +1007,8 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 			goto cleanup;
 	}
 
-	parent = malloc((h.n + 1) * sizeof(*parent));
-	degree = malloc((h.n + 1) * sizeof(*degree));
+	parent = malloc((hosts->n + 1) * sizeof(*parent));
+	degree = malloc((hosts->n + 1) * sizeof(*degree));
 	pairs = malloc((2 * c.n + 1) * sizeof(*pairs));
 	edges = malloc((2 * c.n + 1) * sizeof(*edges));
 	if (!parent || !degree || !pairs || !edges)
@@ -1019,12 +1024,12 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 			js->pp_msgs = fmax(js->pp_msgs, c.s[a].msgs);
 			js->pp_bytes = fmax(js->pp_bytes, c.s[a].bytes);
 		}
-	n_pp_pairs = pipeline_chains(&c, h.n, parent, degree, pairs);
+	n_pp_pairs = pipeline_chains(&c, hosts->n, parent, degree, pairs);
 
 	/* collectives: families of equal bytes; a one-way step must close a ring */
 	nf = streams_family(&c, idx);
 	n_edges = edges_build(&c, edges);
-	if (rings_close(&c, h.n, edges, n_edges, idx))
+	if (rings_close(&c, hosts->n, edges, n_edges, idx))
 		goto cleanup;
 	fam = calloc((size_t)nf + 1, sizeof(*fam));
 	if (!fam)
@@ -1055,9 +1060,9 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		 * stages; or interleaved stages, whose chain closes into a ring
 		 * through that pair). TP and DP groups join hosts of one stage.
 		 */
-		if (!js->pipeline ||
-		    !(pipeline_neighbours(pairs, n_pp_pairs, x, y) ||
-		      (uf_find(parent, x) == uf_find(parent, y) && degree[x] == 1 && degree[y] == 1)))
+		if (!js->pipeline || !(pipeline_neighbours(pairs, n_pp_pairs, x, y) ||
+				       (uf_find(parent, x) == uf_find(parent, y) &&
+					degree[x] == 1 && degree[y] == 1)))
 			F->emb = 0;
 	}
 	for (int f = 0; f < nf; f++)
@@ -1065,7 +1070,8 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	name_families(fam, nf, shape);
 	for (int f = 0; f < nf; f++)
 		ct_log(CT_LOG_DEBUG,
-		       "groups: family %d job %d: %zu streams, %.0f B/it, %.1f msgs/it, busy %.0f%% "
+		       "groups: family %d job %d: %zu streams, %.0f B/it, %.1f msgs/it, busy "
+		       "%.0f%% "
 		       "of the iteration, %s%s\n",
 		       f, fam[f].job, fam[f].streams, fam[f].bytes, fam[f].msgs, 100 * fam[f].span,
 		       ct_class_name(fam[f].cls), fam[f].emb ? " (chain ends)" : "");
@@ -1077,10 +1083,12 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 
 		if (s->data)
 			ct_log(CT_LOG_DEBUG,
-			       "groups: stream %zu job %d %zu flows, %.0f B/it %.1f msgs/it, mode %d "
+			       "groups: stream %zu job %d %zu flows, %.0f B/it %.1f msgs/it, mode "
+			       "%d "
 			       "aligned %.2f lag %d cooldown %.4f, family %d, class %s\n",
-			       c.members[s->first], s->job, s->n, s->bytes, s->msgs, s->mode, s->lag0, s->best_lag,
-			       s->cooldown, s->family, s->cls < 0 ? "-" : ct_class_name(s->cls));
+			       c.members[s->first], s->job, s->n, s->bytes, s->msgs, s->mode,
+			       s->lag0, s->best_lag, s->cooldown, s->family,
+			       s->cls < 0 ? "-" : ct_class_name(s->cls));
 	}
 	classify_streams(&c, fam, out);
 	err = 0;

@@ -138,14 +138,16 @@ int ct_layout_check(const struct ct_class_expect *e, const struct ct_layout *wir
 			continue;
 		out->agree = 0;
 		if (len < sizeof(out->summary))
-			len += (size_t)snprintf(out->summary + len, sizeof(out->summary) - len,
-						"%s%s: the profile puts %u group%s on the wire, the "
-						"wire shows %u, %u alike%s%s",
-						len ? "; " : "", ct_class_name((enum ct_class)cls), n,
-						n == 1 ? "" : "s", wire_n, matched, why ? " (" : "",
-						why ? why : "");
+			len += (size_t)snprintf(
+				out->summary + len, sizeof(out->summary) - len,
+				"%s%s: the profile puts %u group%s on the wire, the "
+				"wire shows %u, %u alike%s%s",
+				len ? "; " : "", ct_class_name((enum ct_class)cls), n,
+				n == 1 ? "" : "s", wire_n, matched, why ? " (" : "",
+				why ? why : "");
 		if (why && len < sizeof(out->summary))
-			len += (size_t)snprintf(out->summary + len, sizeof(out->summary) - len, ")");
+			len += (size_t)snprintf(out->summary + len, sizeof(out->summary) - len,
+						")");
 	}
 	if (out->agree)
 		snprintf(out->summary, sizeof(out->summary),

@@ -81,18 +81,17 @@ int ct_layout_groups(const struct ct_flow_set *set, const struct ct_hosts *hosts
 		     const uint8_t *to_classify, struct ct_classification *out)
 {
 	struct ct_layout *l = &out->layout;
-	const struct ct_hosts h = *hosts;
 	size_t n_nodes, *parent = NULL, n_members = 0;
 	struct member *m = NULL;
 	uint8_t *used = NULL, *any = NULL;
 	int err = -ENOMEM;
 
 	/* a node per (class, host) */
-	n_nodes = CT_CLASS_COUNT * h.n;
+	n_nodes = CT_CLASS_COUNT * hosts->n;
 	parent = malloc((n_nodes + 1) * sizeof(*parent));
 	m = malloc((n_nodes + 1) * sizeof(*m));
 	used = calloc(n_nodes + 1, 1);
-	any = calloc(h.n + 1, 1);
+	any = calloc(hosts->n + 1, 1);
 	if (!parent || !m || !used || !any)
 		goto cleanup;
 	for (size_t x = 0; x < n_nodes; x++)
@@ -102,21 +101,21 @@ int ct_layout_groups(const struct ct_flow_set *set, const struct ct_hosts *hosts
 
 		if (!in_job(to_classify, out, i))
 			continue;
-		x = out->flows[i].cls * h.n + h.src[i];
-		y = out->flows[i].cls * h.n + h.dst[i];
-		used[x] = used[y] = any[h.src[i]] = any[h.dst[i]] = 1;
+		x = out->flows[i].cls * hosts->n + hosts->src[i];
+		y = out->flows[i].cls * hosts->n + hosts->dst[i];
+		used[x] = used[y] = any[hosts->src[i]] = any[hosts->dst[i]] = 1;
 		parent[find(parent, x)] = find(parent, y);
 	}
 	for (size_t x = 0; x < n_nodes; x++)
 		if (used[x])
-			m[n_members++] =
-				(struct member){(uint8_t)(x / h.n), find(parent, x), (uint32_t)(x % h.n)};
+			m[n_members++] = (struct member){(uint8_t)(x / hosts->n), find(parent, x),
+							 (uint32_t)(x % hosts->n)};
 	qsort(m, n_members, sizeof(*m), member_cmp);
 	l->group_hosts = malloc((n_members + 1) * sizeof(*l->group_hosts));
 	l->groups = malloc((n_members + 1) * sizeof(*l->groups));
 	if (!l->group_hosts || !l->groups)
 		goto cleanup;
-	groups_fill(m, n_members, &h, any, l);
+	groups_fill(m, n_members, hosts, any, l);
 	err = 0;
 cleanup:
 	free(parent);

@@ -18,11 +18,11 @@
 
 #include "flow_builder.h"
 
-#define A "198.18.0.1"
-#define B "198.18.0.2"
-#define C "198.18.0.3"
-#define D "198.18.0.4"
-#define ITERS 20
+#define A      "198.18.0.1"
+#define B      "198.18.0.2"
+#define C      "198.18.0.3"
+#define D      "198.18.0.4"
+#define ITERS  20
 #define PERIOD (100 * MS)
 
 static void classified(const struct ct_flow_set *set, const struct ct_burst_log *log,
