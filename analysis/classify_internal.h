@@ -44,6 +44,17 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 int ct_layout_groups(const struct ct_flow_set *set, const struct ct_hosts *hosts,
 		     const uint8_t *to_classify, struct ct_classification *out);
 
+/* A profile's hosts by address, for looking an address up (classify_profile.c). */
+struct ct_profile_host {
+	struct ct_addr addr;
+	unsigned host; /* its index in ct_class_expect.host_addr */
+};
+
+/* expect->hosts entries sorted by address (free()), or NULL: out of memory. */
+struct ct_profile_host *ct_profile_hosts(const struct ct_class_expect *expect);
+/* The host of address a among h's n, or -1: not one of the profile's. */
+long ct_profile_host_of(const struct ct_profile_host *h, unsigned n, const struct ct_addr *a);
+
 /* The profile's groups per class against the wire's (layout_check.c). Returns 0 or -ENOMEM. */
 int ct_layout_check(const struct ct_class_expect *e, const struct ct_layout *wire,
 		    struct ct_layout_check *out);

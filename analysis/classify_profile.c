@@ -23,19 +23,26 @@
 #define LIKELIHOOD_FLOOR 1e-6 /* a phase no transfer of the class covers */
 #define COUNT_WEIGHT	 2.0  /* log-likelihood per byte one e-fold of burst count is worth */
 
-struct host_entry {
-	struct ct_addr addr;
-	unsigned host;
-};
-
 static int addr_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, sizeof(struct ct_addr));
 }
 
-static long host_of(const struct host_entry *h, unsigned n, const struct ct_addr *a)
+struct ct_profile_host *ct_profile_hosts(const struct ct_class_expect *expect)
 {
-	const struct host_entry *e = bsearch(a, h, n, sizeof(*h), addr_cmp);
+	struct ct_profile_host *h = calloc(expect->hosts ? expect->hosts : 1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	for (unsigned k = 0; k < expect->hosts; k++)
+		h[k] = (struct ct_profile_host){expect->host_addr[k], k};
+	qsort(h, expect->hosts, sizeof(*h), addr_cmp);
+	return h;
+}
+
+long ct_profile_host_of(const struct ct_profile_host *h, unsigned n, const struct ct_addr *a)
+{
+	const struct ct_profile_host *e = bsearch(a, h, n, sizeof(*h), addr_cmp);
 
 	return e ? (long)e->host : -1;
 }
@@ -230,7 +237,7 @@ int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_period
 			   const struct ct_class_expect *expect, const uint8_t *to_classify,
 			   struct ct_classification *out)
 {
-	struct host_entry *hosts = calloc(expect->hosts ? expect->hosts : 1, sizeof(*hosts));
+	struct ct_profile_host *hosts = ct_profile_hosts(expect);
 	struct ct_expect_xfer *x = malloc((expect->n_xfers ? expect->n_xfers : 1) * sizeof(*x));
 	const struct ct_flow_periodicity unplaced = {0};
 	int periodic = per && per->job.periodic;
@@ -241,9 +248,6 @@ int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_period
 		free(x);
 		return -ENOMEM;
 	}
-	for (unsigned h = 0; h < expect->hosts; h++)
-		hosts[h] = (struct host_entry){expect->host_addr[h], h};
-	qsort(hosts, expect->hosts, sizeof(*hosts), addr_cmp);
 	memcpy(x, expect->xfers, expect->n_xfers * sizeof(*x));
 	qsort(x, expect->n_xfers, sizeof(*x), xfer_pair_cmp);
 	if (periodic)
@@ -259,8 +263,8 @@ int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_period
 
 		if (!to_classify[i])
 			continue;
-		s = host_of(hosts, expect->hosts, &f->key.src);
-		d = host_of(hosts, expect->hosts, &f->key.dst);
+		s = ct_profile_host_of(hosts, expect->hosts, &f->key.src);
+		d = ct_profile_host_of(hosts, expect->hosts, &f->key.dst);
 		if (s < 0 || d < 0) {
 			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_PROFILE, 0.9,
 				     "profile: %s is not one of %s's hosts",

@@ -21,62 +21,61 @@ static size_t find(size_t *parent, size_t x)
 	return x;
 }
 
-static int host_of(const struct ct_class_expect *e, const struct ct_addr *a)
-{
-	for (unsigned h = 0; h < e->hosts; h++)
-		if (!memcmp(&e->host_addr[h], a, sizeof(*a)))
-			return (int)h;
-	return -1;
-}
-
-/* A group as a sorted list of host indices, -1 ends it; compared as a set. */
-static int same_group(const int *a, const int *b, unsigned n)
-{
-	return !memcmp(a, b, n * sizeof(*a));
-}
-
-static int int_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
 /*
- * The profile's groups of class cls: rows of expect->hosts ints, each a
- * group's hosts sorted and -1 filled. Returns how many.
+ * The profile's groups of class cls, as one label per host: its group's
+ * union-find root, or -1 where none of the class's transfers leaves it for
+ * another host; size[root] the group's hosts. Returns how many groups.
  */
 static unsigned profile_groups(const struct ct_class_expect *e, int cls, size_t *parent,
-			       uint8_t *used, int *rows)
+			       long *label, unsigned *size)
 {
-	unsigned n = 0, H = e->hosts;
+	unsigned n = 0;
 
-	for (unsigned h = 0; h < H; h++) {
+	for (unsigned h = 0; h < e->hosts; h++) {
 		parent[h] = h;
-		used[h] = 0;
+		label[h] = -1;
+		size[h] = 0;
 	}
 	for (size_t k = 0; k < e->n_xfers; k++) {
 		const struct ct_expect_xfer *x = &e->xfers[k];
 
 		if (x->cls != cls || x->src_host == x->dst_host || x->bytes <= 0)
 			continue;
-		used[x->src_host] = used[x->dst_host] = 1;
+		label[x->src_host] = label[x->dst_host] = 0;
 		parent[find(parent, x->src_host)] = find(parent, x->dst_host);
 	}
-	for (unsigned h = 0; h < H; h++) {
-		unsigned fill = 0;
-		int *row;
-
-		if (!used[h] || find(parent, h) != h)
+	for (unsigned h = 0; h < e->hosts; h++) {
+		if (label[h] < 0)
 			continue;
-		row = rows + (size_t)n++ * H;
-		for (unsigned g = 0; g < H; g++)
-			if (used[g] && find(parent, g) == h)
-				row[fill++] = (int)g;
-		while (fill < H)
-			row[fill++] = -1;
+		label[h] = (long)find(parent, h);
+		n += !size[label[h]]++;
 	}
 	return n;
+}
+
+/*
+ * Whether a group the wire shows is one of the profile's: every host one
+ * of the profile's, all with one label, as many as that group has. why
+ * says what broke it when an address is not the profile's.
+ */
+static int group_alike(const struct ct_layout *wire, const struct ct_layout_group *grp,
+		       const struct ct_profile_host *hosts, unsigned n_hosts, const long *label,
+		       const unsigned *size, const char **why)
+{
+	long root = -2;
+
+	for (size_t k = 0; k < grp->n; k++) {
+		long h = ct_profile_host_of(hosts, n_hosts, &wire->group_hosts[grp->first + k]);
+
+		if (h < 0) {
+			*why = "an address the profile does not name";
+			return 0;
+		}
+		if (label[h] < 0 || (root != -2 && label[h] != root))
+			return 0;
+		root = label[h];
+	}
+	return root >= 0 && size[root] == grp->n;
 }
 
 int ct_layout_check(const struct ct_class_expect *e, const struct ct_layout *wire,
@@ -84,52 +83,26 @@ int ct_layout_check(const struct ct_class_expect *e, const struct ct_layout *wir
 {
 	unsigned H = e->hosts;
 	size_t *parent = malloc((H + 1) * sizeof(*parent));
-	uint8_t *used = malloc(H + 1);
-	int *rows = malloc(((size_t)H * H + 1) * sizeof(*rows));
-	int *mine = malloc((H + 1) * sizeof(*mine));
+	long *label = malloc((H + 1) * sizeof(*label));
+	unsigned *size = malloc((H + 1) * sizeof(*size));
+	struct ct_profile_host *hosts = ct_profile_hosts(e);
 	size_t len = 0;
+	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
-	if (!parent || !used || !rows || !mine) {
-		free(parent);
-		free(used);
-		free(rows);
-		free(mine);
-		return -ENOMEM;
-	}
+	if (!parent || !label || !size || !hosts)
+		goto cleanup;
 	out->done = 1;
 	out->agree = 1;
 	for (int cls = 0; cls < CT_CLASS_COUNT; cls++) {
-		unsigned n = profile_groups(e, cls, parent, used, rows), matched = 0, wire_n = 0;
+		unsigned n = profile_groups(e, cls, parent, label, size), matched = 0, wire_n = 0;
 		const char *why = NULL;
 
 		for (size_t g = 0; g < wire->n_groups; g++) {
-			const struct ct_layout_group *grp = &wire->groups[g];
-			unsigned fill = 0;
-
-			if (grp->cls != cls)
+			if (wire->groups[g].cls != cls)
 				continue;
 			wire_n++;
-			for (size_t k = 0; k < grp->n && fill <= H; k++) {
-				int h = host_of(e, &wire->group_hosts[grp->first + k]);
-
-				if (h < 0) {
-					why = "an address the profile does not name";
-					fill = H + 1;
-					break;
-				}
-				mine[fill++] = h;
-			}
-			if (fill > H)
-				continue;
-			qsort(mine, fill, sizeof(*mine), int_cmp);
-			while (fill < H)
-				mine[fill++] = -1;
-			for (unsigned r = 0; r < n; r++)
-				if (same_group(rows + (size_t)r * H, mine, H)) {
-					matched++;
-					break;
-				}
+			matched += group_alike(wire, &wire->groups[g], hosts, H, label, size, &why);
 		}
 		out->profile_groups[cls] = n;
 		out->wire_groups[cls] = wire_n;
@@ -152,9 +125,11 @@ int ct_layout_check(const struct ct_class_expect *e, const struct ct_layout *wir
 	if (out->agree)
 		snprintf(out->summary, sizeof(out->summary),
 			 "every class's groups of hosts on the wire are the profile's");
+	err = 0;
+cleanup:
 	free(parent);
-	free(used);
-	free(rows);
-	free(mine);
-	return 0;
+	free(label);
+	free(size);
+	free(hosts);
+	return err;
 }
