@@ -694,6 +694,32 @@ static int receivers(struct prom *p)
 	return 0;
 }
 
+/*
+ * The anomaly families, labelled for the fleet: the findings are of the
+ * report's busiest job (jobs[0], whose iterations the detectors read), so
+ * they carry its ct_job ("none" without a job) and this probe's vantage.
+ */
+static int anomalies(struct prom *p)
+{
+	FILE *out = p->out;
+	char *labels = NULL;
+	size_t len = 0;
+	int bad;
+
+	p->out = open_memstream(&labels, &len);
+	if (!p->out) {
+		p->out = out;
+		return -ENOMEM;
+	}
+	job_labels(p, p->n_jobs ? 0 : (int)p->n_jobs + 1);
+	bad = fclose(p->out);
+	p->out = out;
+	if (!bad)
+		ct_prom_anomalies(out, p->doc, labels);
+	free(labels);
+	return bad ? -ENOMEM : 0;
+}
+
 int ct_prom_render(json_object *report, const struct ct_prom_opts *opts, char **text, size_t *len)
 {
 	struct prom p = {.doc = report};
@@ -720,7 +746,7 @@ int ct_prom_render(json_object *report, const struct ct_prom_opts *opts, char **
 	rc = rc ?: receivers(&p);
 	if (!rc) {
 		pfc(&p);
-		ct_prom_anomalies(p.out, p.doc);
+		rc = anomalies(&p);
 	}
 	free(p.hosts);
 	if (fclose(p.out) || rc) {

@@ -4,7 +4,9 @@
  * findings per kind (a fixed label set), and the CT_PROM_TOP_ANOMALIES most
  * confident findings with their confidence and figure, labelled by where
  * they are (a host, "src>dst" for a link, "priority N"), so a scrape stays
- * bounded whatever was found.
+ * bounded whatever was found. Every series also carries the labels the
+ * caller gives (the fleet's ct_job and vantage: one value each per scrape,
+ * so they add no series).
  */
 #include "prom_anomaly.h"
 
@@ -49,7 +51,13 @@ static void where(json_object *f, char *buf, size_t len)
 		snprintf(buf, len, "%s", ct_doc_str(f, "host") ? ct_doc_str(f, "host") : "");
 }
 
-void ct_prom_anomalies(FILE *out, json_object *doc)
+/* A series' name and its labels up to the caller's: "name{labels," or "name{". */
+static void series(FILE *out, const char *name, const char *labels)
+{
+	fprintf(out, "%s{%s%s", name, labels ? labels : "", labels && *labels ? "," : "");
+}
+
+void ct_prom_anomalies(FILE *out, json_object *doc, const char *labels)
 {
 	json_object *a = ct_doc_get(doc, "anomalies"), *list = ct_doc_get(a, "findings");
 	size_t n = ct_doc_len(list), top = n < CT_PROM_TOP_ANOMALIES ? n : CT_PROM_TOP_ANOMALIES;
@@ -67,15 +75,18 @@ void ct_prom_anomalies(FILE *out, json_object *doc)
 	fputs("# HELP commtap_anomalies Anomalies found in the report, by kind.\n"
 	      "# TYPE commtap_anomalies gauge\n",
 	      out);
-	for (int k = 0; k < 5; k++)
-		fprintf(out, "commtap_anomalies{kind=\"%s\"} %u\n", kinds[k], per_kind[k]);
+	for (int k = 0; k < 5; k++) {
+		series(out, "commtap_anomalies", labels);
+		fprintf(out, "kind=\"%s\"} %u\n", kinds[k], per_kind[k]);
+	}
 	if (ct_doc_get(a, "straggler_jitter_s"))
 		fprintf(out,
 			"# HELP commtap_straggler_jitter_seconds The job's own spread of hosts' "
 			"lateness into its collectives (the straggler detector's noise floor).\n"
 			"# TYPE commtap_straggler_jitter_seconds gauge\n"
-			"commtap_straggler_jitter_seconds %.17g\n",
-			ct_doc_num(a, "straggler_jitter_s"));
+			"commtap_straggler_jitter_seconds%s%s%s %.17g\n",
+			labels && *labels ? "{" : "", labels ? labels : "",
+			labels && *labels ? "}" : "", ct_doc_num(a, "straggler_jitter_s"));
 	sorted = n ? malloc(n * sizeof(*sorted)) : NULL;
 	if (!sorted)
 		return; /* out of memory: the counts above stand */
@@ -90,8 +101,9 @@ void ct_prom_anomalies(FILE *out, json_object *doc)
 		char w[160];
 
 		where(sorted[i], w, sizeof(w));
-		fprintf(out, "commtap_anomaly_confidence{kind=\"%s\",where=\"%s\"} %.17g\n",
-			ct_doc_str(sorted[i], "kind"), w, ct_doc_num(sorted[i], "confidence"));
+		series(out, "commtap_anomaly_confidence", labels);
+		fprintf(out, "kind=\"%s\",where=\"%s\"} %.17g\n", ct_doc_str(sorted[i], "kind"), w,
+			ct_doc_num(sorted[i], "confidence"));
 	}
 	fputs("# HELP commtap_anomaly_value The same findings' figure, in the unit the label "
 	      "names (docs/anomalies.md).\n"
@@ -104,8 +116,9 @@ void ct_prom_anomalies(FILE *out, json_object *doc)
 		if (k < 0)
 			continue;
 		where(sorted[i], w, sizeof(w));
-		fprintf(out, "commtap_anomaly_value{kind=\"%s\",where=\"%s\",unit=\"%s\"} %.17g\n",
-			kinds[k], w, units[k], ct_doc_num(sorted[i], units[k]));
+		series(out, "commtap_anomaly_value", labels);
+		fprintf(out, "kind=\"%s\",where=\"%s\",unit=\"%s\"} %.17g\n", kinds[k], w, units[k],
+			ct_doc_num(sorted[i], units[k]));
 	}
 	free(sorted);
 }

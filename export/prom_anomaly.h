@@ -9,7 +9,12 @@
 /* The most confident findings with their own series; the rest only counted per kind. */
 #define CT_PROM_TOP_ANOMALIES 16
 
-/* Write the anomaly families of doc (none without an "anomalies" section). */
-void ct_prom_anomalies(FILE *out, json_object *doc);
+/*
+ * Write the anomaly families of doc (none without an "anomalies" section).
+ * labels: put first in every series, as written (escaped, no trailing
+ * comma): the fleet's ct_job and vantage of the job the findings are of
+ * (prom.c); NULL or "" for none.
+ */
+void ct_prom_anomalies(FILE *out, json_object *doc, const char *labels);
 
 #endif

@@ -187,6 +187,74 @@ static void test_prom_fleet_labels(void **state)
 	json_object_put(named);
 }
 
+/* A straggler at host, confidence 0.9, 3 ms late, in doc's anomalies section. */
+static void add_straggler(json_object *doc, const char *host)
+{
+	json_object *a = json_object_new_object(), *list = json_object_new_array();
+	json_object *f = json_object_new_object();
+
+	json_object_object_add(f, "kind", json_object_new_string("straggler"));
+	json_object_object_add(f, "scope", json_object_new_string("host"));
+	json_object_object_add(f, "host", json_object_new_string(host));
+	json_object_object_add(f, "delay_s", json_object_new_double(0.003));
+	json_object_object_add(f, "confidence", json_object_new_double(0.9));
+	json_object_array_add(list, f);
+	json_object_object_add(a, "findings", list);
+	json_object_object_add(a, "straggler_jitter_s", json_object_new_double(0.0001));
+	json_object_object_add(doc, "anomalies", a);
+}
+
+/*
+ * The anomaly series carry the ct_job of the report's busiest job (the one
+ * the detectors read), whatever names it (profile, hosts' hash), or "none"
+ * without a job, and the probe's vantage, escaped like every label.
+ */
+static void test_prom_anomaly_labels(void **state)
+{
+	json_object *named = fleet_report("pcap", "/tmp/x/host-a.pcap", 2, "gpt \"3b\"");
+	json_object *hashed = fleet_report("dpdk", "net_mlx5", 3, NULL);
+	json_object *nojob = fleet_report("ebpf", "eth0", 0, NULL);
+	char *t1, *t2, *t3, j0[96], want[256];
+	size_t len;
+	uint64_t sum;
+
+	(void)state;
+	add_straggler(named, "10.0.0.2");
+	add_straggler(hashed, "10.0.0.2");
+	add_straggler(nojob, "10.0.0.2");
+	assert_int_equal(ct_prom_render(named, NULL, &t1, &len), 0);
+	assert_int_equal(ct_prom_render(hashed, NULL, &t2, &len), 0);
+	assert_int_equal(ct_prom_render(nojob, NULL, &t3, &len), 0);
+	assert_non_null(strstr(t1, "commtap_anomalies{ct_job=\"gpt \\\"3b\\\"\",vantage=\"pcap:"
+				   "host-a.pcap\",kind=\"straggler\"} 1\n"));
+	assert_non_null(strstr(t1, "commtap_anomaly_value{ct_job=\"gpt \\\"3b\\\"\",vantage=\"pcap:"
+				   "host-a.pcap\",kind=\"straggler\",where=\"10.0.0.2\",unit="
+				   "\"delay_s\"} 0.0030000000000000001\n"));
+	nth_job(t2, 0, j0, sizeof(j0));
+	assert_int_equal(j0[0], 'j');
+	snprintf(want, sizeof(want),
+		 "commtap_anomaly_confidence{ct_job=\"%s\",vantage=\"mirror:net_mlx5\","
+		 "kind=\"straggler\",where=\"10.0.0.2\"} 0.90000000000000002\n",
+		 j0);
+	assert_non_null(strstr(t2, want));
+	snprintf(want, sizeof(want),
+		 "commtap_straggler_jitter_seconds{ct_job=\"%s\",vantage=\"mirror:net_mlx5\"} "
+		 "0.0001\n",
+		 j0);
+	assert_non_null(strstr(t2, want));
+	assert_non_null(strstr(t3, "commtap_anomalies{ct_job=\"none\",vantage=\"host:eth0\","
+				   "kind=\"straggler\"} 1\n"));
+	/* one series per kind, and one per finding, whatever the labels */
+	assert_int_equal(series(t2, "commtap_anomalies", &sum), 5);
+	assert_int_equal(series(t2, "commtap_anomaly_value", &sum), 1);
+	free(t1);
+	free(t2);
+	free(t3);
+	json_object_put(named);
+	json_object_put(hashed);
+	json_object_put(nojob);
+}
+
 /* 3000 flows between 600 hosts: a few dozen series, sums kept, values escaped. */
 static void test_prom_bounded(void **state)
 {
@@ -443,6 +511,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prom_bounded),
 		cmocka_unit_test(test_prom_fleet_labels),
+		cmocka_unit_test(test_prom_anomaly_labels),
 		cmocka_unit_test(test_html_many_hosts),
 		cmocka_unit_test(test_html_gpu_bars),
 		cmocka_unit_test(test_merge_dedup),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The anomalies as Prometheus series (export/prom_anomaly.c): counted per
- * kind, the CT_PROM_TOP_ANOMALIES most confident with their own series.
+ * kind, the CT_PROM_TOP_ANOMALIES most confident with their own series,
+ * each series led by the caller's labels (the fleet's ct_job and vantage).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,6 +59,8 @@ static json_object *report(void)
 	return doc;
 }
 
+#define FLEET "ct_job=\"gpt-3b\",vantage=\"pcap:a.pcap\""
+
 static void test_bounded_top(void **state)
 {
 	json_object *doc = report();
@@ -67,22 +70,51 @@ static void test_bounded_top(void **state)
 
 	(void)state;
 	assert_non_null(out);
-	ct_prom_anomalies(out, doc);
+	ct_prom_anomalies(out, doc, FLEET);
 	assert_int_equal(fclose(out), 0);
-	assert_non_null(strstr(text, "commtap_anomalies{kind=\"straggler\"} 20\n"));
-	assert_non_null(strstr(text, "commtap_anomalies{kind=\"loss\"} 1\n"));
-	assert_non_null(strstr(text, "commtap_anomalies{kind=\"rhythm\"} 0\n"));
-	assert_int_equal(lines_with(text, "commtap_anomaly_confidence{"), CT_PROM_TOP_ANOMALIES);
-	assert_int_equal(lines_with(text, "commtap_anomaly_value{"), CT_PROM_TOP_ANOMALIES);
+	assert_non_null(strstr(text, "commtap_anomalies{" FLEET ",kind=\"straggler\"} 20\n"));
+	assert_non_null(strstr(text, "commtap_anomalies{" FLEET ",kind=\"loss\"} 1\n"));
+	assert_non_null(strstr(text, "commtap_anomalies{" FLEET ",kind=\"rhythm\"} 0\n"));
+	assert_int_equal(lines_with(text, "commtap_anomalies{" FLEET ","), 5);
+	assert_int_equal(lines_with(text, "commtap_anomaly_confidence{" FLEET ","),
+			 CT_PROM_TOP_ANOMALIES);
+	assert_int_equal(lines_with(text, "commtap_anomaly_value{" FLEET ","),
+			 CT_PROM_TOP_ANOMALIES);
 	/* the most confident first: the loss, then the latest stragglers; the least left out */
-	assert_non_null(strstr(text, "commtap_anomaly_confidence{kind=\"loss\",where=\"198.18.0.1>"
+	assert_non_null(strstr(text, "commtap_anomaly_confidence{" FLEET
+				     ",kind=\"loss\",where=\"198.18.0.1>"
 				     "198.18.0.2\"} 0.98999999999999999\n"));
-	assert_non_null(strstr(text,
-			       "commtap_anomaly_value{kind=\"straggler\",where=\"198.18.0.20\","
-			       "unit=\"delay_s\"} 0.02"));
+	assert_non_null(strstr(text, "commtap_anomaly_value{" FLEET
+				     ",kind=\"straggler\",where=\"198.18.0.20\","
+				     "unit=\"delay_s\"} 0.02"));
 	assert_null(strstr(text, "where=\"198.18.0.1\""));
-	assert_non_null(strstr(text, "commtap_straggler_jitter_seconds 0.0002"));
+	assert_non_null(strstr(text, "commtap_straggler_jitter_seconds{" FLEET "} 0.0002"));
 	free(text);
+	json_object_put(doc);
+}
+
+/* No labels given: the series as they read without a fleet (no empty braces). */
+static void test_no_labels(void **state)
+{
+	json_object *doc = report();
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	for (int empty = 0; empty < 2; empty++) {
+		FILE *out = open_memstream(&text, &len);
+
+		assert_non_null(out);
+		ct_prom_anomalies(out, doc, empty ? "" : NULL);
+		assert_int_equal(fclose(out), 0);
+		assert_non_null(strstr(text, "commtap_anomalies{kind=\"straggler\"} 20\n"));
+		assert_non_null(strstr(text, "commtap_anomaly_confidence{kind=\"loss\",where="));
+		assert_non_null(strstr(text, "commtap_anomaly_value{kind=\"straggler\",where="));
+		assert_non_null(strstr(text, "\ncommtap_straggler_jitter_seconds 0.0002"));
+		assert_null(strstr(text, "{}"));
+		assert_null(strstr(text, "{,"));
+		free(text);
+	}
 	json_object_put(doc);
 }
 
@@ -94,7 +126,7 @@ static void test_no_section(void **state)
 	FILE *out = open_memstream(&text, &len);
 
 	(void)state;
-	ct_prom_anomalies(out, doc);
+	ct_prom_anomalies(out, doc, FLEET);
 	assert_int_equal(fclose(out), 0);
 	assert_int_equal(len, 0);
 	free(text);
@@ -105,6 +137,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounded_top),
+		cmocka_unit_test(test_no_labels),
 		cmocka_unit_test(test_no_section),
 	};
 
