@@ -14,6 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Names counted per job: one job's flows are named alike by every agent;
+ * more than one name means jobs that share a period were joined, and the
+ * busiest of the first few names is the one worth giving.
+ */
+#define CT_JOB_VOTES 8
+
 void ct_class_set(struct ct_flow_class *fc, enum ct_class cls, enum ct_class_source src,
 		  double confidence, const char *fmt, ...)
 {
@@ -66,6 +73,73 @@ static int check_profile_layout(const struct ct_flow_set *set, const struct ct_p
 	return err;
 }
 
+/* Labels that give a class (a label may name the job alone). */
+static int labels_give_classes(const struct ct_labels *labels)
+{
+	for (size_t i = 0; labels && i < labels->n; i++)
+		if (!labels->l[i].no_class)
+			return 1;
+	return 0;
+}
+
+/*
+ * Each periodicity job's name from its flows' labels: of the names given,
+ * the one whose flows carry the most bytes (a host's agent names only the
+ * flows of its own processes, and a flow may sit in the wrong job where two
+ * jobs share a period). Few names per job: a linear search over them.
+ */
+static int name_jobs(const struct ct_flow_set *set, const struct ct_periodicity *per,
+		     const struct ct_labels *labels, struct ct_classification *out)
+{
+	struct job_vote {
+		const char *name;
+		uint64_t bytes;
+	} * votes;
+	size_t n_jobs = per ? per->n_jobs : 0;
+	size_t *n_votes;
+
+	if (!n_jobs || !labels || !labels->n)
+		return 0;
+	out->job_names = calloc(n_jobs, sizeof(*out->job_names));
+	votes = calloc(n_jobs * CT_JOB_VOTES, sizeof(*votes));
+	n_votes = calloc(n_jobs, sizeof(*n_votes));
+	if (!out->job_names || !votes || !n_votes) {
+		free(votes);
+		free(n_votes);
+		return -ENOMEM;
+	}
+	out->n_job_names = n_jobs;
+	for (size_t i = 0; i < set->count && i < per->n_flows; i++) {
+		const struct ct_label *l = ct_labels_find(labels, &set->flows[i].key);
+		int j = per->flows[i].job;
+		struct job_vote *v;
+		size_t k;
+
+		if (!l || !l->job[0] || j < 0 || (size_t)j >= n_jobs)
+			continue;
+		v = votes + (size_t)j * CT_JOB_VOTES;
+		for (k = 0; k < n_votes[j] && strcmp(v[k].name, l->job); k++)
+			;
+		if (k == n_votes[j] && k < CT_JOB_VOTES)
+			v[n_votes[j]++].name = l->job;
+		if (k < n_votes[j])
+			v[k].bytes += set->flows[i].bytes;
+	}
+	for (size_t j = 0; j < n_jobs; j++) {
+		const struct job_vote *v = votes + j * CT_JOB_VOTES;
+		size_t best = 0;
+
+		for (size_t k = 1; k < n_votes[j]; k++)
+			if (v[k].bytes > v[best].bytes)
+				best = k;
+		if (n_votes[j])
+			snprintf(out->job_names[j], CT_JOB_NAME_LEN, "%s", v[best].name);
+	}
+	free(votes);
+	free(n_votes);
+	return 0;
+}
+
 int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		const struct ct_labels *labels, const struct ct_class_expect *expect,
 		struct ct_classification *out)
@@ -82,14 +156,14 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		ct_classification_free(out);
 		return -ENOMEM;
 	}
-	out->method = labels && labels->n ? "labels" : expect ? "profile" : "signatures";
+	out->method = labels_give_classes(labels) ? "labels" : expect ? "profile" : "signatures";
 	out->profile = expect ? expect->profile : NULL;
 
 	/* 1. labels: authoritative, for either direction */
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_label *l = ct_labels_find(labels, &set->flows[i].key);
 
-		if (l)
+		if (l && !l->no_class)
 			ct_class_set(&out->flows[i], l->cls, CT_CLASS_BY_LABEL, 1,
 				     l->comm[0] ? "agent label (communicator %s)" : "agent label%s",
 				     l->comm);
@@ -117,6 +191,7 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 			     (long long)f->reverse);
 	}
 	free(to_classify);
+	err = err ?: name_jobs(set, per, labels, out);
 	if (err)
 		ct_classification_free(out);
 	return err;
@@ -149,4 +224,7 @@ void ct_classification_free(struct ct_classification *c)
 	free(c->flows);
 	c->flows = NULL;
 	c->n = 0;
+	free(c->job_names);
+	c->job_names = NULL;
+	c->n_job_names = 0;
 }

@@ -23,8 +23,7 @@ struct label_loader {
 };
 
 __attribute__((format(printf, 3, 4))) static int label_fail(struct label_loader *L,
-							     const char *path, const char *fmt,
-							     ...)
+							    const char *path, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -43,15 +42,43 @@ static int key_cmp(const void *a, const void *b)
 }
 
 /*
- * In labels sorted by key: the index of the first label whose flow the one
- * before it labels with another class, or 0 when none does (the same flow
- * labelled twice with one class is fine).
+ * In labels sorted by key, the labels of one flow made one (the class of
+ * the one giving it, the job and communicator likewise: an agent may name a
+ * flow's job in one file and a correlation its class in another). Returns
+ * 0, or -EINVAL with why in err when two labels give one flow two classes
+ * or two jobs.
  */
-static size_t first_conflict(const struct ct_labels *l)
+static int merge_same_flow(struct ct_labels *l, char *why, size_t len)
 {
-	for (size_t i = 1; i < l->n; i++)
-		if (!key_cmp(&l->l[i - 1], &l->l[i]) && l->l[i - 1].cls != l->l[i].cls)
-			return i;
+	size_t out = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		struct ct_label *a = out ? &l->l[out - 1] : NULL, *b = &l->l[i];
+
+		if (!a || key_cmp(a, b)) {
+			l->l[out++] = *b;
+			continue;
+		}
+		if (!a->no_class && !b->no_class && a->cls != b->cls) {
+			snprintf(why, len, "one flow labelled both %s and %s",
+				 ct_class_name(a->cls), ct_class_name(b->cls));
+			return -EINVAL;
+		}
+		if (a->job[0] && b->job[0] && strcmp(a->job, b->job)) {
+			snprintf(why, len, "one flow labelled with two jobs, \"%s\" and \"%s\"",
+				 a->job, b->job);
+			return -EINVAL;
+		}
+		if (!b->no_class) {
+			a->cls = b->cls;
+			a->no_class = 0;
+		}
+		if (b->job[0])
+			memcpy(a->job, b->job, sizeof(a->job));
+		if (b->comm[0])
+			memcpy(a->comm, b->comm, sizeof(a->comm));
+	}
+	l->n = out;
 	return 0;
 }
 
@@ -85,9 +112,9 @@ static int get_string(struct label_loader *L, json_object *o, const char *key, c
 static int parse_label(struct label_loader *L, json_object *o, const char *path,
 		       struct ct_label *out)
 {
-	const char *transport, *src, *dst, *cls;
+	const char *transport, *src, *dst, *cls = NULL;
 	int64_t qpn, sport, dport;
-	json_object *comm;
+	json_object *comm, *job;
 	int rc, c;
 
 	memset(out, 0, sizeof(*out));
@@ -95,24 +122,41 @@ static int parse_label(struct label_loader *L, json_object *o, const char *path,
 		return label_fail(L, path, "expected an object");
 	if ((rc = get_string(L, o, "transport", path, &transport)) ||
 	    (rc = get_string(L, o, "src", path, &src)) ||
-	    (rc = get_string(L, o, "dst", path, &dst)) ||
-	    (rc = get_string(L, o, "class", path, &cls)))
+	    (rc = get_string(L, o, "dst", path, &dst)))
 		return rc;
+	if (json_object_object_get_ex(o, "job", &job)) {
+		const char *name = json_object_is_type(job, json_type_string)
+					   ? json_object_get_string(job)
+					   : NULL;
+
+		if (!name || !*name || strlen(name) >= sizeof(out->job))
+			return label_fail(L, path,
+					  "\"job\": expected a name of 1 to %zu characters",
+					  sizeof(out->job) - 1);
+		memcpy(out->job, name, strlen(name) + 1);
+	}
+	if (json_object_object_get_ex(o, "class", NULL) || !out->job[0]) {
+		rc = get_string(L, o, "class", path, &cls);
+		if (rc)
+			return rc;
+	}
 	if (ct_addr_parse(src, &out->key.src))
 		return label_fail(L, path, "\"src\": \"%s\" is not an IPv4 or IPv6 address", src);
 	if (ct_addr_parse(dst, &out->key.dst))
 		return label_fail(L, path, "\"dst\": \"%s\" is not an IPv4 or IPv6 address", dst);
-	c = ct_class_from_name(cls);
+	c = cls ? ct_class_from_name(cls) : CT_CLASS_OTHER;
 	if (c < 0)
-		return label_fail(L, path,
-				  "\"class\": \"%s\" is not one of TP, PP, DP, EP, EmbTableSyn, Other",
-				  cls);
+		return label_fail(
+			L, path,
+			"\"class\": \"%s\" is not one of TP, PP, DP, EP, EmbTableSyn, Other", cls);
 	out->cls = (uint8_t)c;
+	out->no_class = cls == NULL;
 	if (!strcmp(transport, "roce")) {
 		rc = get_uint(L, o, "qpn", path, 0xffffff, &qpn);
 		if (rc == -ENOENT)
-			return label_fail(L, path, "\"qpn\": missing (a RoCE flow is named by its "
-						   "destination QP)");
+			return label_fail(L, path,
+					  "\"qpn\": missing (a RoCE flow is named by its "
+					  "destination QP)");
 		if (rc)
 			return rc;
 		out->key.transport = CT_TRANSPORT_ROCE;
@@ -121,8 +165,9 @@ static int parse_label(struct label_loader *L, json_object *o, const char *path,
 		rc = get_uint(L, o, "sport", path, 65535, &sport);
 		rc = rc ?: get_uint(L, o, "dport", path, 65535, &dport);
 		if (rc == -ENOENT)
-			return label_fail(L, path, "\"sport\" and \"dport\": both needed for a TCP "
-						   "flow");
+			return label_fail(L, path,
+					  "\"sport\" and \"dport\": both needed for a TCP "
+					  "flow");
 		if (rc)
 			return rc;
 		out->key.transport = CT_TRANSPORT_TCP;
@@ -144,9 +189,9 @@ int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t er
 	const char *base = strrchr(path, '/');
 	struct label_loader L = {base ? base + 1 : path, err, errlen};
 	json_object *root, *schema, *flows;
-	char where[64];
-	size_t n, clash;
+	char where[64], why[200];
 	int rc = 0;
+	size_t n;
 
 	memset(out, 0, sizeof(*out));
 	FILE *f = fopen(path, "r");
@@ -159,10 +204,11 @@ int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t er
 	fclose(f);
 	root = json_object_from_file(path);
 	if (!root) {
-		const char *why = json_util_get_last_err();
+		const char *json_err = json_util_get_last_err();
 		size_t len;
 
-		snprintf(err, errlen, "%s: not valid JSON: %s", path, why ? why : "unreadable");
+		snprintf(err, errlen, "%s: not valid JSON: %s", path,
+			 json_err ? json_err : "unreadable");
 		len = strlen(err);
 		while (len && (err[len - 1] == '\n' || err[len - 1] == ' '))
 			err[--len] = 0; /* json-c ends its message with a newline */
@@ -198,12 +244,9 @@ int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t er
 	if (rc)
 		goto out;
 	out->n = n;
-	qsort(out->l, n, sizeof(*out->l), key_cmp);
-	clash = first_conflict(out);
-	if (clash)
-		rc = label_fail(&L, "$.flows", "one flow labelled both %s and %s",
-				ct_class_name(out->l[clash - 1].cls),
-				ct_class_name(out->l[clash].cls));
+	ct_labels_sort(out);
+	if (merge_same_flow(out, why, sizeof(why)))
+		rc = label_fail(&L, "$.flows", "%s", why);
 out:
 	json_object_put(root);
 	if (rc)
@@ -276,15 +319,13 @@ int ct_labels_load_dir(const char *dir, struct ct_labels *out, char *err, size_t
 		free(names[i]);
 	free(names);
 	if (!rc) {
-		size_t i;
+		char why[200];
 
 		ct_labels_sort(out);
-		i = first_conflict(out);
-		if (i) {
-			snprintf(err, errlen, "%s: two files label one flow %s and %s", dir,
-				 ct_class_name(out->l[i - 1].cls), ct_class_name(out->l[i].cls));
-			rc = -EINVAL;
-		}
+		rc = merge_same_flow(out, why, sizeof(why));
+		if (rc)
+			snprintf(err, errlen, "%s: two files label one flow differently: %s", dir,
+				 why);
 	}
 	if (rc)
 		ct_labels_free(out);

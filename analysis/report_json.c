@@ -260,7 +260,8 @@ static json_object *flow_json(struct jb *b, const struct ct_report *r, size_t i)
 	add_u64(b, o, "last_ts", f->last_ts);
 	if (r->classes && i < r->classes->n) {
 		const struct ct_flow_class *fc = &r->classes->flows[i];
-		static const char *const sources[] = {"signature", "profile", "label", "connection"};
+		static const char *const sources[] = {"signature", "profile", "label",
+						      "connection"};
 
 		add(b, o, "class", STR(b, ct_class_name(fc->cls)));
 		add(b, o, "class_confidence", DBL(b, round(fc->confidence * 100) / 100));
@@ -470,6 +471,9 @@ static json_object *jobs_json(struct jb *b, const struct ct_report *r)
 
 		for (size_t h = 0; h < job->n_hosts; h++)
 			push(b, hosts, addr_json(b, &job->hosts[h]));
+		/* the job's name as its flows' labels give it (the fleet's ct_job) */
+		if (r->classes && j < r->classes->n_job_names && r->classes->job_names[j][0])
+			add(b, o, "name", STR(b, r->classes->job_names[j]));
 		add(b, o, "hosts", hosts);
 		add(b, o, "iteration_period_s", DBL(b, period->period_s));
 		add(b, o, "period_confidence", DBL(b, period->confidence));
@@ -481,7 +485,8 @@ static json_object *jobs_json(struct jb *b, const struct ct_report *r)
 
 			for (size_t f = 0; f < r->flows.count && f < p->n_flows; f++)
 				if (p->flows[f].job == (int)j && f < r->classes->n)
-					by_class[r->classes->flows[f].cls] += r->flows.flows[f].bytes;
+					by_class[r->classes->flows[f].cls] +=
+						r->flows.flows[f].bytes;
 			for (int c = 0; c <= CT_CLASS_COUNT; c++)
 				if (by_class[c])
 					add_u64(b, classes, ct_class_name(c), by_class[c]);

@@ -79,21 +79,27 @@ static void gauge(struct prom *p, const char *name, const char *help, double v)
 
 /*
  * The fleet's name for a job (jobs[index]): the same on every probe that
- * sees the job, so that rules can join their views. The profile's name
- * when one was given (it describes the busiest job, jobs[0]); otherwise
- * the job's hosts (jobs[].hosts, in address order) hashed (FNV-1a, 32
- * bits): probes that see every host sending in the job's iterations agree
- * (a view split by hosts of a job whose hosts all talk across the split, a
- * mirror), a host in a large ring sees only its neighbours. The one place
- * to change when the job identity improves (labels naming the job).
+ * sees the job, so that rules can join their views. First the name its
+ * flows' labels give (jobs[].name: the host agents name the jobs of their
+ * own processes, and a mirror reads their labels), then the profile's name
+ * (it describes the busiest job, jobs[0]); otherwise the job's hosts
+ * (jobs[].hosts, in address order) hashed (FNV-1a, 32 bits): probes that
+ * see every host sending in the job's iterations agree (a view split by
+ * hosts of a job whose hosts all talk across the split, a mirror), a host
+ * in a large ring sees only its neighbours.
  */
 static void job_identity(json_object *doc, size_t index, char *id, size_t len)
 {
 	json_object *job = ct_doc_at(ct_doc_get(doc, "jobs"), index);
 	json_object *hosts = ct_doc_get(job, "hosts");
 	const char *profile = ct_doc_str(ct_doc_get(doc, "classification"), "profile");
+	const char *name = ct_doc_str(job, "name");
 	uint32_t h = 2166136261u;
 
+	if (name && *name) {
+		snprintf(id, len, "%s", name);
+		return;
+	}
 	if (index == 0 && profile && *profile) {
 		snprintf(id, len, "%s", profile);
 		return;

@@ -267,6 +267,109 @@ static void test_labels_override_profile(void **state)
 	ct_flow_set_free(&set);
 }
 
+#define JOB_LABEL(src, dst, qpn, fields)                                                           \
+	"{\"transport\": \"roce\", \"src\": \"" src "\", \"dst\": \"" dst "\", \"qpn\": " #qpn     \
+	", " fields "}"
+
+/*
+ * A label may name the flow's job alone (the class then comes from the
+ * traffic); the same flow's class from another label joins it. One flow in
+ * two jobs is an error, and so is a job name that is empty, not a string or
+ * longer than CT_JOB_NAME_LEN - 1.
+ */
+static void test_job_labels(void **state)
+{
+	struct ct_flow_key ab = roce_key(A, B, 7), ba = roce_key(B, A, 8);
+	const struct ct_label *l;
+	struct ct_labels labels;
+	char err[256] = "", long_name[CT_JOB_NAME_LEN + 1], text[512];
+
+	(void)state;
+	write_file(FLOW(JOB_LABEL(A, B, 7, "\"job\": \"slurm:4242\"") ", " JOB_LABEL(
+		A, B, 7,
+		"\"class\": \"PP\", \"comm\": \"pp0\"") ", " JOB_LABEL(B, A, 8,
+								       "\"job\": \"slurm:4242\"")));
+	assert_int_equal(ct_labels_load(file, &labels, err, sizeof(err)), 0);
+	assert_int_equal(labels.n, 2);
+	l = ct_labels_find(&labels, &ab);
+	assert_non_null(l);
+	assert_int_equal(l->no_class, 0);
+	assert_int_equal(l->cls, CT_CLASS_PP);
+	assert_string_equal(l->comm, "pp0");
+	assert_string_equal(l->job, "slurm:4242");
+	l = ct_labels_find(&labels, &ba);
+	assert_non_null(l);
+	assert_int_equal(l->no_class, 1);
+	assert_string_equal(l->job, "slurm:4242");
+	ct_labels_free(&labels);
+
+	assert_load_error(FLOW(JOB_LABEL(A, B, 7, "\"job\": \"a\"") ", " JOB_LABEL(
+				  A, B, 7, "\"job\": \"b\", \"class\": \"DP\"")),
+			  "labels.json: $.flows: one flow labelled with two jobs, \"a\" and \"b\"");
+	assert_load_error(
+		FLOW(JOB_LABEL(A, B, 7, "\"job\": \"\"")),
+		"labels.json: $.flows[0]: \"job\": expected a name of 1 to 63 characters");
+	assert_load_error(FLOW(JOB_LABEL(A, B, 7, "\"job\": 4242")),
+			  "labels.json: $.flows[0]: \"job\": expected a name");
+	memset(long_name, 'j', CT_JOB_NAME_LEN);
+	long_name[CT_JOB_NAME_LEN] = 0;
+	snprintf(text, sizeof(text), FLOW(JOB_LABEL(A, B, 7, "\"job\": \"%s\"")), long_name);
+	assert_load_error(text, "labels.json: $.flows[0]: \"job\": expected a name");
+	/* neither a class nor a job: the class is what is missing */
+	assert_load_error(FLOW(JOB_LABEL(A, B, 7, "\"comm\": \"x\"")),
+			  "labels.json: $.flows[0]: \"class\": expected a string");
+}
+
+/*
+ * Two periodicity jobs; the labels name flows of the first "torch:a" (2 MB)
+ * and one of its flows "torch:b" (1 MB, a flow joined to the wrong job),
+ * and no flow of the second. The first job is "torch:a", the second has no
+ * name; labels that give no class leave the method at the signatures.
+ */
+static void test_jobs_named_by_labels(void **state)
+{
+	struct ct_flow_key k[4] = {roce_key(A, B, 1), roce_key(B, A, 2), roce_key(A, B, 3),
+				   roce_key("198.18.0.3", "198.18.0.4", 4)};
+	struct ct_label l[3] = {
+		{.key = k[0], .no_class = 1, .job = "torch:a"},
+		{.key = k[1], .no_class = 1, .job = "torch:a"},
+		{.key = k[2], .no_class = 1, .job = "torch:b"},
+	};
+	struct ct_labels labels = {l, 3};
+	struct ct_flow_periodicity fp[4];
+	struct ct_job jobs[2] = {{.flows = 3}, {.flows = 1}};
+	struct ct_periodicity per;
+	struct ct_classification c;
+	struct ct_flow_set set;
+
+	(void)state;
+	ct_flow_set_init(&set);
+	for (int i = 0; i < 4; i++) {
+		struct ct_flow_summary s = summary_of(&k[i], 1000000, T0, T0 + 10 * MS);
+
+		set_add(&set, &s);
+	}
+	ct_flow_set_sort(&set);
+	ct_flow_set_pair(&set, NULL, 0);
+	ct_labels_sort(&labels);
+	memset(&per, 0, sizeof(per));
+	memset(fp, 0, sizeof(fp));
+	for (int i = 0; i < 4; i++)
+		fp[set_index(&set, &k[i])].job = i == 3 ? 1 : 0;
+	per.flows = fp;
+	per.n_flows = 4;
+	per.jobs = jobs;
+	per.n_jobs = 2;
+	assert_int_equal(ct_classify(&set, &per, &labels, NULL, &c), 0);
+	assert_string_equal(c.method, "signatures");
+	assert_int_equal(c.n_job_names, 2);
+	assert_string_equal(c.job_names[0], "torch:a");
+	assert_string_equal(c.job_names[1], "");
+	ct_classification_free(&c);
+	assert_null(c.job_names);
+	ct_flow_set_free(&set);
+}
+
 static void write_named(const char *name, const char *text)
 {
 	char path[160];
@@ -353,6 +456,8 @@ int main(void)
 		cmocka_unit_test(test_in_memory_sorted),
 		cmocka_unit_test(test_labels_override_profile),
 		cmocka_unit_test(test_directory_of_hosts),
+		cmocka_unit_test(test_job_labels),
+		cmocka_unit_test(test_jobs_named_by_labels),
 	};
 
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);

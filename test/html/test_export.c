@@ -187,6 +187,47 @@ static void test_prom_fleet_labels(void **state)
 	json_object_put(named);
 }
 
+/*
+ * A job its labels name (jobs[].name) has that name at every probe, before
+ * the profile's and the hosts' hash: two host agents that see different
+ * hosts of one ring job, each with a profile, agree; the name is escaped.
+ */
+static void test_prom_job_named_by_labels(void **state)
+{
+	json_object *a = fleet_report("ebpf", "eth0", 2, "gpt-3b");
+	json_object *b = fleet_report("ebpf", "eth1", 2, NULL);
+	char *ta, *tb, ja[96], jb[96], ja1[96], jb1[96];
+	size_t len;
+
+	(void)state;
+	/* b's first job sees other hosts than a's: unnamed, they differ */
+	json_object_array_put_idx(ct_doc_get(ct_doc_at(ct_doc_get(b, "jobs"), 0), "hosts"), 0,
+				  json_object_new_string("10.0.0.9"));
+	assert_int_equal(ct_prom_render(b, NULL, &tb, &len), 0);
+	nth_job(tb, 0, jb, sizeof(jb));
+	assert_string_not_equal(jb, "");
+	assert_int_equal(jb[0], 'j');
+	free(tb);
+	json_object_object_add(ct_doc_at(ct_doc_get(a, "jobs"), 0), "name",
+			       json_object_new_string("slurm:4242 \"a\""));
+	json_object_object_add(ct_doc_at(ct_doc_get(b, "jobs"), 0), "name",
+			       json_object_new_string("slurm:4242 \"a\""));
+	assert_int_equal(ct_prom_render(a, NULL, &ta, &len), 0);
+	assert_int_equal(ct_prom_render(b, NULL, &tb, &len), 0);
+	nth_job(ta, 0, ja, sizeof(ja));
+	nth_job(tb, 0, jb, sizeof(jb));
+	nth_job(ta, 1, ja1, sizeof(ja1));
+	nth_job(tb, 1, jb1, sizeof(jb1));
+	assert_string_equal(ja, "slurm:4242 \\");
+	assert_non_null(strstr(ta, "ct_job=\"slurm:4242 \\\"a\\\"\",vantage=\"host:eth0\""));
+	assert_non_null(strstr(tb, "ct_job=\"slurm:4242 \\\"a\\\"\",vantage=\"host:eth1\""));
+	assert_string_equal(ja1, jb1); /* the unnamed second job: its hosts' hash */
+	free(ta);
+	free(tb);
+	json_object_put(a);
+	json_object_put(b);
+}
+
 /* A straggler at host, confidence 0.9, 3 ms late, in doc's anomalies section. */
 static void add_straggler(json_object *doc, const char *host)
 {
@@ -512,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_prom_bounded),
 		cmocka_unit_test(test_prom_fleet_labels),
 		cmocka_unit_test(test_prom_anomaly_labels),
+		cmocka_unit_test(test_prom_job_named_by_labels),
 		cmocka_unit_test(test_html_many_hosts),
 		cmocka_unit_test(test_html_gpu_bars),
 		cmocka_unit_test(test_merge_dedup),

@@ -37,11 +37,20 @@ struct ct_flow_class {
 	char evidence[CT_CLASS_EVIDENCE_LEN];
 };
 
-/* Agent labels: flow key -> class (commtap.labels/v1; see docs/labels.md). */
+/* A job's name as a scheduler or the training processes know it. */
+#define CT_JOB_NAME_LEN 64
+
+/*
+ * Agent labels: flow key -> class and job (commtap.labels/v1; see
+ * docs/labels.md). A label may give the job alone: the class then comes
+ * from the traffic as for an unlabelled flow.
+ */
 struct ct_label {
 	struct ct_flow_key key;
 	uint8_t cls;
-	char comm[24]; /* communicator, "" if not given */
+	uint8_t no_class; /* the label names the job alone */
+	char comm[24];		   /* communicator, "" if not given */
+	char job[CT_JOB_NAME_LEN]; /* the job, "" if not given */
 };
 
 struct ct_labels {
@@ -85,16 +94,16 @@ struct ct_class_expect {
 
 /* One group of hosts joined by flows of one class (a TP group, a DP ring, a pipeline chain). */
 struct ct_layout_group {
-	uint8_t cls;	  /* enum ct_class */
-	size_t first, n;  /* its hosts: ct_layout.group_hosts[first .. first + n) */
+	uint8_t cls;	 /* enum ct_class */
+	size_t first, n; /* its hosts: ct_layout.group_hosts[first .. first + n) */
 };
 
 /* A parallel layout inferred from the traffic (signatures only). */
 struct ct_layout {
-	unsigned hosts;	     /* hosts seen in periodic traffic */
-	unsigned pp_stages;  /* hosts in the longest pipeline chain, 0 none */
-	unsigned dp_ring;    /* hosts in the largest DP ring, 0 none */
-	unsigned ep_group;   /* hosts exchanging all-to-all, 0 none */
+	unsigned hosts;	    /* hosts seen in periodic traffic */
+	unsigned pp_stages; /* hosts in the longest pipeline chain, 0 none */
+	unsigned dp_ring;   /* hosts in the largest DP ring, 0 none */
+	unsigned ep_group;  /* hosts exchanging all-to-all, 0 none */
 	/*
 	 * The degrees as the wire shows them: the hosts of the largest group
 	 * of each class (p: a pipeline chain's stages); 0 where no flow of
@@ -120,8 +129,14 @@ struct ct_layout_check {
 struct ct_classification {
 	struct ct_flow_class *flows; /* one per flow of the set */
 	size_t n;
-	const char *method; /* "labels", "profile" or "signatures" */
+	const char *method;  /* "labels", "profile" or "signatures" */
 	const char *profile; /* the profile's name when one was given (it names the job) */
+	/*
+	 * Per periodicity job, the name its flows' labels give (the one
+	 * carrying most bytes), "" where no flow of it is labelled with a job.
+	 */
+	char (*job_names)[CT_JOB_NAME_LEN];
+	size_t n_job_names;
 	struct ct_layout layout;
 	struct ct_layout_check check; /* with a profile: its layout against the wire's */
 };
