@@ -5,11 +5,15 @@
 
 Synthesizes one job (4 hosts, iterations of 0.59 s), splits its capture
 into two host agents' views (hosts 198.18.0.1-2 and the others) and keeps
-the whole as a mirror's view, then replays each in real time (`commtap
-analyze --pace 1 --interval 1 --listen 127.0.0.1:0`). Debian's prometheus,
-on a loopback port with its own data directory, scrapes the three every
-second with the shipped rules loaded (their times scaled to the test:
-`for:` 3 s, rate windows 8 s and 20 s). Through /api/v1/query it checks:
+the whole as a mirror's view. A second job, DDP ResNet-50 (the profile
+next to PROFILE: 4 hosts in one ring, which a straggler needs), is
+synthesized with a straggler (host 198.18.0.2, 40 ms late each iteration)
+and a slow link (198.18.0.3-4, 4 times slower) injected, seen by a
+fourth probe. Each is replayed in real time (`commtap analyze --pace 1
+--interval 1 --listen 127.0.0.1:0`). Debian's prometheus, on a loopback
+port with its own data directory, scrapes the four every second with the
+shipped rules loaded (their times scaled to the test: `for:` 3 s, rate
+windows 8 s and 20 s). Through /api/v1/query it checks:
 
 - every probe names the job alike (ct_job: the profile's name; the hosts
   its hash would be derived from are the same in every probe's report) and
@@ -20,9 +24,14 @@ second with the shipped rules loaded (their times scaled to the test:
   replay kept up with real time (capture seconds per second over 0.8, from
   the probes' last packet times), match the report's within 30 % (a
   slower replay, under a sanitizer, lowers the rate, not the period);
+- the second job's straggler and slow link are the fleet's only ones
+  (host, link, delay within 10 % of the injected), and CommtapStraggler
+  and CommtapSlowLink fire for them alone;
 - a probe killed (the injected condition) fires CommtapProbeDown;
 - every PromQL expression of the Grafana dashboard, its variables and
-  $__rate_interval substituted, parses and returns data.
+  $__rate_interval substituted, parses and returns data for each job; the
+  panels of straggler and slow-link findings return data for the second
+  job and none for the clean first one (it has none to show).
 
 The server and the probes are stopped and the data removed however the
 test ends. SKIP (77) only where the prometheus binary is missing.
@@ -41,6 +50,14 @@ import urllib.request
 
 PROMETHEUS = "/usr/bin/prometheus"
 HOSTS_A = "198.18.0.1,198.18.0.2"
+# the job with anomalies injected: its profile (next to PROFILE), and what
+# was injected (host indices 1, 2-3: 198.18.0.2, 198.18.0.3-4)
+FAULTY_PROFILE = "ddp-resnet50-32gpu.json"
+STRAGGLER, STRAGGLER_DELAY = "198.18.0.2", 0.04
+SLOW_LINK = {"198.18.0.3>198.18.0.4", "198.18.0.4>198.18.0.3"}
+# dashboard expressions over straggler and slow-link findings: a clean job
+# has none of those series
+FINDINGS = re.compile(r"commtap:job_(straggler|slow_link)_")
 
 
 def free_port():
@@ -121,6 +138,13 @@ def run(commtap, profile, rules, dashboard, t, procs):
     subprocess.run([commtap, "analyze", "--profile", profile, "--json", t("whole.json"),
                     t("job.pcap")], check=True, capture_output=True)
     whole = json.load(open(t("whole.json")))
+    # the faulty job: 30 iterations of 0.41 s (13 s of replay, 1 MB)
+    faulty_profile = os.path.join(os.path.dirname(profile), FAULTY_PROFILE)
+    subprocess.run([commtap, "synth", faulty_profile, "-o", t("faulty.pcap"), "--iterations",
+                    "30", "--scale", "1e-3", "--time-scale", "10", "--snaplen", "128",
+                    "--straggler", f"1:{STRAGGLER_DELAY}", "--slow-link", "2-3:4"],
+                   check=True, capture_output=True)
+    faulty_job = json.load(open(faulty_profile))["name"]
     # every probe is given the profile: it names the job
     want_job = whole["classification"]["profile"]
     want_period = whole["job"]["iteration_period_s"]
@@ -135,7 +159,8 @@ def run(commtap, profile, rules, dashboard, t, procs):
     with open(rules) as src, open(t("rules.yml"), "w") as dst:
         text = re.sub(r"(\bfor: )\d+[smh]", r"\g<1>3s", src.read())
         dst.write(text.replace("[1m]", "[8s]").replace("[5m]", "[20s]"))
-    ports = {view: free_port() for view in ("host-a", "host-b", "mirror")}
+    views = {"host-a": profile, "host-b": profile, "mirror": profile, "faulty": faulty_profile}
+    ports = {view: free_port() for view in views}
     port = free_port()
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s",
@@ -167,7 +192,7 @@ def run(commtap, profile, rules, dashboard, t, procs):
         os.mkdir(t(view))
         p = subprocess.Popen([commtap, "analyze", "--pace", "1", "--interval", "1",
                               "--report-dir", t(view), "--listen", f"127.0.0.1:{vport}",
-                              "--profile", profile, "--json", t(view + ".json"),
+                              "--profile", views[view], "--json", t(view + ".json"),
                               t(view + ".pcap")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         procs.append(p)
@@ -175,22 +200,26 @@ def run(commtap, profile, rules, dashboard, t, procs):
         assert f"port {vport}" in line, f"{view}: analyze did not listen: {line}"
         targets[view] = (p, f"127.0.0.1:{vport}")
     started = time.time()
-    wait_for("three targets up", lambda: prom.values('sum(up{job="commtap"})').get(
-        frozenset(), 0) == 3, 20)
+    wait_for("four targets up", lambda: prom.values('sum(up{job="commtap"})').get(
+        frozenset(), 0) == len(ports), 20)
+    # the first job's probes (the faulty job's replay is shorter)
+    job_probes = 'instance=~"127.0.0.1:(%s)"' % "|".join(
+        str(ports[v]) for v in views if views[v] == profile)
+    job = f'ct_job="{want_job}"'
 
     # mid-replay: the rules' rates, while every probe is still reading
     mid = started + 14
     wait_for("the replay's middle", lambda: time.time() > mid + 2, 30)
-    per_iter = prom.values("commtap:job_class_bytes_per_iteration", at=mid)
-    per_iter_parts = prom.values("commtap:job_class_bytes:rate1m * on (ct_job) group_left () "
-                                 "commtap:job_period_seconds:median", at=mid)
+    per_iter = prom.values(f"commtap:job_class_bytes_per_iteration{{{job}}}", at=mid)
+    per_iter_parts = prom.values(f"commtap:job_class_bytes:rate1m{{{job}}} * on (ct_job) "
+                                 "group_left () commtap:job_period_seconds:median", at=mid)
     # capture seconds per wall second then: under 1 where the machine (or a
     # sanitizer) cannot keep up, lowering the rate but not the period
-    speed = prom.values("avg(deriv(commtap_last_packet_timestamp_seconds[8s]))", at=mid).get(
-        frozenset(), 0.0)
+    speed = prom.values(f"avg(deriv(commtap_last_packet_timestamp_seconds{{{job_probes}}}[8s]))",
+                        at=mid).get(frozenset(), 0.0)
     wait_for("every probe's final report",
-             lambda: prom.values("count(commtap_capture_complete == 1)").get(frozenset()) == 3,
-             120)
+             lambda: prom.values("count(commtap_capture_complete == 1)").get(frozenset()) ==
+             len(ports), 120)
     time.sleep(3)  # a scrape and a rule evaluation of the final reports
     failures = []
     fail = failures.append
@@ -202,8 +231,8 @@ def run(commtap, profile, rules, dashboard, t, procs):
                 print(e, x["metric"].get("instance"), [(round(float(t) - started), v) for t, v in x["values"]])
 
     probes = prom.values("commtap:job_period_seconds:probes")
-    if probes != {frozenset({("ct_job", want_job)}): 3.0}:
-        fail(f"job seen by {probes}, want {want_job} seen by 3 probes")
+    if probes != {frozenset({("ct_job", want_job)}): 3.0, frozenset({("ct_job", faulty_job)}): 1.0}:
+        fail(f"jobs seen by {probes}, want {want_job} seen by 3 probes, {faulty_job} by 1")
     median = prom.values("commtap:job_period_seconds:median").get(
         frozenset({("ct_job", want_job)}))
     if median is None or abs(median / want_period - 1) > 0.02:
@@ -214,9 +243,9 @@ def run(commtap, profile, rules, dashboard, t, procs):
         fail(f"probes' periods spread {spread}, want under 0.05")
 
     dedup = {dict(k)["class"]: v for k, v in
-             prom.values("sum by (class) (commtap:job_class_bytes:dedup)").items()}
+             prom.values(f"sum by (class) (commtap:job_class_bytes:dedup{{{job}}})").items()}
     plain = {dict(k)["class"]: v for k, v in
-             prom.values("sum by (class) (commtap_host_pair_bytes_total)").items()}
+             prom.values(f"sum by (class) (commtap_host_pair_bytes_total{{{job}}})").items()}
     if dedup != {c: float(b) for c, b in want_class.items()}:
         fail(f"bytes by class over probes {dedup}, want the whole capture's {want_class}")
     if not plain.get("PP", 0) > want_class.get("PP", 0):
@@ -239,24 +268,57 @@ def run(commtap, profile, rules, dashboard, t, procs):
                  f"{speed:.2f}), want {want:.0f} (whole capture over its iterations) within "
                  "30 %")
 
-    # the dashboard's expressions, as Grafana would send them, all return data
+    # the injected anomalies, across probes: the faulty job's straggler and
+    # slow link, and nothing of the kind in the clean job
+    late = prom.values("commtap:job_straggler_delay_seconds:max")
+    key = frozenset({("ct_job", faulty_job), ("where", STRAGGLER)})
+    if set(late) != {key} or abs(late[key] / STRAGGLER_DELAY - 1) > 0.1:
+        fail(f"stragglers {late}, want {STRAGGLER} of {faulty_job} alone, {STRAGGLER_DELAY} s "
+             "late within 10 %")
+    slow = prom.values("commtap:job_slow_link_rate_ratio:min")
+    if not slow or any(dict(k) not in ({"ct_job": faulty_job, "where": w} for w in SLOW_LINK) or
+                       v >= 0.6 for k, v in slow.items()):
+        fail(f"slow links {slow}, want {sorted(SLOW_LINK)} of {faulty_job} alone, under 0.6")
+    kinds = {(dict(k)["ct_job"], dict(k)["kind"]): v for k, v in
+             prom.values('commtap:job_anomalies:max{kind=~"straggler|slow_link"}').items()}
+    want_kinds = {(want_job, "straggler"): 0, (want_job, "slow_link"): 0,
+                  (faulty_job, "straggler"): 1, (faulty_job, "slow_link"): len(slow)}
+    if kinds != want_kinds:
+        fail(f"findings by job and kind {kinds}, want {want_kinds}")
+    for alert, where in (("CommtapStraggler", {STRAGGLER}), ("CommtapSlowLink", SLOW_LINK)):
+        q = f'ALERTS{{alertname="{alert}",alertstate="firing"}}'
+        try:
+            got = wait_for(f"{alert} to fire", lambda: prom.query(q), 30)
+            bad = [a["metric"] for a in got
+                   if a["metric"].get("ct_job") != faulty_job or a["metric"].get("where") not in where]
+            if bad:
+                fail(f"{alert} fires for {bad}, want {faulty_job} at {sorted(where)} alone")
+        except AssertionError as e:
+            fail(str(e))
+
+    # The dashboard's expressions, as Grafana would send them, return data
+    # for each job; those over straggler and slow-link findings return
+    # data for the faulty job and none for the clean one (none to show).
     dash = json.load(open(dashboard))
-    subst = {"$ct_job": want_job, "$instance": ".*", "$__rate_interval": "1m"}
     exprs = 0
-    for panel in dash["panels"]:
-        for target in panel.get("targets", []):
-            expr = target["expr"]
-            for var, value in subst.items():
-                expr = expr.replace(var, value)
-            if "$" in expr:
-                fail(f"panel {panel['title']!r}: unknown variable left in {expr}")
-                continue
-            exprs += 1
-            try:
-                if not prom.query(expr):
-                    fail(f"panel {panel['title']!r}: {expr} returns no data")
-            except AssertionError as e:
-                fail(f"panel {panel['title']!r}: {e}")
+    for ct_job in (want_job, faulty_job):
+        subst = {"$ct_job": ct_job, "$instance": ".*", "$__rate_interval": "1m"}
+        for panel in dash["panels"]:
+            for target in panel.get("targets", []):
+                expr = target["expr"]
+                for var, value in subst.items():
+                    expr = expr.replace(var, value)
+                if "$" in expr:
+                    fail(f"panel {panel['title']!r}: unknown variable left in {expr}")
+                    continue
+                exprs += 1
+                want_data = ct_job == faulty_job or not FINDINGS.search(expr)
+                try:
+                    if bool(prom.query(expr)) != want_data:
+                        fail(f"panel {panel['title']!r}: {expr} returns "
+                             f"{'no data' if want_data else 'data for a clean job'}")
+                except AssertionError as e:
+                    fail(f"panel {panel['title']!r}: {e}")
     for var in dash["templating"]["list"]:
         q = var.get("query", {}).get("query", "") if var["type"] == "query" else ""
         m = re.fullmatch(r"label_values\((\w+), (\w+)\)", q)
@@ -279,13 +341,16 @@ def run(commtap, profile, rules, dashboard, t, procs):
         fail(str(e))
 
     # without the profile, ct_job hashes the job's hosts: the same at every probe
-    hosts = {view: json.load(open(t(view + ".json")))["jobs"][0]["hosts"] for view in targets}
+    hosts = {view: json.load(open(t(view + ".json")))["jobs"][0]["hosts"] for view in targets
+             if views[view] == profile}
     if len({tuple(h) for h in hosts.values()}) != 1:
         fail(f"the probes see the job's hosts differently: {hosts}")
 
     print(f"job {want_job}: period {median} s (whole capture {want_period:.4f} s), spread "
           f"{spread}; replay speed {speed:.2f}; bytes by class over 3 probes {dedup} (plain sum {plain}); per iteration "
-          f"{ {dict(k)['class']: round(v) for k, v in per_iter.items()} }; {exprs} dashboard "
+          f"{ {dict(k)['class']: round(v) for k, v in per_iter.items()} }; job {faulty_job}: "
+          f"stragglers { {dict(k)['where']: v for k, v in late.items()} }, slow links "
+          f"{ {dict(k)['where']: round(v, 3) for k, v in slow.items()} }; {exprs} dashboard "
           f"expressions; {time.time() - started:.0f} s")
     for n in notes:
         print("note:", n)
