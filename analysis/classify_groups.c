@@ -15,7 +15,9 @@
  *    pipeline's activations go one way in the forward pass and its
  *    gradients come back later: the best lag is elsewhere. A stream with
  *    nothing coming back is one step of a one-way ring, and belongs to a
- *    collective only if its ring closes.
+ *    collective only if its ring closes, or, in one host's view (a host
+ *    agent's: that host on every stream), if the ring passes through the
+ *    host, in and out, and closes outside the view.
  * 3. Pipelines: the non-aligned streams join hosts into chains of stages.
  * 4. Collectives: aligned streams of one job fall into families of equal
  *    bytes per iteration (a collective moves the same bytes on every edge of
@@ -631,10 +633,53 @@ static size_t family_scc(const struct edge *e, size_t n_edges, size_t lo, size_t
 	return n_nodes;
 }
 
+/*
+ * The host every data stream starts or ends at, when exactly one is (a
+ * third host sends or receives): the capture is that host's view, as its
+ * agent sees it. -1 otherwise.
+ */
+static long vantage_host(const struct groups_ctx *c)
+{
+	long cand[2] = {-1, -1};
+	int seen = 0;
+
+	for (size_t a = 0; a < c->n; a++) {
+		const struct stream *s = &c->s[a];
+
+		if (!s->data)
+			continue;
+		if (!seen++) {
+			cand[0] = s->src;
+			cand[1] = s->dst;
+		}
+		for (int k = 0; k < 2; k++)
+			if (cand[k] != (long)s->src && cand[k] != (long)s->dst)
+				cand[k] = -1;
+	}
+	return cand[1] < 0 ? cand[0] : cand[0] < 0 ? cand[1] : -1;
+}
+
+/*
+ * A ring through the vantage host of a host's view closes outside it: the
+ * view holds the family's step into the host and the step out of it (the
+ * same bytes per iteration), never the rest of the ring.
+ */
+static int passes_through(const struct edge *e, size_t lo, size_t hi, long v)
+{
+	int in = 0, out = 0;
+
+	for (size_t x = lo; x < hi && v >= 0; x++) {
+		in |= (long)e[x].to == v;
+		out |= (long)e[x].from == v;
+	}
+	return in && out;
+}
+
 /* Mark the one-way streams that close no ring of their family as Other. */
 static int rings_close(struct groups_ctx *c, size_t n_hosts, const struct edge *e, size_t n_edges,
 		       size_t *idx)
 {
+	long vantage = vantage_host(c);
 	struct scc_room r = {0};
 	size_t n = 0;
 	int err = -ENOMEM;
@@ -655,7 +700,7 @@ static int rings_close(struct groups_ctx *c, size_t n_hosts, const struct edge *
 			idx[n++] = a;
 	qsort_r(idx, n, sizeof(*idx), stream_edge_cmp, c->s);
 	for (size_t k = 0, lo = 0; k < n;) {
-		int f = c->s[idx[k]].family;
+		int f = c->s[idx[k]].family, through;
 		size_t hi, n_nodes;
 
 		lo = edges_from(e, n_edges, f, 0);
@@ -664,10 +709,11 @@ static int rings_close(struct groups_ctx *c, size_t n_hosts, const struct edge *
 		for (size_t x = lo; x < hi; x++) /* -1: "on the stack" in family_scc */
 			r.scc[e[x].from] = r.scc[e[x].to] = -2;
 		n_nodes = family_scc(e, n_edges, lo, hi, &r);
+		through = passes_through(e, lo, hi, vantage);
 		for (; k < n && c->s[idx[k]].family == f; k++) {
 			struct stream *s = &c->s[idx[k]];
 
-			if (r.scc[s->src] != r.scc[s->dst]) {
+			if (r.scc[s->src] != r.scc[s->dst] && !through) {
 				s->cls = CT_CLASS_OTHER;
 				s->family = -1;
 			}

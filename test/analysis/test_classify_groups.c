@@ -85,8 +85,36 @@ static void test_ring_closes(void **state)
 	free_all(&c, &per, &set, &log);
 }
 
-/* A -> B -> C with nothing back and no way from C to A: no ring, no collective. */
+/* A -> B -> C -> D with nothing back and no way from D to A: no ring, no collective. */
 static void test_ring_open(void **state)
+{
+	struct ct_flow_key ab = roce_key(A, B, 100), bc = roce_key(B, C, 101);
+	struct ct_flow_key cd = roce_key(C, D, 102);
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	log_train(&log, &ab, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+	log_train(&log, &bc, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+	log_train(&log, &cd, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	assert_int_equal(class_of(&c, &set, &ab)->cls, CT_CLASS_OTHER);
+	assert_int_equal(class_of(&c, &set, &bc)->cls, CT_CLASS_OTHER);
+	assert_int_equal(class_of(&c, &set, &cd)->cls, CT_CLASS_OTHER);
+	assert_non_null(strstr(class_of(&c, &set, &ab)->evidence, "no ring"));
+	assert_int_equal(c.layout.n_groups, 0);
+	free_all(&c, &per, &set, &log);
+}
+
+/*
+ * B's own view (its agent's): A -> B and B -> C, the same bytes, nothing
+ * back. Every stream touches B, so the ring closes outside the view: one
+ * collective, DP. What B's agent sees of an all-reduce ring.
+ */
+static void test_host_view_ring(void **state)
 {
 	struct ct_flow_key ab = roce_key(A, B, 100), bc = roce_key(B, C, 101);
 	struct ct_burst_log log = {0};
@@ -99,10 +127,9 @@ static void test_ring_open(void **state)
 	log_train(&log, &bc, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
 	set_of_log(&set, &log);
 	classified(&set, &log, &per, &c);
-	assert_int_equal(class_of(&c, &set, &ab)->cls, CT_CLASS_OTHER);
-	assert_int_equal(class_of(&c, &set, &bc)->cls, CT_CLASS_OTHER);
-	assert_non_null(strstr(class_of(&c, &set, &ab)->evidence, "no ring"));
-	assert_int_equal(c.layout.n_groups, 0);
+	assert_int_equal(class_of(&c, &set, &ab)->cls, CT_CLASS_DP);
+	assert_int_equal(class_of(&c, &set, &bc)->cls, CT_CLASS_DP);
+	assert_int_equal(c.layout.n_groups, 1);
 	free_all(&c, &per, &set, &log);
 }
 
@@ -211,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_closes),
 		cmocka_unit_test(test_ring_open),
+		cmocka_unit_test(test_host_view_ring),
 		cmocka_unit_test(test_pipeline_beside_collectives),
 		cmocka_unit_test(test_two_rhythms),
 		cmocka_unit_test(test_no_periodicity),
