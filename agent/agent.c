@@ -16,6 +16,7 @@
 #include "agent_cmd.h"
 #include "collect.h"
 #include "gpu_link.h"
+#include "job_names.h"
 #include "privilege.h"
 #include "probe.h"
 
@@ -51,6 +52,7 @@ struct agent_opts {
 	int persist;
 	const char *gpu_dir; /* the GPU rings (NCCL plugin, CUPTI) */
 	const char *user;    /* the reader's user, or NULL: the report dir's owner */
+	int no_job_names;    /* do not name jobs from the local processes */
 	uint32_t ring_kib;
 	struct ct_probe_config probe;
 	struct ct_producer_options common;
@@ -179,6 +181,12 @@ static const struct ct_param agent_params[] = {
 		 "their rings (default $COMMTAP_GPU_RING_DIR, else /dev/shm);\n"
 		 "when rings are there, the final report joins them (\"gpu\")\n"
 		 "and commtap-labels.json is written beside it"},
+	{.name = "no-job-names",
+	 .type = CT_PARAM_FLAG,
+	 .offset = AGENT(no_job_names),
+	 .help = "do not name each flow's job from the environment of the local\n"
+		 "process that owns its socket or QP (SLURM_JOB_ID,\n"
+		 "TORCHELASTIC_RUN_ID, MASTER_ADDR:MASTER_PORT; the fleet's ct_job)"},
 	{.name = "user",
 	 .type = CT_PARAM_STRING,
 	 .arg = "NAME",
@@ -293,9 +301,47 @@ static void join_gpu(struct ct_report *r, void *ctx)
 		ct_report_add_section(r, "gpu", g->gpu);
 }
 
+/*
+ * The knowledge for one report: the labels given, and beside them each
+ * flow's job as the local process that owns it names it. named->labels is
+ * the caller's to free (empty when k is used as it is).
+ */
+/* The jobs of this host's flows, kept from one report to the next (job_names.h). */
+static struct ct_labels job_labels;
+
+static struct ct_knowledge *with_job_names(const struct agent_opts *o, struct ct_knowledge *k,
+					   const struct ct_flow_set *flows,
+					   struct ct_knowledge *named)
+{
+	static int warned;
+	char err[1024];
+	int n;
+
+	memset(&named->labels, 0, sizeof(named->labels));
+	if (o->no_job_names)
+		return k;
+	n = ct_job_labels_update(&job_labels, flows);
+	if (n <= 0)
+		return k;
+	/* the labels directory read again first: the copy below is not */
+	if (ct_knowledge_refresh(k, err, sizeof(err)))
+		fprintf(stderr, "commtap agent: %s; the labels read before stay\n", err);
+	*named = *k;
+	named->labels_dir = NULL;
+	if (ct_labels_join(&k->labels, &job_labels, &named->labels, err, sizeof(err))) {
+		if (!warned++)
+			fprintf(stderr, "commtap agent: jobs not named from the processes: %s\n",
+				err);
+		memset(&named->labels, 0, sizeof(named->labels));
+		return k;
+	}
+	return named;
+}
+
 static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct ct_collect *col,
 		      const char *source, int final, struct ct_report_sink *sink)
 {
+	struct ct_knowledge named;
 	struct ct_report r = {0};
 	struct gpu_join_ctx g = {o, k, col, NULL};
 	struct ct_report_input in = {
@@ -322,7 +368,9 @@ static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct
 			"the probe's CLOCK_MONOTONIC moved to CLOCK_REALTIME at the agent's start";
 		r.nic_gbps = o->common.nic_gbps;
 		ct_report_add_section(&r, "host", host);
+		in.know = with_job_names(o, k, &r.flows, &named);
 		rc = ct_report_sink_analyse(sink, &in, &r, final, final && stop);
+		ct_labels_free(&named.labels);
 	} else {
 		fprintf(stderr, "commtap agent: out of memory building the report\n");
 	}
@@ -573,5 +621,6 @@ out:
 		ct_probe_close(probes[i], o.persist && (started || ct_probe_resumed(probes[i])));
 	ct_report_sink_close(sink);
 	ct_knowledge_free(&know);
+	ct_labels_free(&job_labels);
 	return status;
 }

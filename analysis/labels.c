@@ -254,6 +254,31 @@ out:
 	return rc;
 }
 
+int ct_labels_join(const struct ct_labels *a, const struct ct_labels *b, struct ct_labels *out,
+		   char *err, size_t errlen)
+{
+	char why[200];
+
+	memset(out, 0, sizeof(*out));
+	out->l = malloc((a->n + b->n + 1) * sizeof(*out->l));
+	if (!out->l) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (a->n)
+		memcpy(out->l, a->l, a->n * sizeof(*a->l));
+	if (b->n)
+		memcpy(out->l + a->n, b->l, b->n * sizeof(*b->l));
+	out->n = a->n + b->n;
+	ct_labels_sort(out);
+	if (merge_same_flow(out, why, sizeof(why))) {
+		snprintf(err, errlen, "%s", why);
+		ct_labels_free(out);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 void ct_labels_free(struct ct_labels *l)
 {
 	free(l->l);

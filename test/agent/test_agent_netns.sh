@@ -5,7 +5,7 @@
 # compared with `commtap analyze` on the same capture.
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
-# CASE: xdp | tc | period | persist | ring | lru | gpu | errors | twins | user
+# CASE: xdp | tc | period | persist | ring | lru | gpu | errors | twins | user | jobname
 # (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
@@ -466,6 +466,64 @@ user) # least privilege: the reader drops to an ordinary user with no capability
 	stop_agent TERM
 	[ -e $pinsb ] && fail "maps still pinned after a clean exit"
 	echo "user: the reader ran as nobody without capabilities and reported its flows"
+	;;
+jobname) # each flow's job from the environment of the process that owns its socket
+	server=$work/server.py client=$work/client.py
+	cat >"$server" <<'PY'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(4)
+while True:
+    c, _ = s.accept()
+    while c.recv(1 << 20):
+        pass
+    c.close()
+PY
+	# 30 iterations of 0.15 s, each a 64 KiB message: a periodic job
+	cat >"$client" <<'PY'
+import socket, sys, time
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+start = time.monotonic()
+for i in range(30):
+    c.sendall(b"x" * (64 << 10))
+    time.sleep(max(0, start + (i + 1) * 0.15 - time.monotonic()))
+c.close()
+PY
+	ip -n $nsa link set lo up
+	ip netns exec $nsa python3 "$server" 198.18.0.101 29511 &
+	replay_pid=$!
+	sleep 0.5
+	start_agent "$work/reports" --user root
+	# a torchrun-like launch: the rendezvous is in the environment of every rank
+	in_b env -i PATH="$PATH" MASTER_ADDR=198.18.0.101 MASTER_PORT=29500 \
+		python3 "$client" 198.18.0.101 29511 || fail "the client could not send"
+	stop_agent TERM
+	job_name() { # report: the first job's name, or "-"
+		python3 -c 'import json, sys
+jobs = json.load(open(sys.argv[1])).get("jobs", [])
+print(jobs[0].get("name", "-") if jobs else "no job")
+print(jobs, file=sys.stderr)' "$1"
+	}
+	got=$(job_name "$final")
+	[ "$got" = torch:198.18.0.101:29500 ] ||
+		fail "the job is named \"$got\", not from its process's environment"
+	# --no-job-names: not named
+	start_agent "$work/reports2" --user root --no-job-names
+	in_b env -i PATH="$PATH" SLURM_JOB_ID=4242 python3 "$client" 198.18.0.101 29511 ||
+		fail "the client could not send"
+	stop_agent TERM
+	got=$(job_name "$work/reports2/commtap-report-final.json")
+	[ "$got" = - ] || fail "--no-job-names: the job is named \"$got\""
+	# SLURM_JOB_ID first
+	start_agent "$work/reports3" --user root
+	in_b env -i PATH="$PATH" SLURM_JOB_ID=4242 MASTER_ADDR=198.18.0.101 MASTER_PORT=29500 \
+		python3 "$client" 198.18.0.101 29511 || fail "the client could not send"
+	stop_agent TERM
+	got=$(job_name "$work/reports3/commtap-report-final.json")
+	[ "$got" = slurm:4242 ] || fail "SLURM_JOB_ID does not name the job: \"$got\""
+	echo "jobname: the job named from its process's environment"
 	;;
 *)
 	fail "unknown case $case_"

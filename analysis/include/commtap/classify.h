@@ -48,7 +48,7 @@ struct ct_flow_class {
 struct ct_label {
 	struct ct_flow_key key;
 	uint8_t cls;
-	uint8_t no_class; /* the label names the job alone */
+	uint8_t no_class;	   /* the label names the job alone */
 	char comm[24];		   /* communicator, "" if not given */
 	char job[CT_JOB_NAME_LEN]; /* the job, "" if not given */
 };
@@ -70,6 +70,12 @@ int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t er
  * classes by two files is an error.
  */
 int ct_labels_load_dir(const char *dir, struct ct_labels *out, char *err, size_t errlen);
+/*
+ * a and b as one set (neither changed): the labels of one flow merge; two
+ * classes or two jobs for one flow is -EINVAL with why in err.
+ */
+int ct_labels_join(const struct ct_labels *a, const struct ct_labels *b, struct ct_labels *out,
+		   char *err, size_t errlen);
 void ct_labels_free(struct ct_labels *l);
 /* Labels built in memory (by an agent) are sorted once before lookups. */
 void ct_labels_sort(struct ct_labels *l);

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The jobs of this host's processes, named as their scheduler or launcher
+ * names them, so that every probe of a job gives it one name (the fleet's
+ * ct_job, docs/metrics.md): each flow the host sends or receives is joined
+ * to the process that owns its socket (/proc) or queue pair (the kernel's
+ * RDMA resource tracking), and that process's environment names the job.
+ */
+#ifndef COMMTAP_AGENT_JOB_NAMES_H
+#define COMMTAP_AGENT_JOB_NAMES_H
+
+#include <stddef.h>
+
+#include <commtap/classify.h>
+#include <commtap/flow_set.h>
+
+/*
+ * The job named by an environment (NUL-separated KEY=VALUE, as
+ * /proc/PID/environ holds it), first found of: SLURM_JOB_ID ("slurm:ID"),
+ * TORCHELASTIC_RUN_ID unless "none" ("torchelastic:ID"), MASTER_ADDR and
+ * MASTER_PORT ("torch:ADDR:PORT", the rendezvous every rank of a
+ * torch.distributed job is given). 0, or -ENOENT when none is there or the
+ * name would not fit in size.
+ */
+int ct_job_name_from_environ(const char *env, size_t len, char *name, size_t size);
+
+/*
+ * Labels naming the job of every flow of set that a local process with a
+ * job sends or receives (no class: the traffic decides it). Returns the
+ * number of labels (0: none, out empty), or a negative errno.
+ */
+int ct_job_labels(const struct ct_flow_set *set, struct ct_labels *out);
+
+/*
+ * known, kept from one report to the next: the jobs named now, and those
+ * named before for flows of set whose process has gone since (a report
+ * still holds the flows of a job that ended). Returns known->n or a
+ * negative errno (known unchanged).
+ */
+int ct_job_labels_update(struct ct_labels *known, const struct ct_flow_set *set);
+
+#endif
