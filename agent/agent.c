@@ -15,6 +15,7 @@
  */
 #include "agent_cmd.h"
 #include "collect.h"
+#include "atomic_file.h"
 #include "gpu_link.h"
 #include "job_names.h"
 #include "privilege.h"
@@ -309,6 +310,24 @@ static void join_gpu(struct ct_report *r, void *ctx)
 /* The jobs of this host's flows, kept from one report to the next (job_names.h). */
 static struct ct_labels job_labels;
 
+static int print_job_labels(FILE *out, void *ctx)
+{
+	return ct_job_labels_print(out, ctx);
+}
+
+/* Beside the reports, for a mirror and for the other probes' `--labels` directory. */
+static void write_job_labels(const struct agent_opts *o)
+{
+	static int warned;
+	char path[4200];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/commtap-job-labels.json", o->common.report_dir);
+	rc = ct_write_file_atomic(path, print_job_labels, &job_labels);
+	if (rc && !warned++)
+		fprintf(stderr, "commtap agent: %s: %s\n", path, strerror(-rc));
+}
+
 static struct ct_knowledge *with_job_names(const struct agent_opts *o, struct ct_knowledge *k,
 					   const struct ct_flow_set *flows,
 					   struct ct_knowledge *named)
@@ -323,6 +342,7 @@ static struct ct_knowledge *with_job_names(const struct agent_opts *o, struct ct
 	n = ct_job_labels_update(&job_labels, flows);
 	if (n <= 0)
 		return k;
+	write_job_labels(o);
 	/* the labels directory read again first: the copy below is not */
 	if (ct_knowledge_refresh(k, err, sizeof(err)))
 		fprintf(stderr, "commtap agent: %s; the labels read before stay\n", err);

@@ -15,6 +15,8 @@
 
 #include <commtap/parse.h>
 
+#include <json-c/json.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -349,4 +351,30 @@ int ct_job_labels_update(struct ct_labels *known, const struct ct_flow_set *set)
 	known->n = n;
 	ct_labels_sort(known);
 	return (int)n;
+}
+
+int ct_job_labels_print(FILE *out, const struct ct_labels *l)
+{
+	char a[64], b[64];
+
+	fputs("{\"schema\": \"commtap.labels/v1\", \"flows\": [", out);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ct_flow_key *k = &l->l[i].key;
+		json_object *job = json_object_new_string(l->l[i].job);
+
+		fprintf(out, "%s\n {\"transport\": \"%s\", \"src\": \"%s\", \"dst\": \"%s\", ",
+			i ? "," : "", k->transport == CT_TRANSPORT_TCP ? "tcp" : "roce",
+			ct_addr_format(&k->src, a, sizeof(a)),
+			ct_addr_format(&k->dst, b, sizeof(b)));
+		if (k->transport == CT_TRANSPORT_TCP)
+			fprintf(out, "\"sport\": %u, \"dport\": %u", (unsigned)(k->id >> 16),
+				(unsigned)(k->id & 0xffff));
+		else
+			fprintf(out, "\"qpn\": %u", (unsigned)k->id);
+		/* json-c escapes the name as JSON wants it */
+		fprintf(out, ", \"job\": %s}", job ? json_object_to_json_string(job) : "\"\"");
+		json_object_put(job);
+	}
+	fputs("\n]}\n", out);
+	return ferror(out) ? -EIO : 0;
 }

@@ -10,6 +10,7 @@
 #define COMMTAP_AGENT_JOB_NAMES_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <commtap/classify.h>
 #include <commtap/flow_set.h>
@@ -38,5 +39,11 @@ int ct_job_labels(const struct ct_flow_set *set, struct ct_labels *out);
  * negative errno (known unchanged).
  */
 int ct_job_labels_update(struct ct_labels *known, const struct ct_flow_set *set);
+
+/*
+ * l as a commtap.labels/v1 file that names jobs only (what a mirror or
+ * `commtap analyze --labels` reads beside other hosts' files). 0 or -EIO.
+ */
+int ct_job_labels_print(FILE *out, const struct ct_labels *l);
 
 #endif

@@ -509,6 +509,16 @@ print(jobs, file=sys.stderr)' "$1"
 	got=$(job_name "$final")
 	[ "$got" = torch:198.18.0.101:29500 ] ||
 		fail "the job is named \"$got\", not from its process's environment"
+	# the names beside the reports, as labels other probes read
+	python3 -c 'import json, sys
+l = json.load(open(sys.argv[1]))
+named = [f for f in l["flows"] if f["job"] == "torch:198.18.0.101:29500" and 29511 in (f["sport"], f["dport"])]
+sys.exit(0 if l["schema"] == "commtap.labels/v1" and len(named) == 2 else 1)' \
+		"$work/reports/commtap-job-labels.json" ||
+		fail "commtap-job-labels.json does not name both directions: $(cat "$work/reports/commtap-job-labels.json")"
+	synth "$work/any.pcap"
+	"$commtap" analyze --labels "$work/reports/commtap-job-labels.json" --json "$work/any.json" \
+		"$work/any.pcap" || fail "commtap analyze does not read the agent's job labels"
 	# --no-job-names: not named
 	start_agent "$work/reports2" --user root --no-job-names
 	in_b env -i PATH="$PATH" SLURM_JOB_ID=4242 python3 "$client" 198.18.0.101 29511 ||
