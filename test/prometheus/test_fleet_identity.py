@@ -17,7 +17,8 @@ and scraped by Debian's prometheus with the shipped rules loaded.
   of all of them), all nine probes give the one ct_job: the rules count 9
   probes of the job, the period's median is the whole capture's, and the
   job's bytes over the eight agents, each host pair counted once, are the
-  capture's (a plain sum counts every pair twice).
+  capture's (a plain sum counts every pair twice), and so are the rules'
+  (per class, and in all, over the nine probes).
 
 The server and the probes are stopped and the data removed however the
 test ends. SKIP (77) only where the prometheus binary is missing.
@@ -174,6 +175,10 @@ def run(commtap, ddp, rules, t, procs):
              f"{2 * want_bytes}")
     if rule != want_bytes:
         fail(f"commtap:job_class_bytes:dedup of {JOB} sums to {rule}, want {want_bytes}")
+    total = prom.values(f'commtap:job_bytes:dedup{{ct_job="{JOB}"}}').get(
+        frozenset({("ct_job", JOB)}))
+    if total != want_bytes:
+        fail(f"commtap:job_bytes:dedup of {JOB} is {total}, want {want_bytes}")
     print(f"without labels 3 agents give {len(bare_ids)} names {bare_ids}; with labels "
           f"{probes:.0f} probes give {JOB}: period {median} s (whole {want_period:.4f} s), "
           f"bytes {dedup:.0f} once per pair (plain sum {plain:.0f}, capture {want_bytes}); "
