@@ -72,6 +72,13 @@ static size_t read_table(const char *path, struct sock_ino **v, size_t n, size_t
 	return n;
 }
 
+static int by_inode(const void *pa, const void *pb)
+{
+	const struct sock_ino *a = pa, *b = pb;
+
+	return a->inode < b->inode ? -1 : a->inode > b->inode;
+}
+
 int gc_job_add_proc_sockets(struct gc_job *j)
 {
 	struct sock_ino *v = NULL;
@@ -84,6 +91,8 @@ int gc_job_add_proc_sockets(struct gc_job *j)
 		return -errno;
 	n = read_table("/proc/net/tcp", &v, n, &cap);
 	n = read_table("/proc/net/tcp6", &v, n, &cap);
+	if (n) /* every fd of every process is looked up in it */
+		qsort(v, n, sizeof(*v), by_inode);
 	while (n && (e = readdir(proc))) {
 		char fds[300], link[PATH_MAX], target[64];
 		struct dirent *fe;
@@ -96,6 +105,7 @@ int gc_job_add_proc_sockets(struct gc_job *j)
 		if (!d)
 			continue;
 		while ((fe = readdir(d))) {
+			struct sock_ino key, *s;
 			unsigned long ino;
 			ssize_t len;
 
@@ -106,10 +116,11 @@ int gc_job_add_proc_sockets(struct gc_job *j)
 			target[len] = 0;
 			if (sscanf(target, "socket:[%lu]", &ino) != 1)
 				continue;
-			for (size_t i = 0; i < n; i++)
-				if (v[i].inode == ino &&
-				    !gc_job_add_socket(j, atoi(e->d_name), v[i].lport, v[i].rport))
-					added++;
+			/* one inode is one socket: its entry, if a TCP one */
+			key.inode = ino;
+			s = bsearch(&key, v, n, sizeof(*v), by_inode);
+			if (s && !gc_job_add_socket(j, atoi(e->d_name), s->lport, s->rport))
+				added++;
 		}
 		closedir(d);
 	}
