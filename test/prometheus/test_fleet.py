@@ -102,18 +102,19 @@ def wait_for(what, test, timeout, step=0.5):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
-def main():
-    commtap, profile, rules, dashboard = sys.argv[1:5]
+def run_with_prometheus(prefix, body):
+    """body(t, procs) in a temporary directory (t(name): a path in it); every
+    process body appends to procs is stopped and the directory removed
+    however it ends. SKIP (77) without the prometheus binary."""
     if not os.access(PROMETHEUS, os.X_OK):
         print(f"SKIP: no {PROMETHEUS} (Debian package prometheus)")
         return 77
     # meson's timeout sends SIGTERM: unwind so that everything is stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     procs = []
-    with tempfile.TemporaryDirectory(prefix="commtap-fleet-") as tmp:
-        t = lambda name: os.path.join(tmp, name)
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         try:
-            return run(commtap, profile, rules, dashboard, t, procs)
+            return body(lambda name: os.path.join(tmp, name), procs)
         finally:
             for p in procs:
                 if p.poll() is None:
@@ -124,6 +125,43 @@ def main():
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
+
+
+def start_prometheus(t, procs, static_configs):
+    """Debian's prometheus on a free loopback port, its data in t("tsdb"),
+    scraping static_configs (scrape job "commtap") every second with
+    t("rules.yml") evaluated every second; returns a Prom once it is ready."""
+    port = free_port()
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s",
+                   "scrape_timeout": "1s"},
+        "rule_files": [t("rules.yml")],
+        "scrape_configs": [{"job_name": "commtap", "static_configs": static_configs}],
+    }
+    with open(t("prometheus.yml"), "w") as f:
+        json.dump(config, f)  # JSON is YAML
+    server = subprocess.Popen([PROMETHEUS, "--config.file", t("prometheus.yml"),
+                               "--storage.tsdb.path", t("tsdb"),
+                               "--web.listen-address", f"127.0.0.1:{port}"],
+                              stdout=subprocess.DEVNULL, stderr=open(t("prometheus.log"), "w"))
+    procs.append(server)
+    prom = Prom(port)
+
+    def ready():
+        try:
+            with urllib.request.urlopen(prom.base + "/-/ready", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return server.poll() is not None and sys.exit(
+                "prometheus exited: " + open(t("prometheus.log")).read()[-2000:])
+    wait_for("prometheus to be ready", ready, 30)
+    return prom
+
+
+def main():
+    commtap, profile, rules, dashboard = sys.argv[1:5]
+    return run_with_prometheus("commtap-fleet-", lambda t, procs: run(
+        commtap, profile, rules, dashboard, t, procs))
 
 
 def run(commtap, profile, rules, dashboard, t, procs):
@@ -161,31 +199,7 @@ def run(commtap, profile, rules, dashboard, t, procs):
         dst.write(text.replace("[1m]", "[8s]").replace("[5m]", "[20s]"))
     views = {"host-a": profile, "host-b": profile, "mirror": profile, "faulty": faulty_profile}
     ports = {view: free_port() for view in views}
-    port = free_port()
-    config = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s",
-                   "scrape_timeout": "1s"},
-        "rule_files": [t("rules.yml")],
-        "scrape_configs": [{"job_name": "commtap", "static_configs": [
-            {"targets": [f"127.0.0.1:{p}" for p in ports.values()]}]}],
-    }
-    with open(t("prometheus.yml"), "w") as f:
-        json.dump(config, f)  # JSON is YAML
-    server = subprocess.Popen([PROMETHEUS, "--config.file", t("prometheus.yml"),
-                               "--storage.tsdb.path", t("tsdb"),
-                               "--web.listen-address", f"127.0.0.1:{port}"],
-                              stdout=subprocess.DEVNULL, stderr=open(t("prometheus.log"), "w"))
-    procs.append(server)
-    prom = Prom(port)
-
-    def ready():
-        try:
-            with urllib.request.urlopen(prom.base + "/-/ready", timeout=2) as r:
-                return r.status == 200
-        except OSError:
-            return server.poll() is not None and sys.exit(
-                "prometheus exited: " + open(t("prometheus.log")).read()[-2000:])
-    wait_for("prometheus to be ready", ready, 30)
+    prom = start_prometheus(t, procs, [{"targets": [f"127.0.0.1:{p}" for p in ports.values()]}])
 
     targets = {}
     for view, vport in ports.items():

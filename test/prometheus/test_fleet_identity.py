@@ -21,20 +21,18 @@ and scraped by Debian's prometheus with the shipped rules loaded.
   (per class, and in all, over the nine probes).
 
 The server and the probes are stopped and the data removed however the
-test ends. SKIP (77) only where the prometheus binary is missing.
+test ends (test_fleet.py's harness). SKIP (77) only where the prometheus
+binary is missing.
 """
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_fleet import PROMETHEUS, Prom, free_port, wait_for  # noqa: E402
+from test_fleet import free_port, run_with_prometheus, start_prometheus, wait_for  # noqa: E402
 
 HOSTS = 8
 JOB = "slurm:4242"  # what the hosts' agents read from their processes
@@ -48,24 +46,8 @@ def host(i):
 
 def main():
     commtap, ddp, rules = sys.argv[1:4]
-    if not os.access(PROMETHEUS, os.X_OK):
-        print(f"SKIP: no {PROMETHEUS} (Debian package prometheus)")
-        return 77
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
-    procs = []
-    with tempfile.TemporaryDirectory(prefix="commtap-identity-") as tmp:
-        try:
-            return run(commtap, ddp, rules, lambda name: os.path.join(tmp, name), procs)
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.terminate()
-            for p in procs:
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+    return run_with_prometheus("commtap-identity-", lambda t, procs: run(
+        commtap, ddp, rules, t, procs))
 
 
 def serve(commtap, procs, pcap, report, port, labels=None):
@@ -116,31 +98,8 @@ def run(commtap, ddp, rules, t, procs):
                                        t(f"labels/host-{i}.json")))
     targets["labels"].append(serve(commtap, procs, t("mirror.pcap"), t("named-mirror.json"),
                                    free_port(), t("labels")))
-    port = free_port()
-    config = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s",
-                   "scrape_timeout": "1s"},
-        "rule_files": [t("rules.yml")],
-        "scrape_configs": [{"job_name": "commtap", "static_configs": [
-            {"targets": addrs, "labels": {"round": r}} for r, addrs in targets.items()]}],
-    }
-    with open(t("prometheus.yml"), "w") as f:
-        json.dump(config, f)
-    server = subprocess.Popen([PROMETHEUS, "--config.file", t("prometheus.yml"),
-                               "--storage.tsdb.path", t("tsdb"),
-                               "--web.listen-address", f"127.0.0.1:{port}"],
-                              stdout=subprocess.DEVNULL, stderr=open(t("prometheus.log"), "w"))
-    procs.append(server)
-    prom = Prom(port)
-
-    def ready():
-        try:
-            with urllib.request.urlopen(prom.base + "/-/ready", timeout=2) as r:
-                return r.status == 200
-        except OSError:
-            return server.poll() is not None and sys.exit(
-                "prometheus exited: " + open(t("prometheus.log")).read()[-2000:])
-    wait_for("prometheus to be ready", ready, 30)
+    prom = start_prometheus(t, procs, [{"targets": addrs, "labels": {"round": r}}
+                                       for r, addrs in targets.items()])
     started = time.time()
     n_probes = len(targets["nolabels"]) + len(targets["labels"])
     # every probe up and serving its final report, then a rule evaluation
