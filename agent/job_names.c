@@ -71,6 +71,7 @@ struct namer {
 	size_t n_pids, cap_pids;
 	struct ct_addr *local;
 	size_t n_local;
+	const struct ct_labels *known; /* named before: not looked up again */
 	struct ct_labels *out;
 	size_t cap;
 	int err;
@@ -117,6 +118,22 @@ static int is_local(const struct namer *m, const struct ct_addr *a)
 {
 	for (size_t i = 0; i < m->n_local; i++)
 		if (!memcmp(&m->local[i], a, sizeof(*a)))
+			return 1;
+	return 0;
+}
+
+/* A flow of this host, of transport, not named before. */
+static int wanted(const struct namer *m, const struct ct_flow_key *k, uint8_t transport)
+{
+	return k->transport == transport && (is_local(m, &k->src) || is_local(m, &k->dst)) &&
+	       !ct_labels_find(m->known, k);
+}
+
+/* Whether any flow of set is wanted: else the lookup (/proc, netlink) is skipped. */
+static int any_wanted(const struct namer *m, const struct ct_flow_set *set, uint8_t transport)
+{
+	for (size_t i = 0; i < set->count; i++)
+		if (wanted(m, &set->flows[i].key, transport))
 			return 1;
 	return 0;
 }
@@ -204,7 +221,7 @@ static void name_tcp(struct namer *m, const struct ct_flow_set *set, struct gc_j
 		const struct gc_sock *so = NULL;
 		const char *job;
 
-		if (k->transport != CT_TRANSPORT_TCP)
+		if (!wanted(m, k, CT_TRANSPORT_TCP))
 			continue;
 		if (is_local(m, &k->src))
 			so = find_sock(socks, sport, dport);
@@ -256,7 +273,7 @@ static void name_roce(struct namer *m, const struct ct_flow_set *set)
 		const struct ct_flow_key *k = &set->flows[i].key;
 		int out = is_local(m, &k->src), in = is_local(m, &k->dst);
 
-		if (k->transport != CT_TRANSPORT_ROCE || (!out && !in))
+		if (!wanted(m, k, CT_TRANSPORT_ROCE))
 			continue;
 		for (size_t q = 0; q < qps.n; q++) {
 			const struct ct_rdma_qp *qp = &qps.v[q];
@@ -275,9 +292,11 @@ static void name_roce(struct namer *m, const struct ct_flow_set *set)
 }
 #endif
 
-int ct_job_labels(const struct ct_flow_set *set, struct ct_labels *out)
+/* Labels for the flows of set that known does not name yet. */
+static int name_flows(const struct ct_flow_set *set, const struct ct_labels *known,
+		      struct ct_labels *out)
 {
-	struct namer m = {.out = out};
+	struct namer m = {.known = known, .out = out};
 	struct gc_job socks;
 	int rc;
 
@@ -286,11 +305,11 @@ int ct_job_labels(const struct ct_flow_set *set, struct ct_labels *out)
 	if (rc)
 		return rc;
 	gc_job_init(&socks);
-	if (gc_job_add_proc_sockets(&socks) > 0)
+	if (any_wanted(&m, set, CT_TRANSPORT_TCP) && gc_job_add_proc_sockets(&socks) > 0)
 		name_tcp(&m, set, &socks);
 	gc_job_free(&socks);
 #ifdef COMMTAP_HAVE_MNL
-	if (!m.err)
+	if (!m.err && any_wanted(&m, set, CT_TRANSPORT_ROCE))
 		name_roce(&m, set);
 #endif
 	free(m.pids);
@@ -301,6 +320,11 @@ int ct_job_labels(const struct ct_flow_set *set, struct ct_labels *out)
 	}
 	ct_labels_sort(out);
 	return (int)out->n;
+}
+
+int ct_job_labels(const struct ct_flow_set *set, struct ct_labels *out)
+{
+	return name_flows(set, NULL, out);
 }
 
 static int key_cmp(const void *a, const void *b)
@@ -322,7 +346,7 @@ int ct_job_labels_update(struct ct_labels *known, const struct ct_flow_set *set)
 	size_t n;
 	int rc;
 
-	rc = ct_job_labels(set, &fresh);
+	rc = name_flows(set, known, &fresh);
 	if (rc < 0)
 		return rc;
 	all = realloc(fresh.l, (fresh.n + known->n + 1) * sizeof(*all));
