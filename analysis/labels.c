@@ -133,6 +133,12 @@ static int parse_label(struct label_loader *L, json_object *o, const char *path,
 			return label_fail(L, path,
 					  "\"job\": expected a name of 1 to %zu characters",
 					  sizeof(out->job) - 1);
+		/* the fleet's ct_job already means these (docs/metrics.md) */
+		if (!strcmp(name, "none") || !strcmp(name, "_other"))
+			return label_fail(L, path,
+					  "\"job\": \"%s\" is reserved (flows of no job, of the "
+					  "jobs past the busiest)",
+					  name);
 		memcpy(out->job, name, strlen(name) + 1);
 	}
 	if (json_object_object_get_ex(o, "class", NULL) || !out->job[0]) {

@@ -309,6 +309,8 @@ static void test_job_labels(void **state)
 	assert_load_error(
 		FLOW(JOB_LABEL(A, B, 7, "\"job\": \"\"")),
 		"labels.json: $.flows[0]: \"job\": expected a name of 1 to 63 characters");
+	assert_load_error(FLOW(JOB_LABEL(A, B, 7, "\"job\": \"none\"")),
+			  "labels.json: $.flows[0]: \"job\": \"none\" is reserved");
 	assert_load_error(FLOW(JOB_LABEL(A, B, 7, "\"job\": 4242")),
 			  "labels.json: $.flows[0]: \"job\": expected a name");
 	memset(long_name, 'j', CT_JOB_NAME_LEN);
