@@ -61,27 +61,17 @@ LISTEN = "127.0.0.1:9464"  # each agent's /metrics, on its namespace's loopback
 
 
 def skip_reason(commtap):
+    """The agent's needs, then the recordings' (root, namespaces, torch)."""
     if os.geteuid() != 0:
         return "needs root (network namespaces, BPF)"
     if not os.access("/sys/kernel/btf/vmlinux", os.R_OK):
         return "the kernel has no BTF"
-    for tool in ("ip", "tc", "nsenter"):
-        if not shutil.which(tool):
-            return "%s is not installed" % tool
+    if not shutil.which("nsenter"):
+        return "nsenter is not installed"
     r = subprocess.run([commtap, "agent", "--help"], capture_output=True, text=True)
     if "--iface" not in r.stdout + r.stderr:
         return "%s has no agent (built without libbpf)" % commtap
-    if not os.path.exists(TORCH_PYTHON):
-        return "%s is missing" % TORCH_PYTHON
-    r = subprocess.run([TORCH_PYTHON, "-c", "import torch.distributed as d; "
-                        "assert d.is_available()"], capture_output=True)
-    if r.returncode:
-        return "torch with torch.distributed is not importable by %s (python3-torch)" % TORCH_PYTHON
-    probe = "%s%dprobe" % (fabric.PREFIX, os.getpid())
-    if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode:
-        return "cannot create network namespaces"
-    subprocess.run(["ip", "netns", "del", probe])
-    return None
+    return make_scenario.skip_reason()
 
 
 def pin_dir(ns, dev="eth0"):
