@@ -294,7 +294,8 @@ void ct_labels_free(struct ct_labels *l)
 
 void ct_labels_sort(struct ct_labels *l)
 {
-	qsort(l->l, l->n, sizeof(*l->l), key_cmp);
+	if (l->n) /* none: l->l may be NULL, which qsort may not be given */
+		qsort(l->l, l->n, sizeof(*l->l), key_cmp);
 }
 
 const struct ct_label *ct_labels_find(const struct ct_labels *l, const struct ct_flow_key *key)
