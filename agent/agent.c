@@ -302,11 +302,6 @@ static void join_gpu(struct ct_report *r, void *ctx)
 		ct_report_add_section(r, "gpu", g->gpu);
 }
 
-/*
- * The knowledge for one report: the labels given, and beside them each
- * flow's job as the local process that owns it names it. named->labels is
- * the caller's to free (empty when k is used as it is).
- */
 /* The jobs of this host's flows, kept from one report to the next (job_names.h). */
 static struct ct_labels job_labels;
 
@@ -315,53 +310,34 @@ static int print_job_labels(FILE *out, void *ctx)
 	return ct_job_labels_print(out, ctx);
 }
 
-/* Beside the reports, for a mirror and for the other probes' `--labels` directory. */
-static void write_job_labels(const struct agent_opts *o)
+/*
+ * Each flow's job as the local process that owns it names it, for this
+ * report's classification, and written beside the reports when it changed
+ * (for a mirror and for the other probes' `--labels` directory). NULL:
+ * none, or --no-job-names.
+ */
+static const struct ct_labels *job_names(const struct agent_opts *o,
+					 const struct ct_flow_set *flows)
 {
 	static int warned;
 	char path[4200];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/commtap-job-labels.json", o->common.report_dir);
-	rc = ct_write_file_atomic(path, print_job_labels, &job_labels);
-	if (rc && !warned++)
-		fprintf(stderr, "commtap agent: %s: %s\n", path, strerror(-rc));
-}
-
-static struct ct_knowledge *with_job_names(const struct agent_opts *o, struct ct_knowledge *k,
-					   const struct ct_flow_set *flows,
-					   struct ct_knowledge *named)
-{
-	static int warned;
-	char err[1024];
-	int n;
-
-	memset(&named->labels, 0, sizeof(named->labels));
 	if (o->no_job_names)
-		return k;
-	n = ct_job_labels_update(&job_labels, flows);
-	if (n <= 0)
-		return k;
-	write_job_labels(o);
-	/* the labels directory read again first: the copy below is not */
-	if (ct_knowledge_refresh(k, err, sizeof(err)))
-		fprintf(stderr, "commtap agent: %s; the labels read before stay\n", err);
-	*named = *k;
-	named->labels_dir = NULL;
-	if (ct_labels_join(&k->labels, &job_labels, &named->labels, err, sizeof(err))) {
-		if (!warned++)
-			fprintf(stderr, "commtap agent: jobs not named from the processes: %s\n",
-				err);
-		memset(&named->labels, 0, sizeof(named->labels));
-		return k;
+		return NULL;
+	rc = ct_job_labels_update(&job_labels, flows);
+	if (rc > 0) {
+		snprintf(path, sizeof(path), "%s/commtap-job-labels.json", o->common.report_dir);
+		rc = ct_write_file_atomic(path, print_job_labels, &job_labels);
+		if (rc && !warned++)
+			fprintf(stderr, "commtap agent: %s: %s\n", path, strerror(-rc));
 	}
-	return named;
+	return &job_labels;
 }
 
 static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct ct_collect *col,
 		      const char *source, int final, struct ct_report_sink *sink)
 {
-	struct ct_knowledge named;
 	struct ct_report r = {0};
 	struct gpu_join_ctx g = {o, k, col, NULL};
 	struct ct_report_input in = {
@@ -388,9 +364,8 @@ static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct
 			"the probe's CLOCK_MONOTONIC moved to CLOCK_REALTIME at the agent's start";
 		r.nic_gbps = o->common.nic_gbps;
 		ct_report_add_section(&r, "host", host);
-		in.know = with_job_names(o, k, &r.flows, &named);
+		in.more_labels = job_names(o, &r.flows);
 		rc = ct_report_sink_analyse(sink, &in, &r, final, final && stop);
-		ct_labels_free(&named.labels);
 	} else {
 		fprintf(stderr, "commtap agent: out of memory building the report\n");
 	}

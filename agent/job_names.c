@@ -327,12 +327,6 @@ int ct_job_labels(const struct ct_flow_set *set, struct ct_labels *out)
 	return name_flows(set, NULL, out);
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-	return memcmp(&((const struct ct_label *)a)->key, &((const struct ct_label *)b)->key,
-		      sizeof(struct ct_flow_key));
-}
-
 static int flow_key_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, sizeof(struct ct_flow_key));
@@ -346,6 +340,7 @@ int ct_job_labels_update(struct ct_labels *known, const struct ct_flow_set *set)
 	size_t n;
 	int rc;
 
+	/* fresh names only flows known does not name */
 	rc = name_flows(set, known, &fresh);
 	if (rc < 0)
 		return rc;
@@ -360,21 +355,17 @@ int ct_job_labels_update(struct ct_labels *known, const struct ct_flow_set *set)
 		keys[i] = set->flows[i].key;
 	qsort(keys, set->count, sizeof(*keys), flow_key_cmp);
 	n = fresh.n;
-	/* what was learnt before, for flows still reported and not named afresh */
-	for (size_t i = 0; i < known->n; i++) {
-		const struct ct_label *l = &known->l[i];
-
-		if (bsearch(l, all, fresh.n, sizeof(*all), key_cmp) ||
-		    !bsearch(&l->key, keys, set->count, sizeof(*keys), flow_key_cmp))
-			continue;
-		all[n++] = *l;
-	}
+	/* what was learnt before, for flows still reported */
+	for (size_t i = 0; i < known->n; i++)
+		if (bsearch(&known->l[i].key, keys, set->count, sizeof(*keys), flow_key_cmp))
+			all[n++] = known->l[i];
 	free(keys);
+	rc = fresh.n || n != known->n; /* named afresh, or some forgotten */
 	ct_labels_free(known);
 	known->l = all;
 	known->n = n;
 	ct_labels_sort(known);
-	return (int)n;
+	return rc;
 }
 
 int ct_job_labels_print(FILE *out, const struct ct_labels *l)

@@ -35,8 +35,8 @@ int ct_job_labels(const struct ct_flow_set *set, struct ct_labels *out);
 /*
  * known, kept from one report to the next: the jobs named now, and those
  * named before for flows of set whose process has gone since (a report
- * still holds the flows of a job that ended). Returns known->n or a
- * negative errno (known unchanged).
+ * still holds the flows of a job that ended). Returns 1 when known changed,
+ * 0 when not, or a negative errno (known unchanged).
  */
 int ct_job_labels_update(struct ct_labels *known, const struct ct_flow_set *set);
 

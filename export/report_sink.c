@@ -188,16 +188,38 @@ static int analyse_and_put(struct ct_report_sink *s, const struct ct_report_inpu
 	return rc;
 }
 
-int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_input *in,
-			   struct ct_report *r, int final, int stopping)
+/*
+ * The knowledge of one report: in->know, with the producer's own labels
+ * joined to its labels in joined (whose labels the caller frees) when there
+ * are any.
+ */
+static struct ct_knowledge *knowledge_of(const struct ct_report_input *in,
+					 struct ct_knowledge *joined)
+{
+	static int warned;
+	char err[256];
+
+	memset(&joined->labels, 0, sizeof(joined->labels));
+	if (!in->more_labels || !in->more_labels->n)
+		return in->know;
+	*joined = *in->know;
+	joined->labels_dir = NULL; /* a copy: only in->know is read again */
+	if (ct_labels_join(&in->know->labels, in->more_labels, &joined->labels, err, sizeof(err))) {
+		if (!warned++)
+			ct_log(CT_LOG_WARN, "the producer's own labels are left out: %s", err);
+		memset(&joined->labels, 0, sizeof(joined->labels));
+		return in->know;
+	}
+	return joined;
+}
+
+static int analyse(struct ct_report_sink *s, const struct ct_report_input *in, struct ct_report *r,
+		   int final, int stopping)
 {
 	double deadline_s = s->cfg.shutdown_deadline_s;
-	char err[1024];
 	uint64_t start;
 	int rc;
 
-	if (ct_knowledge_refresh(in->know, err, sizeof(err)))
-		ct_log(CT_LOG_WARN, "%s; the labels read before stay", err);
 	if (!final || !stopping)
 		return analyse_and_put(s, in, r, final, 0);
 	/* a deadline already passed: flows and counters only, written at once */
@@ -210,6 +232,22 @@ int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_inpu
 	       "the whole analysis has %g s to replace it",
 	       deadline_s);
 	return analyse_and_put(s, in, r, final, start + (uint64_t)(deadline_s * 1e9));
+}
+
+int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_input *in,
+			   struct ct_report *r, int final, int stopping)
+{
+	struct ct_report_input with = *in;
+	struct ct_knowledge joined;
+	char err[1024];
+	int rc;
+
+	if (ct_knowledge_refresh(in->know, err, sizeof(err)))
+		ct_log(CT_LOG_WARN, "%s; the labels read before stay", err);
+	with.know = knowledge_of(in, &joined);
+	rc = analyse(s, &with, r, final, stopping);
+	ct_labels_free(&joined.labels);
+	return rc;
 }
 
 void ct_report_sink_close(struct ct_report_sink *s)

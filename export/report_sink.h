@@ -38,6 +38,11 @@ struct ct_report_sink_config {
 /* What a report is analysed from, besides its flows and counters (in the report). */
 struct ct_report_input {
 	struct ct_knowledge *know; /* its labels directory is re-read when it changed */
+	/*
+	 * Labels the producer learnt itself (the agent: each flow's job from
+	 * its process), joined to know's for this report; NULL: none.
+	 */
+	const struct ct_labels *more_labels;
 	const struct ct_cm_event *cm;
 	unsigned n_cm;
 	const struct ct_burst_log *bursts;

@@ -372,6 +372,45 @@ static void test_jobs_named_by_labels(void **state)
 	ct_flow_set_free(&set);
 }
 
+/*
+ * Two sets joined (an agent's own job names beside the labels it was
+ * given): one flow's class from one and job from the other make one label;
+ * neither set changes; two jobs for one flow is -EINVAL with the reason.
+ */
+static void test_join(void **state)
+{
+	struct ct_flow_key ab = roce_key(A, B, 1), ba = roce_key(B, A, 2);
+	struct ct_label given[1] = {{.key = ab, .cls = CT_CLASS_DP}};
+	struct ct_label named[2] = {{.key = ab, .no_class = 1, .job = "slurm:7"},
+				    {.key = ba, .no_class = 1, .job = "slurm:7"}};
+	struct ct_label other[1] = {{.key = ab, .no_class = 1, .job = "slurm:8"}};
+	struct ct_labels a = {given, 1}, b = {named, 2}, c = {other, 1}, out;
+	const struct ct_label *l;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(ct_labels_join(&a, &b, &out, err, sizeof(err)), 0);
+	assert_int_equal(out.n, 2);
+	l = ct_labels_find(&out, &ab);
+	assert_non_null(l);
+	assert_int_equal(l->no_class, 0);
+	assert_int_equal(l->cls, CT_CLASS_DP);
+	assert_string_equal(l->job, "slurm:7");
+	l = ct_labels_find(&out, &ba);
+	assert_non_null(l);
+	assert_int_equal(l->no_class, 1);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(b.n, 2);
+	assert_string_equal(given[0].job, "");
+	ct_labels_free(&out);
+	assert_int_equal(ct_labels_join(&b, &c, &out, err, sizeof(err)), -EINVAL);
+	/* in either order: the sort does not keep one */
+	assert_non_null(strstr(err, "one flow labelled with two jobs"));
+	assert_non_null(strstr(err, "\"slurm:7\""));
+	assert_non_null(strstr(err, "\"slurm:8\""));
+	assert_null(out.l);
+}
+
 static void write_named(const char *name, const char *text)
 {
 	char path[160];
@@ -460,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_directory_of_hosts),
 		cmocka_unit_test(test_job_labels),
 		cmocka_unit_test(test_jobs_named_by_labels),
+		cmocka_unit_test(test_join),
 	};
 
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);
