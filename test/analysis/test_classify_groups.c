@@ -52,6 +52,22 @@ static void free_all(struct ct_classification *c, struct ct_periodicity *per,
 }
 
 /*
+ * One-way steps h[i] -> h[(i + 1) % n_hosts], i < n_steps, each 1 MB at
+ * 80 ms for 5 ms of every iteration, nothing back; k[i] is step i's flow.
+ */
+static void one_way_steps(const char *const *h, int n_hosts, int n_steps, struct ct_flow_key *k,
+			  struct ct_burst_log *log, struct ct_flow_set *set,
+			  struct ct_periodicity *per, struct ct_classification *c)
+{
+	for (int i = 0; i < n_steps; i++) {
+		k[i] = roce_key(h[i], h[(i + 1) % n_hosts], 100 + (uint32_t)i);
+		log_train(log, &k[i], PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+	}
+	set_of_log(set, log);
+	classified(set, log, per, c);
+}
+
+/*
  * A -> B -> C -> D -> A, each step 1 MB at 80 ms for 5 ms, nothing back:
  * one ring, the job's only collective and short (5% of the iteration):
  * gradient sync, DP, with confidence. d = 4, the rest unknown.
@@ -66,12 +82,7 @@ static void test_ring_closes(void **state)
 	struct ct_flow_set set;
 
 	(void)state;
-	for (int i = 0; i < 4; i++) {
-		k[i] = roce_key(h[i], h[(i + 1) % 4], 100 + (uint32_t)i);
-		log_train(&log, &k[i], PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
-	}
-	set_of_log(&set, &log);
-	classified(&set, &log, &per, &c);
+	one_way_steps(h, 4, 4, k, &log, &set, &per, &c);
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(class_of(&c, &set, &k[i])->cls, CT_CLASS_DP);
 		assert_true(class_of(&c, &set, &k[i])->confidence >= 0.8);
@@ -88,23 +99,18 @@ static void test_ring_closes(void **state)
 /* A -> B -> C -> D with nothing back and no way from D to A: no ring, no collective. */
 static void test_ring_open(void **state)
 {
-	struct ct_flow_key ab = roce_key(A, B, 100), bc = roce_key(B, C, 101);
-	struct ct_flow_key cd = roce_key(C, D, 102);
+	const char *h[4] = {A, B, C, D};
+	struct ct_flow_key k[3];
 	struct ct_burst_log log = {0};
 	struct ct_classification c;
 	struct ct_periodicity per;
 	struct ct_flow_set set;
 
 	(void)state;
-	log_train(&log, &ab, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
-	log_train(&log, &bc, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
-	log_train(&log, &cd, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
-	set_of_log(&set, &log);
-	classified(&set, &log, &per, &c);
-	assert_int_equal(class_of(&c, &set, &ab)->cls, CT_CLASS_OTHER);
-	assert_int_equal(class_of(&c, &set, &bc)->cls, CT_CLASS_OTHER);
-	assert_int_equal(class_of(&c, &set, &cd)->cls, CT_CLASS_OTHER);
-	assert_non_null(strstr(class_of(&c, &set, &ab)->evidence, "no ring"));
+	one_way_steps(h, 4, 3, k, &log, &set, &per, &c);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(class_of(&c, &set, &k[i])->cls, CT_CLASS_OTHER);
+	assert_non_null(strstr(class_of(&c, &set, &k[0])->evidence, "no ring"));
 	assert_int_equal(c.layout.n_groups, 0);
 	free_all(&c, &per, &set, &log);
 }
@@ -116,19 +122,17 @@ static void test_ring_open(void **state)
  */
 static void test_host_view_ring(void **state)
 {
-	struct ct_flow_key ab = roce_key(A, B, 100), bc = roce_key(B, C, 101);
+	const char *h[3] = {A, B, C};
+	struct ct_flow_key k[2];
 	struct ct_burst_log log = {0};
 	struct ct_classification c;
 	struct ct_periodicity per;
 	struct ct_flow_set set;
 
 	(void)state;
-	log_train(&log, &ab, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
-	log_train(&log, &bc, PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
-	set_of_log(&set, &log);
-	classified(&set, &log, &per, &c);
-	assert_int_equal(class_of(&c, &set, &ab)->cls, CT_CLASS_DP);
-	assert_int_equal(class_of(&c, &set, &bc)->cls, CT_CLASS_DP);
+	one_way_steps(h, 3, 2, k, &log, &set, &per, &c);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(class_of(&c, &set, &k[i])->cls, CT_CLASS_DP);
 	assert_int_equal(c.layout.n_groups, 1);
 	free_all(&c, &per, &set, &log);
 }
