@@ -168,13 +168,18 @@ static int job_of(const struct prom *p, json_object *flow)
 	return k >= 0 && (uint64_t)k < p->n_jobs ? (int)k : (int)p->n_jobs;
 }
 
+static void job_labels_to(FILE *out, const struct prom *p, int job)
+{
+	fputs("ct_job=\"", out);
+	label_value(out, p->job_ids[job]);
+	fputs("\",vantage=\"", out);
+	label_value(out, p->vantage);
+	fputc('"', out);
+}
+
 static void job_labels(struct prom *p, int job)
 {
-	fputs("ct_job=\"", p->out);
-	label_value(p->out, p->job_ids[job]);
-	fputs("\",vantage=\"", p->out);
-	label_value(p->out, p->vantage);
-	fputc('"', p->out);
+	job_labels_to(p->out, p, job);
 }
 
 static int class_of(json_object *flow)
@@ -707,21 +712,17 @@ static int receivers(struct prom *p)
  */
 static int anomalies(struct prom *p)
 {
-	FILE *out = p->out;
 	char *labels = NULL;
 	size_t len = 0;
+	FILE *ms = open_memstream(&labels, &len);
 	int bad;
 
-	p->out = open_memstream(&labels, &len);
-	if (!p->out) {
-		p->out = out;
+	if (!ms)
 		return -ENOMEM;
-	}
-	job_labels(p, p->n_jobs ? 0 : (int)p->n_jobs + 1);
-	bad = fclose(p->out);
-	p->out = out;
+	job_labels_to(ms, p, p->n_jobs ? 0 : (int)p->n_jobs + 1);
+	bad = fclose(ms);
 	if (!bad)
-		ct_prom_anomalies(out, p->doc, labels);
+		ct_prom_anomalies(p->out, p->doc, labels);
 	free(labels);
 	return bad ? -ENOMEM : 0;
 }
