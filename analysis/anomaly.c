@@ -109,19 +109,8 @@ int anom_job_data_flow(const struct anom_ctx *c, size_t flow)
 
 long anom_iteration(const struct anom_ctx *c, uint64_t t)
 {
-	size_t lo = 0, hi = c->n_iter;
-
-	if (!c->n_iter || t < c->bounds[0] || t >= c->bounds[c->n_iter])
-		return -1;
-	while (hi - lo > 1) { /* bounds[lo] <= t < bounds[hi] */
-		size_t mid = (lo + hi) / 2;
-
-		if (c->bounds[mid] <= t)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return (long)lo;
+	/* the bounds are the first job's iterations: its own search */
+	return c->n_iter ? ct_period_iteration(&c->per->job, t) : -1;
 }
 
 static int dbl_cmp(const void *a, const void *b)
