@@ -97,6 +97,9 @@ struct ct_class_expect {
 	const struct ct_addr *host_addr; /* hosts entries */
 	const struct ct_expect_xfer *xfers;
 	size_t n_xfers;
+	/* NULL, or hosts x nics_per_host NIC addresses, host by host (rail-optimized hosts) */
+	const struct ct_addr *nic_addr;
+	unsigned nics_per_host;
 };
 
 /* One group of hosts joined by flows of one class (a TP group, a DP ring, a pipeline chain). */
