@@ -16,7 +16,8 @@
  *    collective's whose directions end apart.
  * 4. Collectives (collectives.c): families of equal bytes per iteration,
  *    rings closed, each family's shape and groups of hosts; families over
- *    the very same groups are one kind, one parallel dimension.
+ *    groups that share two hosts or more are one kind, one parallel
+ *    dimension (a TP group and a DP group meet in one host at most).
  * 5. Names: a family between the two ends of one pipeline chain is the
  *    embedding sync (EmbTableSyn). Of the kinds, where message rates (or,
  *    where a socket merges messages, bytes) differ, the faster is TP (per
@@ -72,6 +73,9 @@
 struct job_shape {
 	int pipeline;		  /* the job has pipeline streams */
 	double pp_msgs, pp_bytes; /* per pipeline stream and iteration, the largest */
+	double pp_msgs_min, pp_bytes_min; /* and the smallest */
+	size_t pp_streams;
+	unsigned pp_degree_max; /* the most pipeline neighbours of one host */
 	int kinds;		  /* its kinds of collective, the embedding sync aside */
 };
 
@@ -287,6 +291,78 @@ static int pipeline_neighbours(const size_t *pairs, size_t n, size_t x, size_t y
 	return bsearch(key, pairs, n, 2 * sizeof(*pairs), pair_cmp) != NULL;
 }
 
+/*
+ * A pipeline link whose two directions happen to line up (1F1B's steady
+ * state sends an activation and receives a gradient at once, and a short
+ * cool-down can end within COOLDOWN_MIN): a pair exchanging at once that
+ * completes the chains — continues one (one of its hosts ends a chain, the
+ * other is in none) or, where every chain is a single link (p = 2), is one
+ * between two hosts in none — and moves the pipeline's bytes per iteration
+ * (within FAMILY_GAP of its streams') at its rate (within TP_RATE_RATIO);
+ * of the candidates between two hosts, the one closest to the pipeline's
+ * rate (the embedding sync between the same two hosts moves about its
+ * bytes, less often). TP moves TP_PP_BYTES times the bytes and more.
+ * Real 1F1B: one of 12 links lined up (p = 4, d = 2) and one of 8 (p = 2,
+ * t = 2, d = 2); each was read as TP or DP, and the embedding sync beside
+ * it as DP. Returns how many streams.
+ */
+static size_t pipeline_links_aligned(struct groups_ctx *c, struct job_shape *shape,
+				     const unsigned *degree)
+{
+	size_t marked = 0;
+
+	for (size_t a = 0; a < c->n; a++) {
+		const struct stream *s = &c->s[a];
+		struct job_shape *js = &shape[s->job];
+
+		if (!s->data || s->cls != CT_CLASS_PP)
+			continue;
+		if (!js->pp_streams++) {
+			js->pp_bytes_min = s->bytes;
+			js->pp_msgs_min = s->msgs;
+		}
+		js->pp_bytes_min = fmin(js->pp_bytes_min, s->bytes);
+		js->pp_msgs_min = fmin(js->pp_msgs_min, s->msgs);
+		js->pp_degree_max = degree[s->src] > js->pp_degree_max ? degree[s->src]
+								       : js->pp_degree_max;
+		js->pp_degree_max = degree[s->dst] > js->pp_degree_max ? degree[s->dst]
+								       : js->pp_degree_max;
+	}
+	for (size_t a = 0; a < c->n; a++) {
+		struct stream *s = &c->s[a];
+		const struct job_shape *js = &shape[s->job];
+		double centre = sqrt(js->pp_msgs * js->pp_msgs_min), off;
+		int completes, best = 1;
+
+		if (!s->data || s->mode != MODE_ALIGNED || s->star || js->pp_streams < 2)
+			continue;
+		completes = (degree[s->src] == 1 && !degree[s->dst]) ||
+			    (degree[s->dst] == 1 && !degree[s->src]) ||
+			    (!degree[s->src] && !degree[s->dst] && js->pp_degree_max == 1);
+		if (!completes || s->bytes < js->pp_bytes_min / FAMILY_GAP ||
+		    s->bytes > js->pp_bytes * FAMILY_GAP ||
+		    s->msgs < js->pp_msgs_min / TP_RATE_RATIO || s->msgs > js->pp_msgs * TP_RATE_RATIO)
+			continue;
+		off = fabs(log(fmax(s->msgs, 1e-9) / centre));
+		for (size_t b = 0; b < c->n && best; b++) { /* another candidate of the two hosts */
+			const struct stream *o = &c->s[b];
+
+			if (b != a && o->data && o->mode == MODE_ALIGNED && o->job == s->job &&
+			    ((o->src == s->src && o->dst == s->dst) ||
+			     (o->src == s->dst && o->dst == s->src)) &&
+			    fabs(log(fmax(o->msgs, 1e-9) / centre)) < off)
+				best = 0;
+		}
+		if (!best)
+			continue;
+		s->mode = MODE_SHIFTED;
+		s->cls = CT_CLASS_PP;
+		s->op = CT_OP_SENDRECV;
+		marked++;
+	}
+	return marked;
+}
+
 /* A flow's class and operation, with its stream's evidence. */
 static void classify_streams(const struct groups_ctx *c, const struct family *fam,
 			     struct ct_classification *out)
@@ -496,6 +572,8 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 			js->pp_bytes = fmax(js->pp_bytes, c.s[a].bytes);
 		}
 	n_pp_pairs = pipeline_chains(&c, hosts->n, parent, degree, pairs);
+	if (pipeline_links_aligned(&c, shape, degree))
+		n_pp_pairs = pipeline_chains(&c, hosts->n, parent, degree, pairs);
 
 	/* collectives: families of equal bytes; a one-way step must close a ring */
 	nf = collectives_families(&c, idx);

@@ -13,9 +13,9 @@
  *     all-gather, reduce-scatter), pairs exchanging at once, a whole mesh
  *     of three or more hosts (all-to-all), or another both-ways pattern
  *     (trees, recursive doubling: all-reduce);
- *   - its groups (connected hosts) and kind: families over the very same
- *     groups of hosts belong to one parallel dimension (a TP group and a DP
- *     group share at most one host), so two operations over one group are
+ *   - its groups (connected hosts) and kind: families whose groups share two
+ *     hosts or more belong to one parallel dimension (a TP group and a DP
+ *     group share one host at most), so two operations over one group are
  *     one dimension's, as ZeRO's all-gather and reduce-scatter are.
  * The pipeline's send/recv chains are the shifted streams that are no star.
  */
@@ -500,6 +500,8 @@ struct shape_room {
 	uint32_t *least; /* per lowest host: the fewest edges out of any of its hosts */
 	uint32_t *hosts; /* the family's hosts, listed once */
 	uint64_t *pairs; /* the family's edges as from << 32 | to, sorted */
+	uint64_t *items; /* every family's hosts as host << 32 | its group's lowest host */
+	size_t n_items;
 };
 
 /*
@@ -513,7 +515,6 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 {
 	size_t n_hosts = 0, n_pairs = 0, mesh_groups = 0, pair_groups = 0;
 	int one_way = 0;
-	uint64_t hash = 1469598103934665603ull;
 
 	for (size_t k = lo; k < hi; k++) {
 		size_t a = uf_find(r->parent, e[k].from), b = uf_find(r->parent, e[k].to);
@@ -546,9 +547,10 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 		r->size[g]++;
 		if (r->deg[v] < r->least[g])
 			r->least[g] = r->deg[v];
-		for (int i = 0; i < 8; i++) /* FNV-1a */
-			hash = (hash ^ ((item >> (8 * i)) & 0xff)) * 1099511628211ull;
+		r->items[r->n_items + k] = item;
 	}
+	F->first_item = r->n_items;
+	r->n_items += n_hosts;
 	/* an edge with none the other way is a ring's step */
 	for (size_t k = 0; k < n_pairs && !one_way; k++) {
 		uint64_t back = r->pairs[k] << 32 | r->pairs[k] >> 32;
@@ -556,7 +558,6 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 		one_way = !bsearch(&back, r->pairs, n_pairs, sizeof(*r->pairs), u64_cmp);
 	}
 	F->hosts = (unsigned)n_hosts;
-	F->groups_hash = hash;
 	F->groups = 0;
 	for (size_t k = 0; k < n_hosts; k++) {
 		uint32_t v = r->hosts[k];
@@ -584,29 +585,89 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 	}
 }
 
-struct kind_key {
-	int job;
-	uint64_t hash;
-	int family;
-};
-
-static int kind_key_cmp(const void *a, const void *b)
+/*
+ * Whether a group of family f shares two hosts or more with a group of
+ * family g (their hosts' items, each sorted by host): then they are one
+ * parallel dimension. Groups of two dimensions of one job share one host
+ * at most (a TP group and a DP group meet in one rank), which is also why
+ * NCCL's and gloo's sockets of one process group never join two of them.
+ * scratch: room for the smaller family's hosts.
+ */
+static int groups_overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+			  uint64_t *scratch)
 {
-	const struct kind_key *x = a, *y = b;
+	size_t x = 0, y = 0, n = 0;
 
-	if (x->job != y->job)
-		return x->job < y->job ? -1 : 1;
-	if (x->hash != y->hash)
-		return x->hash < y->hash ? -1 : 1;
-	return (x->family > y->family) - (x->family < y->family);
+	while (x < na && y < nb) {
+		uint32_t ha = (uint32_t)(a[x] >> 32), hb = (uint32_t)(b[y] >> 32);
+
+		if (ha < hb) {
+			x++;
+		} else if (hb < ha) {
+			y++;
+		} else { /* a host of both: the pair of groups it is in */
+			scratch[n++] = (uint64_t)(uint32_t)a[x] << 32 | (uint32_t)b[y];
+			x++;
+			y++;
+		}
+	}
+	qsort(scratch, n, sizeof(*scratch), u64_cmp);
+	for (size_t k = 1; k < n; k++)
+		if (scratch[k] == scratch[k - 1])
+			return 1;
+	return 0;
+}
+
+/*
+ * Kinds: families of one job joined where their groups overlap (two hosts
+ * or more in common): ZeRO's all-gather on a ring and its reduce-scatter
+ * among every pair, DDP's buckets. The embedding sync stays a kind of its
+ * own. Returns how many kinds, or -ENOMEM.
+ */
+static int families_kinds(struct family *fam, int nf, const uint64_t *items, size_t hosts_max)
+{
+	size_t *parent = malloc(((size_t)nf + 1) * sizeof(*parent));
+	int *id = malloc(((size_t)nf + 1) * sizeof(*id));
+	uint64_t *scratch = malloc((hosts_max + 1) * sizeof(*scratch));
+	int kinds = 0;
+
+	if (!parent || !id || !scratch) {
+		kinds = -ENOMEM;
+		goto cleanup;
+	}
+	for (int f = 0; f < nf; f++) {
+		parent[f] = (size_t)f;
+		id[f] = -1;
+	}
+	for (int f = 0; f < nf; f++)
+		for (int g = f + 1; g < nf; g++) {
+			const struct family *F = &fam[f], *G = &fam[g];
+
+			if (F->job != G->job || !F->hosts || !G->hosts || F->emb || G->emb)
+				continue;
+			if (groups_overlap(items + F->first_item, F->hosts, items + G->first_item,
+					   G->hosts, scratch))
+				parent[uf_find(parent, (size_t)f)] = uf_find(parent, (size_t)g);
+		}
+	for (int f = 0; f < nf; f++) {
+		size_t root = uf_find(parent, (size_t)f);
+
+		if (id[root] < 0)
+			id[root] = kinds++;
+		fam[f].kind = id[root];
+	}
+cleanup:
+	free(parent);
+	free(id);
+	free(scratch);
+	return kinds;
 }
 
 int collectives_shapes(const struct groups_ctx *c, struct family *fam, int nf, const struct edge *e,
 		       size_t n_edges, size_t n_hosts)
 {
 	struct shape_room r = {0};
-	struct kind_key *keys = malloc(((size_t)nf + 1) * sizeof(*keys));
-	int kinds = 0, err = -ENOMEM;
+	int err = -ENOMEM;
 
 	(void)c;
 	r.parent = malloc((n_hosts + 1) * sizeof(*r.parent));
@@ -616,7 +677,9 @@ int collectives_shapes(const struct groups_ctx *c, struct family *fam, int nf, c
 	r.least = calloc(n_hosts + 1, sizeof(*r.least));
 	r.hosts = malloc((n_hosts + 1) * sizeof(*r.hosts));
 	r.pairs = malloc((n_edges + 1) * sizeof(*r.pairs));
-	if (!keys || !r.parent || !r.low || !r.deg || !r.size || !r.least || !r.hosts || !r.pairs)
+	r.items = malloc((2 * n_edges + 1) * sizeof(*r.items));
+	if (!r.parent || !r.low || !r.deg || !r.size || !r.least || !r.hosts || !r.pairs ||
+	    !r.items)
 		goto cleanup;
 	for (size_t x = 0; x < n_hosts; x++) {
 		r.parent[x] = x;
@@ -627,15 +690,7 @@ int collectives_shapes(const struct groups_ctx *c, struct family *fam, int nf, c
 			;
 		family_shape(&fam[e[lo].family], e, lo, hi, &r);
 	}
-	for (int f = 0; f < nf; f++)
-		keys[f] = (struct kind_key){fam[f].job, fam[f].groups_hash, f};
-	qsort(keys, (size_t)nf, sizeof(*keys), kind_key_cmp);
-	for (int k = 0; k < nf; k++) {
-		if (!k || keys[k].job != keys[k - 1].job || keys[k].hash != keys[k - 1].hash)
-			kinds++;
-		fam[keys[k].family].kind = kinds - 1;
-	}
-	err = kinds;
+	err = families_kinds(fam, nf, r.items, n_hosts);
 cleanup:
 	free(r.parent);
 	free(r.low);
@@ -644,7 +699,7 @@ cleanup:
 	free(r.least);
 	free(r.hosts);
 	free(r.pairs);
-	free(keys);
+	free(r.items);
 	return err;
 }
 

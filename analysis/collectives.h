@@ -32,8 +32,8 @@ struct family {
 	int emb;		 /* every stream joins the two ends of one pipeline chain */
 	uint8_t shape;		 /* enum family_shape */
 	unsigned hosts, groups;	 /* its hosts, and the connected groups they form */
-	uint64_t groups_hash;	 /* of its partition of hosts into groups */
-	int kind;		 /* families of the job over the very same groups: one dimension */
+	size_t first_item;	 /* its hosts and their groups (collectives.c) */
+	int kind;		 /* families of the job whose groups overlap: one dimension */
 	uint8_t op;		 /* enum ct_op, once named */
 	int cls;
 	double confidence;
