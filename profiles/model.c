@@ -71,25 +71,8 @@ static int too_many_transfers(struct model *M)
 	return -E2BIG;
 }
 
-const char *ct_xfer_op_name(enum ct_xfer_op op)
-{
-	static const char *const names[CT_OP_COUNT] = {
-		[CT_OP_ALLREDUCE] = "AllReduce",
-		[CT_OP_ALLGATHER] = "AllGather",
-		[CT_OP_REDUCESCATTER] = "ReduceScatter",
-		[CT_OP_ALLTOALL] = "AllToAll",
-		[CT_OP_BROADCAST] = "Broadcast",
-		[CT_OP_REDUCE] = "Reduce",
-		[CT_OP_SENDRECV] = "SendRecv",
-		[CT_OP_PUSHPULL] = "PushPull",
-		[CT_OP_OTHER] = "Other",
-	};
-
-	return (unsigned)op < CT_OP_COUNT ? names[op] : "Other";
-}
-
 static int xfer_add(struct model *M, enum ct_class cls, enum ct_xfer_kind kind,
-		    enum ct_xfer_op op, unsigned src, unsigned dst, double bytes, double start,
+		    enum ct_op op, unsigned src, unsigned dst, double bytes, double start,
 		    double duration)
 {
 	struct ct_prediction *pr = M->pr;
@@ -156,7 +139,7 @@ static int ring_allreduce(struct model *M, enum ct_class cls, const unsigned *ra
  * Ring reduce-scatter or all-gather (op) of a tensor over n ranks: each sends
  * (n-1)/n of it to its successor (n-1 steps of a 1/n shard).
  */
-static int ring_half(struct model *M, enum ct_class cls, enum ct_xfer_op op, const unsigned *ranks,
+static int ring_half(struct model *M, enum ct_class cls, enum ct_op op, const unsigned *ranks,
 		     unsigned n, double tensor, double start, double duration)
 {
 	int err = 0;

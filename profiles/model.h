@@ -23,27 +23,6 @@ enum ct_xfer_kind {
 	CT_XFER_P2P = 1,	/* send/recv, all-to-all: chunks of up to 128 KiB */
 };
 
-/*
- * The collective a transfer belongs to: the framework's call that moves it
- * (the truth of a synthesized capture names it per flow, for scoring the
- * recognition of operations on the wire).
- */
-enum ct_xfer_op {
-	CT_OP_ALLREDUCE = 0,
-	CT_OP_ALLGATHER,
-	CT_OP_REDUCESCATTER,
-	CT_OP_ALLTOALL,
-	CT_OP_BROADCAST,
-	CT_OP_REDUCE,
-	CT_OP_SENDRECV,
-	CT_OP_PUSHPULL,
-	CT_OP_OTHER, /* no collective: storage, noise */
-	CT_OP_COUNT
-};
-
-/* The name the truth gives an operation ("AllReduce", ...). */
-const char *ct_xfer_op_name(enum ct_xfer_op op);
-
 struct ct_transfer {
 	double start;	 /* seconds from the start of the iteration */
 	double duration; /* seconds, at the class's effective bandwidth */
@@ -53,7 +32,7 @@ struct ct_transfer {
 	uint16_t src_nic, dst_nic; /* global NIC index (profile.h: rank_nic) */
 	uint8_t cls;  /* enum ct_class */
 	uint8_t kind; /* enum ct_xfer_kind */
-	uint8_t op;   /* enum ct_xfer_op */
+	uint8_t op;   /* enum ct_op (traffic_class.h): the collective it belongs to */
 };
 
 struct ct_prediction {

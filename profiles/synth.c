@@ -73,7 +73,7 @@ struct pkt {
 	uint32_t conn;
 	uint8_t type : 4, dir : 1, ecn : 2; /* bit fields: the record stays 40 bytes with op */
 	uint8_t opcode;
-	uint8_t op; /* enum ct_xfer_op of the message it belongs to, for the truth */
+	uint8_t op; /* enum ct_op of the message it belongs to, for the truth */
 	uint32_t psn;	  /* PSN or TCP sequence number */
 	uint32_t payload; /* payload bytes */
 	uint32_t reth_len;
@@ -86,7 +86,7 @@ struct msg {
 	uint32_t conn;
 	uint32_t bytes;
 	uint64_t order;
-	uint8_t op; /* enum ct_xfer_op */
+	uint8_t op; /* enum ct_op */
 };
 
 struct synth {
@@ -649,7 +649,7 @@ static int emit_until(struct synth *S, uint64_t limit, ct_synth_emit_fn emit, vo
 /* ---- the schedule, iteration by iteration ---------------------------------- */
 
 static int msg_add(struct synth *S, uint64_t desired, uint32_t conn, uint32_t bytes,
-		   enum ct_xfer_op op)
+		   enum ct_op op)
 {
 	if (S->n_msgs == S->cap_msgs) {
 		struct msg *nm = ct_grow(S->msgs, &S->cap_msgs, sizeof(*nm), 4096);
@@ -809,13 +809,13 @@ static void truth_operation(json_object *o, const uint64_t *op_bytes)
 	for (unsigned k = 0; k < CT_OP_COUNT; k++) {
 		if (!op_bytes[k])
 			continue;
-		json_object_object_add(per, ct_xfer_op_name(k), json_object_new_uint64(op_bytes[k]));
+		json_object_object_add(per, ct_op_name(k), json_object_new_uint64(op_bytes[k]));
 		if (op_bytes[k] > most) {
 			most = op_bytes[k];
 			top = k;
 		}
 	}
-	json_object_object_add(o, "operation", json_object_new_string(ct_xfer_op_name(top)));
+	json_object_object_add(o, "operation", json_object_new_string(ct_op_name(top)));
 	json_object_object_add(o, "operation_bytes", per);
 }
 
