@@ -71,8 +71,8 @@ static int read_wire(const struct ct_flow_set *set, const struct ct_periodicity 
 	err = ct_classify_by_signature(set, per, data_dir, &wire);
 	if (!err && expect && per->job.periodic)
 		err = ct_layout_check(expect, &wire.layout, &out->check);
-	for (size_t i = 0; i < set->count && !err; i++)
-		if (data_dir[i])
+	for (size_t i = 0; i < set->count && !err; i++) /* ways back the wire read too */
+		if (data_dir[i] || wire.flows[i].op != CT_OP_UNKNOWN)
 			out->flows[i].op = wire.flows[i].op;
 	ct_classification_free(&wire);
 	return err;
@@ -197,7 +197,8 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		if (to_classify[i] || data_dir[i])
 			continue;
 		if (out->flows[i].source == CT_CLASS_BY_LABEL) {
-			out->flows[i].op = out->flows[f->reverse].op;
+			if (out->flows[i].op == CT_OP_UNKNOWN)
+				out->flows[i].op = out->flows[f->reverse].op;
 			continue;
 		}
 		const struct ct_flow_class *d = &out->flows[f->reverse];
@@ -205,7 +206,8 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		ct_class_set(&out->flows[i], d->cls, CT_CLASS_BY_CONNECTION, d->confidence,
 			     "reverse of flow %lld, its connection's data direction",
 			     (long long)f->reverse);
-		out->flows[i].op = d->op;
+		if (out->flows[i].op == CT_OP_UNKNOWN) /* unless the wire read its own */
+			out->flows[i].op = d->op;
 	}
 	free(to_classify);
 	free(data_dir);
