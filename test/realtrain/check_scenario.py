@@ -63,7 +63,7 @@ def current(case):
             t = json.load(f)
     except (OSError, ValueError):
         return None
-    return t if t.get("generator_sha256") == make_scenario.generator_digest() else None
+    return t if t.get("generator_sha256") == make_scenario.generator_digest(os.path.basename(case)) else None
 
 
 def first_frames(pcap, truth):
