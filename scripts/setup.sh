@@ -27,6 +27,8 @@ PACKAGES="$PACKAGES valgrind"
 PACKAGES="$PACKAGES python3-torch python3-psutil python3-scapy"
 # the opt-in injected real runs (test/realtrain/injected.py) drop packets with nftables
 PACKAGES="$PACKAGES nftables"
+# test/realtrain's mpi scenario: Horovod-style DP over Open MPI's TCP transport (mpi4py)
+PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev python3-mpi4py"
 # the dashboard's schema check: Grafana's schema and tsc from npm (an npm already
 # there, e.g. with another nodejs, is used as it is)
 command -v npm >/dev/null || PACKAGES="$PACKAGES nodejs npm"

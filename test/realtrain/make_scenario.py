@@ -81,7 +81,13 @@ def generator_digest(scenario):
     return h.hexdigest()
 
 
-def skip_reason():
+def skip_reason(scenario=None):
+    if scenario and any(k == "mpi" for k, _ in SCENARIOS[scenario][0]):
+        if not shutil.which("mpirun"):
+            return "mpirun is not installed (openmpi-bin)"
+        r = subprocess.run([TORCH_PYTHON, "-c", "import mpi4py.MPI"], capture_output=True)
+        if r.returncode:
+            return "mpi4py is not importable by %s (python3-mpi4py)" % TORCH_PYTHON
     if os.geteuid() != 0:
         return "needs root (network namespaces, tc)"
     for tool in ("ip", "tc", "tcpdump"):
@@ -524,7 +530,7 @@ def main():
     if len(sys.argv) != 3 or sys.argv[1] not in SCENARIOS:
         sys.stderr.write("usage: make_scenario.py %s OUTDIR\n" % "|".join(SCENARIOS))
         return 2
-    why = skip_reason()
+    why = skip_reason(sys.argv[1])
     if why:
         print("SKIP: " + why)
         return 77
