@@ -141,7 +141,7 @@ static int double_cmp(const void *a, const void *b)
 /*
  * How much later than s the partner ends its iterations, as a share of the
  * period: the median over the whole windows both send in (cut at the
- * pair's pause; the first and last may be cut by the capture). Returns 0
+ * pair's pause; the first and last may be cut by the capture). Returns NAN
  * when there are none.
  */
 static double cooldown_of(const struct groups_ctx *c, const struct stream *s,
@@ -153,7 +153,7 @@ static double cooldown_of(const struct groups_ctx *c, const struct stream *s,
 	size_t n = 0;
 
 	if (job->iterations < 3)
-		return 0;
+		return NAN;
 	stream_ends(c, s, job, pause, a);
 	stream_ends(c, partner, job, pause, b);
 	/* windows 1 .. iterations-1 are whole */
@@ -161,7 +161,7 @@ static double cooldown_of(const struct groups_ctx *c, const struct stream *s,
 		if (a[k] && b[k])
 			d[n++] = ((double)b[k] - (double)a[k]) / (job->period_s * 1e9);
 	if (!n)
-		return 0;
+		return NAN;
 	qsort(d, n, sizeof(*d), double_cmp);
 	return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
 }
@@ -282,9 +282,20 @@ void streams_pair(struct groups_ctx *c, size_t *by_pair, uint64_t *room, double 
 		}
 		s->lag0 = best_share;
 		s->best_lag = best_lag;
+		/*
+		 * Both directions ending together (COOLDOWN_MIN) is a collective
+		 * whatever the lag: a pipeline's last gradient comes back at
+		 * least a micro-batch's backward after its last activation. Two
+		 * operations on one socket (ZeRO's all-gather one way, its
+		 * reduce-scatter back) line up at lag 0 only in part (0.94-0.97
+		 * in real ZeRO-3 runs, read as a pipeline before). Where no
+		 * whole window tells the ends (fewer than 3 iterations), the
+		 * alignment alone decides.
+		 */
 		s->cooldown = cooldown_of(c, s, partner, room, lags);
-		s->mode = s->lag0 >= ALIGNED_MIN && fabs(s->cooldown) < COOLDOWN_MIN ? MODE_ALIGNED
-										     : MODE_SHIFTED;
+		if (isnan(s->cooldown))
+			s->cooldown = s->lag0 >= ALIGNED_MIN ? 0 : 1;
+		s->mode = fabs(s->cooldown) < COOLDOWN_MIN ? MODE_ALIGNED : MODE_SHIFTED;
 	}
 }
 

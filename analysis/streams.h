@@ -27,7 +27,8 @@
  * lag 0 (±1 bin) reaches this share of its best lag. Measured on the
  * development corpus (matrix seeds 1-2, fresh real runs): every one of
  * 1,540 collective streams at 1.00; pipeline streams at 0.86 median, so
- * this alone does not tell them apart: the cool-down does (COOLDOWN_MIN).
+ * this alone does not tell them apart: the cool-down does (COOLDOWN_MIN),
+ * and this decides only where no whole iteration shows the ends.
  */
 #define ALIGNED_MIN 0.95
 /*
