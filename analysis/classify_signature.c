@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EP_SIZE_VARIETY	 0.5  /* share of a flow's bursts with a size of their own */
-#define PHASE_STEADY	 0.6  /* phase concentration of a flow that belongs to the iteration */
+#define EP_SIZE_VARIETY 0.5 /* share of a flow's bursts with a size of their own */
+#define PHASE_STEADY	0.6 /* phase concentration of a flow that belongs to the iteration */
 /*
  * Bytes per iteration vary (cut at the flow's own pause): the other
  * classes repeat to the byte. On the development corpus collectives vary
@@ -33,7 +33,7 @@
  * (5th percentile 1.09%); the channels below it follow their siblings.
  */
 #define EP_VOLUME_SPREAD 0.01
-#define EP_MIN_BURSTS	 2.0  /* all-to-all runs per MoE layer: several times an iteration */
+#define EP_MIN_BURSTS	 2.0 /* all-to-all runs per MoE layer: several times an iteration */
 /* an all-to-all's data comes back: more than the ACKs of what was sent (see classify_groups.c) */
 #define EP_BACK_SHARE 0.1
 
@@ -291,104 +291,11 @@ static uint64_t bytes_back(const struct pair_bytes *p, size_t n, const struct ct
 	return hit ? hit->bytes : 0;
 }
 
-struct ep_edge {
-	long job;
-	uint32_t src, dst;
-};
-
-static int ep_edge_cmp(const void *a, const void *b)
-{
-	const struct ep_edge *x = a, *y = b;
-
-	if (x->job != y->job)
-		return x->job < y->job ? -1 : 1;
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	return (x->dst > y->dst) - (x->dst < y->dst);
-}
-
-/*
- * An all-to-all sends from each of its hosts to every other: among three
- * hosts or more, from each to two or more. A flow read as EP on its
- * varying volume alone (its sizes repeat) whose source sends EP to one host
- * only, in a job of three hosts or more, is no all-to-all's: one step of a
- * ring whose volume jittered past EP_VOLUME_SPREAD (real ZeRO-3 on gloo:
- * two of the four all-gather steps varied so in one of five development
- * runs, read as EP at 0.8). It goes back to the steady flows, for the
- * groups to read. Returns 0 or -ENOMEM.
- */
-static int ep_needs_mesh(const struct ct_flow_set *set, const struct ct_periodicity *per,
-			 const struct ct_hosts *hosts, const uint8_t *to_classify,
-			 const uint8_t *by_volume, uint8_t *steady, struct ct_classification *out)
-{
-	struct ep_edge *ep = malloc((set->count + 1) * sizeof(*ep));
-	struct ep_edge *all = malloc((2 * set->count + 1) * sizeof(*all));
-	size_t n_ep = 0, n_all = 0;
-
-	if (!ep || !all) {
-		free(ep);
-		free(all);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < set->count; i++) {
-		if (!to_classify[i] || !(steady[i] || out->flows[i].cls == CT_CLASS_EP))
-			continue;
-		if (out->flows[i].cls == CT_CLASS_EP && !steady[i])
-			ep[n_ep++] = (struct ep_edge){per->flows[i].job, hosts->src[i], hosts->dst[i]};
-		/* the job's hosts: (job, host, 0) once each */
-		all[n_all++] = (struct ep_edge){per->flows[i].job, hosts->src[i], 0};
-		all[n_all++] = (struct ep_edge){per->flows[i].job, hosts->dst[i], 0};
-	}
-	qsort(ep, n_ep, sizeof(*ep), ep_edge_cmp);
-	qsort(all, n_all, sizeof(*all), ep_edge_cmp);
-	/* the job's hosts, counted once, into all[k].dst of each job's first entry */
-	for (size_t k = 0, first = 0; k < n_all; k++) {
-		if (!k || all[k].job != all[k - 1].job)
-			first = k;
-		all[first].dst += !(k > first && all[k - 1].src == all[k].src);
-	}
-	for (size_t i = 0; i < set->count; i++) {
-		struct ep_edge key = {per->flows[i].job, hosts->src[i], 0};
-		size_t lo = 0, hi = n_ep, dsts = 0, job_hosts = 0;
-
-		if (!to_classify[i] || !by_volume[i] || out->flows[i].cls != CT_CLASS_EP)
-			continue;
-		while (lo < hi) { /* the first EP edge from this source */
-			size_t mid = (lo + hi) / 2;
-
-			if (ep_edge_cmp(&ep[mid], &key) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (size_t k = lo; k < n_ep && ep[k].job == key.job && ep[k].src == key.src; k++)
-			dsts += !(k > lo && ep[k].dst == ep[k - 1].dst);
-		for (size_t a = 0, b = n_all; a < b;) { /* the job's first entry */
-			size_t mid = (a + b) / 2;
-
-			if (all[mid].job < key.job)
-				a = mid + 1;
-			else
-				b = mid;
-			if (a == b && a < n_all && all[a].job == key.job)
-				job_hosts = all[a].dst;
-		}
-		if (dsts != 1 || job_hosts < 3)
-			continue;
-		steady[i] = 1;
-		out->flows[i].op = CT_OP_UNKNOWN;
-	}
-	free(ep);
-	free(all);
-	return 0;
-}
-
 int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
 			     const uint8_t *to_classify, struct ct_classification *out)
 {
 	const struct ct_period *main_job = per ? &per->job : NULL;
 	uint8_t *steady = calloc(set->count ? set->count : 1, 1);
-	uint8_t *by_volume = calloc(set->count ? set->count : 1, 1);
 	size_t room = per ? per->bursts : 0;
 	double *sizes;
 
@@ -403,7 +310,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	struct ct_hosts hosts = {0};
 	int err = -ENOMEM;
 
-	if (!steady || !by_volume || !sizes || !pairs)
+	if (!steady || !sizes || !pairs)
 		goto cleanup;
 	/* Other and EP first; the rest are steady periodic flows */
 	for (size_t i = 0; i < set->count; i++) {
@@ -451,14 +358,12 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 		       EP_BACK_SHARE * (double)set->flows[i].bytes;
 		if ((variety >= EP_SIZE_VARIETY || spread >= EP_VOLUME_SPREAD) &&
 		    per_iter >= EP_MIN_BURSTS && back) {
-			ct_class_set(
-				fc, CT_CLASS_EP, CT_CLASS_BY_SIGNATURE, 0.8,
-				"%.1f bursts an iteration whose sizes do not repeat (%.0f%% "
-				"unique, volume varies %.0f%%), data both ways: token routing "
-				"(all-to-all) moves different bytes each time",
-				per_iter, 100 * variety, 100 * spread);
+			ct_class_set(fc, CT_CLASS_EP, CT_CLASS_BY_SIGNATURE, 0.8,
+				     "%.1f bursts an iteration whose sizes do not repeat (%.0f%% "
+				     "unique, volume varies %.0f%%), data both ways: token routing "
+				     "(all-to-all) moves different bytes each time",
+				     per_iter, 100 * variety, 100 * spread);
 			fc->op = CT_OP_ALLTOALL;
-			by_volume[i] = variety < EP_SIZE_VARIETY;
 			continue;
 		}
 		if (variety >= EP_SIZE_VARIETY) {
@@ -475,11 +380,9 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	 * siblings before the groups are read; the steady flows' groups' structure
 	 * then names them, and the channels of each collective agree
 	 */
-	err = ct_hosts_rank(set, &hosts);
-	if (!err && per)
-		err = ep_needs_mesh(set, per, &hosts, to_classify, by_volume, steady, out);
+	err = siblings_agree(set, per, to_classify, steady, out);
 	if (!err)
-		err = siblings_agree(set, per, to_classify, steady, out);
+		err = ct_hosts_rank(set, &hosts);
 	if (!err && per) /* no periodicity: every flow was said Other above */
 		err = ct_classify_groups(set, per, &hosts, steady, out);
 	if (!err)
@@ -489,7 +392,6 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 cleanup:
 	ct_hosts_free(&hosts);
 	free(steady);
-	free(by_volume);
 	free(sizes);
 	free(pairs);
 	return err;

@@ -4,9 +4,9 @@
  * naming any parallelism: which collective operation a stream carries,
  * among which hosts (collectives.h).
  *
- *   - a star: hubs that exchange with three or more hosts at other times
- *     than they receive (push, then pull), whose peers talk to hubs only:
- *     a parameter server's PushPull;
+ *   - a star: hubs that exchange both ways with three or more hosts (push,
+ *     then pull), whose peers talk to hubs only: a parameter server's
+ *     PushPull;
  *   - families: the job's collective streams moving equal bytes per
  *     iteration, or the very same directed host pairs (one ring);
  *   - a family's shape: one-way steps that close a ring (ring all-reduce,
@@ -395,9 +395,10 @@ static int u32_pair_cmp(const void *a, const void *b)
 }
 
 /*
- * The distinct undirected neighbours of each host over the shifted
- * streams (both ways, at other times): pairs sorted, duplicates gone.
- * Returns how many pairs (each stored both ways).
+ * The distinct undirected neighbours of each host over the streams both
+ * ways (at once or at other times: a server's pull can end with the push
+ * when the update is short): pairs sorted, duplicates gone. Returns how
+ * many pairs (each stored both ways).
  */
 static size_t shifted_neighbours(const struct groups_ctx *c, uint32_t *pairs)
 {
@@ -406,7 +407,7 @@ static size_t shifted_neighbours(const struct groups_ctx *c, uint32_t *pairs)
 	for (size_t a = 0; a < c->n; a++) {
 		const struct stream *s = &c->s[a];
 
-		if (!s->data || s->mode != MODE_SHIFTED)
+		if (!s->data || s->mode == MODE_ONE_WAY)
 			continue;
 		pairs[2 * n] = s->src;
 		pairs[2 * n + 1] = s->dst;
@@ -460,7 +461,7 @@ long collectives_stars(struct groups_ctx *c, size_t n_hosts)
 		struct stream *s = &c->s[a];
 		uint32_t spoke;
 
-		if (!s->data || s->mode != MODE_SHIFTED || hub[s->src] == hub[s->dst])
+		if (!s->data || s->mode == MODE_ONE_WAY || hub[s->src] == hub[s->dst])
 			continue;
 		spoke = hub[s->src] ? s->dst : s->src;
 		if (spoke_bad[spoke] || spoke_bad[hub[s->src] ? s->src : s->dst])

@@ -50,9 +50,10 @@ struct edge {
 size_t uf_find(size_t *parent, size_t x);
 
 /*
- * Stars (parameter servers): hosts that exchange push and pull with three
- * or more hosts at other times (a pipeline stage has at most two such
- * neighbours), whose peers exchange with nothing but such hubs. Marks their
+ * Stars (parameter servers): hosts that exchange push and pull both ways
+ * with three or more hosts whose peers exchange with nothing but such hubs
+ * (a pipeline stage has two such neighbours at most; in a job of TP, DP or
+ * all-to-all groups every host is a hub, and hubs joined are no star). Marks their
  * streams star, op PushPull. n_hosts: ranked hosts. Returns how many
  * streams, or -ENOMEM.
  */
