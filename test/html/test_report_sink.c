@@ -321,7 +321,8 @@ static unsigned entries(void)
 /*
  * The last landed commit wrote REPORT_DIR/x.json.tmp with fopen("w"): the
  * directory's owner could plant a link there and have a root writer clobber
- * any file. The temporary name is now random and created O_EXCL.
+ * any file. The temporary name is now random and created O_EXCL, and a
+ * link at the path itself is refused (it was replaced by the report).
  */
 static void test_planted_link(void **state)
 {
@@ -333,6 +334,10 @@ static void test_planted_link(void **state)
 	assert_int_equal(ct_write_file_atomic(victim, write_text, "precious"), 0);
 	assert_int_equal(symlink(victim, tmp), 0);
 	assert_int_equal(symlink(victim, target), 0);
+	/* a link at the path itself is refused, the link and its target kept (issue 33) */
+	assert_int_equal(ct_write_file_atomic(target, write_text, "report"), -ELOOP);
+	assert_int_equal(readlink(target, buf, sizeof(buf)), (ssize_t)strlen(victim));
+	unlink(target);
 	assert_int_equal(ct_write_file_atomic(target, write_text, "report"), 0);
 	slurp(victim, buf, sizeof(buf));
 	assert_string_equal(buf, "precious");
