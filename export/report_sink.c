@@ -28,6 +28,9 @@ struct ct_report_sink {
 	unsigned seq;		  /* the next interval report's number */
 	unsigned written, failed; /* files, every report */
 	int first_err;		  /* the first failed write's negative errno */
+	/* the last final report's files: --json, --lines, the table, the directory's (1: none) */
+	int final_out[4];
+	int final_put;
 };
 
 /* Interval reports go on from the highest number already in the directory. */
@@ -136,16 +139,19 @@ static int put_file(struct ct_report_sink *s, const char *path, ct_file_writer_f
 	return rc;
 }
 
-/* After a final report some of whose files failed: which ones it reached. */
-static void say_written(const struct ct_report_sink_config *c, const int *rc)
+/* Where the final report went, after some file failed. */
+static void say_written(const struct ct_report_sink *s)
 {
+	const struct ct_report_sink_config *c = &s->cfg;
 	const char *names[] = {"--json", "--lines", "the table", "--report-dir"};
-	const char *paths[] = {c->json_path, c->lines_path, "stdout", c->report_dir};
+	const char *paths[] = {c->json_path, c->lines_path, "on stdout", c->report_dir};
 	char list[1024] = "";
 	size_t len = 0;
 
+	if (!s->final_put)
+		return;
 	for (unsigned i = 0; i < 4; i++)
-		if (rc[i] == 0 && len < sizeof(list))
+		if (s->final_out[i] == 0 && len < sizeof(list))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s %s",
 						len ? ", " : "", names[i], paths[i]);
 	ct_log(CT_LOG_WARN, "the final report was written %s%s", len ? "to " : "nowhere", list);
@@ -157,8 +163,7 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
 	char path[PATH_MAX];
 	json_object *doc;
 	int rc, first = 0;
-	/* the final report's files: --json, --lines, the table, the directory's (1: none) */
-	int out[4] = {1, 1, 1, 1};
+	int *out = s->final_out;
 
 	r->interval = !final;
 	r->seq = s->seq;
@@ -183,6 +188,11 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
 		rc = put_file(s, path, write_document, doc);
 		first = first ?: rc;
 	}
+	if (final) {
+		s->final_put = 1;
+		for (unsigned i = 0; i < 4; i++)
+			out[i] = 1;
+	}
 	if (final && c->report_dir && c->final_in_dir) {
 		snprintf(path, sizeof(path), "%s/commtap-report-final.json", c->report_dir);
 		out[3] = put_file(s, path, write_document, doc);
@@ -193,12 +203,8 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
 		out[1] = put_file(s, c->lines_path, write_lines, r);
 	if (final && c->table)
 		out[2] = put_file(s, "-", write_table, r);
-	for (unsigned i = 0; i < 4; i++)
-		if (out[i] < 0) {
-			first = first ?: out[i];
-			say_written(c, out);
-			break;
-		}
+	for (unsigned i = 0; final && i < 4; i++)
+		first = first ?: out[i] < 0 ? out[i] : 0;
 	if (!final)
 		s->seq++;
 	json_object_put(doc);
@@ -288,6 +294,7 @@ int ct_report_sink_failures(const struct ct_report_sink *s)
 		return 0;
 	ct_log(CT_LOG_WARN, "%u of %u report files were not written (the first: %s)", s->failed,
 	       s->failed + s->written, ct_output_strerror(s->first_err));
+	say_written(s);
 	return s->first_err;
 }
 
