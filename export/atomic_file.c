@@ -215,7 +215,8 @@ int ct_write_file_atomic(const char *path, ct_file_writer_fn write, void *ctx)
 	struct stat st;
 	int fd, err, is_fifo = 0;
 
-	if (!strcmp(path, "-"))
+	/* /dev/stdout is a link (to /proc/self/fd/1), but its meaning is not in doubt */
+	if (!strcmp(path, "-") || !strcmp(path, "/dev/stdout"))
 		return write_stdout(write, ctx);
 	if (lstat(path, &st)) {
 		if (errno != ENOENT)

@@ -19,8 +19,8 @@ typedef int (*ct_file_writer_fn)(FILE *out, void *ctx);
  * someone planted; its mode as the umask makes it), fsync'd, renamed over
  * path, and the directory fsync'd. An existing device or FIFO: opened and
  * written in place, never replaced (a FIFO's reader waited for 10 s). A
- * symbolic link: refused (-ELOOP), its target untouched. "-" writes to
- * stdout. Returns 0 or a negative errno, the one the failed write(2) gave
+ * symbolic link: refused (-ELOOP), its target untouched. "-" and
+ * "/dev/stdout" write to stdout. Returns 0 or a negative errno, the one the failed write(2) gave
  * (-ENOSPC for a full disk, not -EIO).
  */
 int ct_write_file_atomic(const char *path, ct_file_writer_fn write, void *ctx);
