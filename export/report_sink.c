@@ -292,6 +292,8 @@ int ct_report_sink_failures(const struct ct_report_sink *s)
 {
 	if (!s || !s->failed)
 		return 0;
+	if (s->failed + s->written == 1) /* its one line said it all */
+		return s->first_err;
 	ct_log(CT_LOG_WARN, "%u of %u report files were not written (the first: %s)", s->failed,
 	       s->failed + s->written, ct_output_strerror(s->first_err));
 	say_written(s);
