@@ -452,6 +452,8 @@ int ct_labels_load_dir(const char *dir, struct ct_labels *out, char *err, size_t
 		rc = load_dir_file(path, &one, err, errlen);
 		if (rc)
 			break;
+		if (!one.l) /* skipped: nothing to add (memcpy may not be given NULL) */
+			continue;
 		grown = realloc(out->l, (out->n + one.n + 1) * sizeof(*grown));
 		if (!grown) {
 			snprintf(err, errlen, "%s: out of memory", dir);
