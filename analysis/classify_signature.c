@@ -243,6 +243,7 @@ static int siblings_agree(const struct ct_flow_set *set, const struct ct_periodi
 				continue;
 			if (steady)
 				steady[idx[k]] = 0;
+			fc->op = best == CT_CLASS_EP ? CT_OP_ALLTOALL : fc->op;
 			ct_class_set(
 				fc, (enum ct_class)best, CT_CLASS_BY_SIGNATURE, 0.7,
 				"like %.0f%% of the bytes of its %zu sibling channels (same hosts, "
@@ -363,6 +364,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 				"unique, volume varies %.0f%%), data both ways: token routing "
 				"(all-to-all) moves different bytes each time",
 				per_iter, 100 * variety, 100 * spread);
+			fc->op = CT_OP_ALLTOALL;
 			continue;
 		}
 		if (variety >= EP_SIZE_VARIETY) {

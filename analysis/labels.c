@@ -129,7 +129,8 @@ static int parse_label(struct label_loader *L, json_object *o, const char *path,
 	    (rc = get_string(L, o, "src", path, &src)) ||
 	    (rc = get_string(L, o, "dst", path, &dst)))
 		return rc;
-	if (json_object_object_get_ex(o, "job", &job)) {
+	/* "job": null is a flow of no job, as the truth files write it */
+	if (json_object_object_get_ex(o, "job", &job) && job) {
 		const char *name = json_object_is_type(job, json_type_string)
 					   ? json_object_get_string(job)
 					   : NULL;

@@ -57,6 +57,8 @@ static void usage(FILE *out)
 		"  --channels N          NCCL channels (QPs or sockets) per peer (default: the\n"
 		"                        profile's nccl.channels, else 2)\n"
 		"  --noise               add storage TCP, ECN marks with CNPs, a retransmission\n"
+		"  --truth-operations    the truth names each flow's collective operation and\n"
+		"                        the layout (without it the truth is as it was)\n"
 		"  --seed N              random seed (default 1)\n"
 		"  anomalies to inject (hosts are the profile's host indices; from iteration\n"
 		"  FROM on, default 0; the truth lists them; docs/anomalies.md):\n"
@@ -122,6 +124,7 @@ int cmd_synth(int argc, char **argv)
 		{"mtu", required_argument, NULL, 'm'},
 		{"channels", required_argument, NULL, 'c'},
 		{"noise", no_argument, NULL, 'N'},
+		{"truth-operations", no_argument, NULL, 6},
 		{"seed", required_argument, NULL, 'r'},
 		{"straggler", required_argument, NULL, 1},
 		{"slow-link", required_argument, NULL, 2},
@@ -196,6 +199,9 @@ int cmd_synth(int argc, char **argv)
 			break;
 		case 'N':
 			cfg.noise = 1;
+			break;
+		case 6:
+			cfg.truth_operations = 1;
 			break;
 		case 'r':
 			rc = number("--seed", optarg, 0, 1e18, &v);
