@@ -179,7 +179,7 @@ static int write_renamed(const char *path, ct_file_writer_fn write, void *ctx)
  * refused. The descriptor (blocking again), or a negative errno; -EAGAIN
  * when the path became a regular file meanwhile (written renamed then).
  */
-static int open_through(const char *path, int *is_fifo)
+static int open_through(const char *path, int fifo, int *is_fifo)
 {
 	const struct timespec step = {0, FIFO_READER_POLL_MS * 1000000L};
 	struct stat st;
@@ -187,7 +187,7 @@ static int open_through(const char *path, int *is_fifo)
 
 	for (;;) {
 		fd = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-		if (fd >= 0 || errno != ENXIO || waited >= FIFO_READER_WAIT_MS)
+		if (fd >= 0 || errno != ENXIO || !fifo || waited >= FIFO_READER_WAIT_MS)
 			break;
 		nanosleep(&step, NULL);
 		waited += FIFO_READER_POLL_MS;
@@ -229,7 +229,7 @@ int ct_write_file_atomic(const char *path, ct_file_writer_fn write, void *ctx)
 		return -EISDIR;
 	if (S_ISREG(st.st_mode))
 		return write_renamed(path, write, ctx);
-	fd = open_through(path, &is_fifo);
+	fd = open_through(path, S_ISFIFO(st.st_mode), &is_fifo);
 	if (fd == -EAGAIN)
 		return write_renamed(path, write, ctx);
 	if (fd < 0)
@@ -250,7 +250,8 @@ const char *ct_output_strerror(int rc)
 	case -ENOMEM:
 		return "out of memory";
 	case -ENXIO:
-		return "nothing reads it (a FIFO is waited 10 s for a reader)";
+		return "nothing reads it (a FIFO is waited 10 s for a reader; a device may have "
+		       "no driver)";
 	default:
 		return strerror(-rc);
 	}

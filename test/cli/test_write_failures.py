@@ -10,7 +10,8 @@ error"), every interval report counted as not written, and the final report
 said to be written to --json; then with --json on the full tmpfs too: exit
 1, ENOSPC named in one line. (2) The table to /dev/full as stdout: exit 1, ENOSPC
 named. (3) root: a private copy of /dev/full (mknod 1:7 in the test's
-directory) as --json: exit 1, ENOSPC named, the node still a device.
+directory) as --json: exit 1, ENOSPC named, the node still a device; a FIFO
+no process reads as --json: exit 1 after a bounded wait (10 s), still a FIFO.
 (4) --json OK --lines in a missing directory: exit 1 after OK is written
 whole, and said so. (5) report, merge and trace of a 3,000-flow report under
 RLIMIT_AS from 384 MiB down (x0.85 a step, until the dynamic loader itself
@@ -171,6 +172,14 @@ def main():
                      f"{p.stderr.strip()[-200:]}")
         else:
             print("SKIP part: mknod needs root")
+
+        fifo = os.path.join(tmp, "unread")
+        os.mkfifo(fifo)
+        p = run([commtap, "analyze", "--json", fifo, cap])
+        c.expect("--json a FIFO nobody reads: exit 1 after the 10 s wait, said so, still a FIFO",
+                 p.returncode == 1 and "nothing reads it" in p.stderr
+                 and stat.S_ISFIFO(os.lstat(fifo).st_mode), f"exit {p.returncode}: "
+                 f"{p.stderr.strip()[-200:]}")
 
         ok_json = os.path.join(tmp, "ok.json")
         bad = os.path.join(tmp, "missing", "lines.txt")
