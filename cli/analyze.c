@@ -93,8 +93,9 @@ static void usage(FILE *out, const struct ct_param_set *sets, unsigned n)
 	ct_params_help(out, sets, n);
 	fprintf(out, "  With --listen, the final report is served after the capture until\n"
 		     "  SIGINT/SIGTERM.\n"
-		     "exit status: 0 ok, 1 error (nothing written), 2 capture broke off (report of "
-		     "what was read written)\n");
+		     "exit status: 0 ok, 1 error (nothing written, or a file that could not be: "
+		     "the messages say which were), 2 capture broke off (report of what was read "
+		     "written)\n");
 }
 
 static int parse_args(int argc, char **argv, struct analyze_opts *o)
@@ -428,6 +429,8 @@ int cmd_analyze(int argc, char **argv)
 		status = CT_EXIT_ERROR;
 	else
 		status = report.error ? CT_EXIT_INCOMPLETE : CT_EXIT_OK;
+	if (ct_report_sink_failures(sink)) /* interval reports' files included */
+		status = CT_EXIT_ERROR;
 	/* the final report on /metrics, served until a signal asks to stop */
 	while (o.common.listen && !interrupted)
 		nanosleep(&tick, NULL);
