@@ -399,6 +399,57 @@ static void back_operation(const struct groups_ctx *c, const struct stream *s,
 	}
 }
 
+/*
+ * A pipeline link joins two stages; a TP or DP group lies within one stage.
+ * Streams both ways at other times between two hosts of one collective's
+ * group are no pipeline link but that collective's, its directions ending
+ * apart (a real ZeRO-3 ring step, its all-gather one way and
+ * reduce-scatter back, ended 9.7% apart in one of five development runs,
+ * and was read as PP at 0.95). They join the family; a job left with no
+ * pipeline has no embedding sync either. Returns how many streams.
+ */
+static size_t pipeline_links_in_groups(struct groups_ctx *c, struct family *fam, int nf,
+				       const uint64_t *items, struct job_shape *shape)
+{
+	size_t moved = 0;
+
+	for (size_t a = 0; a < c->n; a++) {
+		struct stream *s = &c->s[a];
+
+		if (!s->data || s->cls != CT_CLASS_PP)
+			continue;
+		for (int f = 0; f < nf; f++) {
+			struct family *F = &fam[f];
+
+			if (!F->streams || F->emb || F->job != s->job ||
+			    !collectives_same_group(F, items, s->src, s->dst))
+				continue;
+			s->cls = -1;
+			s->op = CT_OP_UNKNOWN;
+			s->mode = MODE_ALIGNED;
+			s->family = f;
+			F->streams++;
+			F->bytes += s->bytes;
+			F->msgs += s->msgs;
+			for (int k = 0; k < PHASE_BINS; k++)
+				F->hist[k] += s->hist[k];
+			moved++;
+			break;
+		}
+	}
+	if (!moved)
+		return 0;
+	for (size_t a = 0; a < c->n; a++) /* the pipelines left */
+		shape[c->s[a].job].pipeline = 0;
+	for (size_t a = 0; a < c->n; a++)
+		if (c->s[a].data && c->s[a].cls == CT_CLASS_PP)
+			shape[c->s[a].job].pipeline = 1;
+	for (int f = 0; f < nf; f++)
+		if (!shape[fam[f].job].pipeline)
+			fam[f].emb = 0;
+	return moved;
+}
+
 /* A flow's class and operation, with its stream's evidence. */
 static void classify_streams(const struct groups_ctx *c, const struct family *fam,
 			     const uint8_t *kind_sharded, struct ct_classification *out)
@@ -554,6 +605,7 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	struct edge *edges = NULL;
 	unsigned *degree = NULL;
 	uint8_t *kind_sharded = NULL;
+	uint64_t *items = NULL;
 	size_t jobs = per->n_jobs ? per->n_jobs : 1;
 	size_t n_edges, n_pp_pairs;
 	int nf, nk, err = -ENOMEM;
@@ -655,9 +707,12 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	}
 	for (int f = 0; f < nf; f++)
 		fam[f].span = busy_span(fam[f].hist, BUSY_SHARE);
-	nk = collectives_shapes(&c, fam, nf, edges, n_edges, hosts->n);
+	nk = collectives_shapes(&c, fam, nf, edges, n_edges, hosts->n, &items);
 	if (nk < 0)
 		goto cleanup;
+	if (pipeline_links_in_groups(&c, fam, nf, items, shape))
+		for (int f = 0; f < nf; f++)
+			fam[f].span = busy_span(fam[f].hist, BUSY_SHARE);
 	kind = calloc((size_t)nk + 1, sizeof(*kind));
 	kind_sharded = calloc((size_t)nk + 1, 1);
 	if (!kind || !kind_sharded)
@@ -707,5 +762,6 @@ cleanup:
 	free(fam);
 	free(kind);
 	free(kind_sharded);
+	free(items);
 	return err;
 }

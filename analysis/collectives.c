@@ -665,7 +665,7 @@ cleanup:
 }
 
 int collectives_shapes(const struct groups_ctx *c, struct family *fam, int nf, const struct edge *e,
-		       size_t n_edges, size_t n_hosts)
+		       size_t n_edges, size_t n_hosts, uint64_t **items)
 {
 	struct shape_room r = {0};
 	int err = -ENOMEM;
@@ -700,7 +700,10 @@ cleanup:
 	free(r.least);
 	free(r.hosts);
 	free(r.pairs);
-	free(r.items);
+	if (err >= 0)
+		*items = r.items;
+	else
+		free(r.items);
 	return err;
 }
 
@@ -731,4 +734,27 @@ void collectives_name_ops(struct family *fam, int nf, const uint8_t *kind_sharde
 		else
 			F->op = heaviest ? CT_OP_ALLGATHER : CT_OP_REDUCESCATTER;
 	}
+}
+
+int collectives_same_group(const struct family *F, const uint64_t *items, uint32_t x, uint32_t y)
+{
+	const uint64_t *hosts = items + F->first_item;
+	long gx = -1, gy = -1;
+
+	for (int end = 0; end < 2; end++) {
+		uint32_t v = end ? y : x;
+		size_t lo = 0, hi = F->hosts;
+
+		while (lo < hi) { /* items are in host order */
+			size_t mid = (lo + hi) / 2;
+
+			if ((uint32_t)(hosts[mid] >> 32) < v)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < F->hosts && (uint32_t)(hosts[lo] >> 32) == v)
+			*(end ? &gy : &gx) = (long)(uint32_t)hosts[lo];
+	}
+	return gx >= 0 && gx == gy;
 }

@@ -74,11 +74,14 @@ size_t collectives_edges(const struct groups_ctx *c, struct edge *e);
 int collectives_rings_close(struct groups_ctx *c, size_t n_hosts, const struct edge *e,
 			    size_t n_edges, size_t *idx);
 /*
- * Each family's shape, groups and kind, from its edges (sorted). Returns
- * how many kinds, or -ENOMEM.
+ * Each family's shape, groups and kind, from its edges (sorted); *items
+ * (free()) holds each family's hosts with their groups. Returns how many
+ * kinds, or -ENOMEM.
  */
 int collectives_shapes(const struct groups_ctx *c, struct family *fam, int nf, const struct edge *e,
-		       size_t n_edges, size_t n_hosts);
+		       size_t n_edges, size_t n_hosts, uint64_t **items);
+/* Whether hosts x and y are in one group of family F (items from collectives_shapes). */
+int collectives_same_group(const struct family *F, const uint64_t *items, uint32_t x, uint32_t y);
 /*
  * The operation of each family once its class is named: the embedding sync
  * and TP all-reduce; a sharded DP kind's ring or pairs all-gather (the
