@@ -79,7 +79,8 @@ static double num_or_nan(json_object *o, const char *key)
 static void layout_rows(FILE *out, json_object *cls)
 {
 	static const char *const degrees[] = {"p", "t", "d", "ep"};
-	json_object *l = ct_doc_get(cls, "inferred_layout"), *check = ct_doc_get(cls, "layout_check");
+	json_object *l = ct_doc_get(cls, "inferred_layout"),
+		    *check = ct_doc_get(cls, "layout_check");
 	json_object *groups = ct_doc_get(l, "groups");
 
 	if (l && ct_doc_get(l, "groups")) {
@@ -107,7 +108,8 @@ static void layout_rows(FILE *out, json_object *cls)
 				fputs(g ? "; " : " — ", out);
 				for (size_t h = 0; h < ct_doc_len(hosts); h++) {
 					fputs(h ? " " : "", out);
-					ct_html_text(out, json_object_get_string(ct_doc_at(hosts, h)));
+					ct_html_text(out,
+						     json_object_get_string(ct_doc_at(hosts, h)));
 				}
 			}
 			if (n > LAYOUT_GROUPS_SHOWN)
@@ -182,7 +184,8 @@ void ct_html_summary(FILE *out, const struct ct_view *v)
 
 static void period_header(FILE *out)
 {
-	fputs("<table class=\"period\"><thead><tr><th>scope</th><th>class</th><th>flows</th>"
+	fputs("<table class=\"period\"><thead><tr><th>scope</th><th>class</th><th>operation</th>"
+	      "<th>flows</th>"
 	      "<th>period</th><th>confidence</th><th>duty cycle</th><th>on (median)</th>"
 	      "<th>off (median)</th><th>burst bytes (median)</th><th>peak Gb/s</th>"
 	      "<th>bytes/iteration</th><th>bytes CV</th></tr></thead><tbody>\n",
@@ -197,7 +200,8 @@ static void job_row(FILE *out, const struct ct_view *v)
 	for (size_t i = 0; i < v->n_flows; i++)
 		total += v->flows[i].bytes;
 	fprintf(out,
-		"<tr class=\"period-row\" data-scope=\"job\"><td>job</td><td>all</td><td>%zu</td>",
+		"<tr class=\"period-row\" data-scope=\"job\"><td>job</td><td>all</td><td>—</td>"
+		"<td>%zu</td>",
 		v->n_flows);
 	cell_s(out, v->periodic ? v->period_s : NAN);
 	cell_num(out, "%.2f", job ? ct_doc_num(job, "period_confidence") : NAN);
@@ -236,7 +240,7 @@ static void class_row(FILE *out, const struct ct_view *v, int cls, double *scrat
 	}
 	fprintf(out,
 		"<tr class=\"period-row\" data-scope=\"class\" data-class=\"%s\"><td>class "
-		"(medians of its flows)</td><td style=\"color:%s\">%s</td><td>%zu</td>",
+		"(medians of its flows)</td><td style=\"color:%s\">%s</td><td>—</td><td>%zu</td>",
 		ct_class_name(cls), ct_html_class_colour(cls), ct_class_name(cls),
 		v->class_flows[cls]);
 	cell_s(out, median(col[0], n[0]));
@@ -265,8 +269,10 @@ static void flow_row(FILE *out, const struct ct_view *v, size_t i)
 	else
 		fprintf(out, " %" PRIu64 "→%" PRIu64, ct_doc_u64(f->json, "sport"),
 			ct_doc_u64(f->json, "dport"));
-	fprintf(out, "</td><td style=\"color:%s\">%s</td><td>1</td>", ct_html_class_colour(f->cls),
+	fprintf(out, "</td><td style=\"color:%s\">%s</td><td>", ct_html_class_colour(f->cls),
 		ct_class_name(f->cls));
+	ct_html_text(out, ct_doc_str(f->json, "operation") ?: "—"); /* absent in older reports */
+	fputs("</td><td>1</td>", out);
 	cell_s(out, num_or_nan(p, "period_s"));
 	cell_num(out, "%.2f", num_or_nan(f->json, "class_confidence"));
 	cell_num(out, "%.3f", num_or_nan(p, "duty_cycle"));
@@ -287,7 +293,7 @@ void ct_html_periodicity(FILE *out, const struct ct_view *v, const struct ct_htm
 	top = top < v->n_flows ? top : v->n_flows;
 	fputs("<section id=\"periodicity\"><h2>Periodicity</h2>\n<p>The job's iteration, each "
 	      "class, and the busiest flows. A flow's confidence column is its class "
-	      "confidence.</p>\n",
+	      "confidence; its operation is the collective the wire shows it carrying.</p>\n",
 	      out);
 	period_header(out);
 	job_row(out, v);
@@ -310,7 +316,8 @@ void ct_html_cc(FILE *out, const struct ct_view *v)
 	uint64_t cnp[CT_HTML_CLASSES] = {0}, ce[CT_HTML_CLASSES] = {0}, rtx[CT_HTML_CLASSES] = {0};
 
 	fputs("<section id=\"cc\"><h2>Congestion control</h2>\n<table class=\"cc\"><thead><tr>"
-	      "<th>receiver</th><th>class</th><th>senders</th><th>incast degree</th><th>peak Gb/s</th>"
+	      "<th>receiver</th><th>class</th><th>senders</th><th>incast degree</th><th>peak "
+	      "Gb/s</th>"
 	      "<th>peak / NIC</th><th>duty cycle</th><th>start spread</th><th>CNP/s on</th>"
 	      "<th>ECN CE share</th><th>retransmits</th></tr></thead><tbody>\n",
 	      out);

@@ -9,6 +9,8 @@
 #include "report_doc.h"
 #include "trace_internal.h"
 
+#include <commtap/traffic_class.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -222,6 +224,7 @@ static int write_flow(struct tr_out *o, const struct tr_flow *t, int pid, int *n
 	unsigned *lane = calloc(t->nb + 1, sizeof(*lane));
 	unsigned lanes = 0;
 	char key[256], name[320];
+	int op;
 
 	if (!lane_end || !lane) {
 		free(lane_end);
@@ -239,6 +242,8 @@ static int write_flow(struct tr_out *o, const struct tr_flow *t, int pid, int *n
 		lane[k] = l;
 	}
 	ct_doc_flow_key(t->flow, key, sizeof(key));
+	op = ct_doc_str(t->flow, "operation") ? ct_op_from_name(ct_doc_str(t->flow, "operation"))
+					      : -1;
 	for (unsigned l = 0; l < lanes; l++) {
 		int tid = (*next_tid)++;
 
@@ -257,8 +262,11 @@ static int write_flow(struct tr_out *o, const struct tr_flow *t, int pid, int *n
 			slice_open(o, pid, tid, "burst", tr_class_names[t->cls], b->start, b->end);
 			fprintf(o->f,
 				",\"args\":{\"flow\":%" PRIu64 ",\"burst\":%zu,\"bytes\":%" PRIu64
-				",\"messages\":%" PRIu64 ",\"gbps\":",
+				",\"messages\":%" PRIu64 ",",
 				t->id, k, b->bytes, b->messages);
+			if (op >= 0) /* a name of the fixed set: nothing to escape */
+				fprintf(o->f, "\"operation\":\"%s\",", ct_op_name(op));
+			fputs("\"gbps\":", o->f);
 			if (b->end > b->start)
 				fprintf(o->f, "%.6g}}",
 					(double)b->bytes * 8 / (double)(b->end - b->start));
