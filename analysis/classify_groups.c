@@ -102,7 +102,8 @@ struct kind {
 	char why[160];
 };
 
-static const char *const shape_names[] = {"a ring", "pairs", "an all-to-all mesh", "a tree"};
+static const char *const shape_names[] = {"a ring", "pairs", "an all-to-all mesh", "a tree",
+					  "a chain"};
 
 /* The shapes of a kind's families, for the evidence. */
 static void shapes_text(unsigned shapes, char *out, size_t len)
@@ -110,7 +111,7 @@ static void shapes_text(unsigned shapes, char *out, size_t len)
 	size_t w = 0;
 
 	out[0] = 0;
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 5; k++)
 		if (shapes & 1u << k)
 			w += (size_t)snprintf(out + w, w < len ? len - w : 0, "%s%s",
 					      w ? " and " : "", shape_names[k]);
@@ -450,6 +451,58 @@ static size_t pipeline_links_in_groups(struct groups_ctx *c, struct family *fam,
 	return moved;
 }
 
+/*
+ * Streams both ways at once along paths of three hosts or more (each host
+ * exchanging with two at most, no cycle) are a pipeline in its steady
+ * state: 1F1B sends an activation and receives a gradient at once, and on
+ * a loaded host its cool-down can end within COOLDOWN_MIN (real p = 4,
+ * d = 2: its links lined up in four of five development runs, read as TP
+ * at 0.9). No collective of gloo or NCCL runs along a path: rings close,
+ * all-to-alls are meshes, NCCL's trees branch; a path whose two hosts
+ * another stream both ways joins is a ring one of whose steps was read
+ * otherwise. Marks the families' flows in found; returns how many streams.
+ */
+static size_t chain_families(const struct groups_ctx *c, const struct family *fam, int nf,
+			     const uint64_t *items, const struct ct_classification *out,
+			     uint8_t *found)
+{
+	uint8_t *closed = calloc((size_t)nf + 1, 1);
+	size_t n = 0;
+
+	if (!closed)
+		return 0; /* out of memory: read as they are */
+	/* a path whose hosts another stream joins (or an all-to-all's flow) is a ring read in part
+	 */
+	for (size_t i = 0; i < c->set->count; i++)
+		for (int f = 0; f < nf && out->flows[i].cls == CT_CLASS_EP; f++)
+			if (fam[f].shape == SHAPE_CHAIN && c->per->flows[i].job == fam[f].job &&
+			    collectives_same_group(&fam[f], items, c->hosts->src[i],
+						   c->hosts->dst[i]))
+				closed[f] = 1;
+	for (size_t a = 0; a < c->n; a++) {
+		const struct stream *s = &c->s[a];
+
+		if (!s->data || s->mode != MODE_SHIFTED || s->star)
+			continue;
+		for (int f = 0; f < nf; f++)
+			if (fam[f].shape == SHAPE_CHAIN && fam[f].job == s->job &&
+			    collectives_same_group(&fam[f], items, s->src, s->dst))
+				closed[f] = 1;
+	}
+	for (size_t a = 0; a < c->n; a++) {
+		const struct stream *s = &c->s[a];
+
+		if (!s->data || s->family < 0 || fam[s->family].shape != SHAPE_CHAIN ||
+		    closed[s->family])
+			continue;
+		for (size_t k = 0; k < s->n; k++)
+			found[c->members[s->first + k]] = 1;
+		n++;
+	}
+	free(closed);
+	return n;
+}
+
 /* A flow's class and operation, with its stream's evidence. */
 static void classify_streams(const struct groups_ctx *c, const struct family *fam,
 			     const uint8_t *kind_sharded, struct ct_classification *out)
@@ -593,9 +646,16 @@ static void families_named(struct family *fam, int nf, const struct kind *kind, 
 	collectives_name_ops(fam, nf, kind_sharded);
 }
 
-int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
+/*
+ * One reading of the groups. chain: flows whose streams are a pipeline's
+ * whatever their alignment (NULL: none); found: where a family both ways at
+ * once along paths of three hosts or more shows such flows, they are marked
+ * there and the pass returns 1 without classifying (the caller reads
+ * again). Returns 0, 1 or -ENOMEM.
+ */
+static int groups_pass(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		       const struct ct_hosts *hosts, const uint8_t *steady,
-		       struct ct_classification *out)
+		       struct ct_classification *out, const uint8_t *chain, uint8_t *found)
 {
 	struct groups_ctx c = {set, per, NULL, NULL, 0, NULL, hosts};
 	struct family *fam = NULL;
@@ -639,6 +699,10 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 		if (!room || !lags)
 			goto cleanup;
 	}
+	for (size_t a = 0; a < c.n && chain; a++)
+		for (size_t k = 0; k < c.s[a].n; k++)
+			if (c.s[a].data && chain[c.members[c.s[a].first + k]])
+				c.s[a].mode = MODE_SHIFTED;
 
 	parent = malloc((hosts->n + 1) * sizeof(*parent));
 	degree = malloc((hosts->n + 1) * sizeof(*degree));
@@ -710,6 +774,10 @@ int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicit
 	nk = collectives_shapes(&c, fam, nf, edges, n_edges, hosts->n, &items);
 	if (nk < 0)
 		goto cleanup;
+	if (found && chain_families(&c, fam, nf, items, out, found)) {
+		err = 1;
+		goto cleanup;
+	}
 	if (pipeline_links_in_groups(&c, fam, nf, items, shape))
 		for (int f = 0; f < nf; f++)
 			fam[f].span = busy_span(fam[f].hist, BUSY_SHARE);
@@ -763,5 +831,21 @@ cleanup:
 	free(kind);
 	free(kind_sharded);
 	free(items);
+	return err;
+}
+
+int ct_classify_groups(const struct ct_flow_set *set, const struct ct_periodicity *per,
+		       const struct ct_hosts *hosts, const uint8_t *steady,
+		       struct ct_classification *out)
+{
+	uint8_t *chain = calloc(set->count + 1, 1);
+	int err;
+
+	if (!chain)
+		return -ENOMEM;
+	err = groups_pass(set, per, hosts, steady, out, NULL, chain);
+	if (err == 1) /* pipelines in their steady state: read again with them */
+		err = groups_pass(set, per, hosts, steady, out, chain, NULL);
+	free(chain);
 	return err;
 }

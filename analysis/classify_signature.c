@@ -42,6 +42,21 @@ static int pair_cmp(const void *a, const void *b)
 	return memcmp(a, b, 2 * sizeof(struct ct_addr));
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Union-find over host ranks. */
+static size_t ct_uf_find(size_t *parent, size_t x)
+{
+	while (parent[x] != x)
+		x = parent[x] = parent[parent[x]];
+	return x;
+}
+
 static int double_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -311,11 +326,94 @@ static uint64_t bytes_back(const struct pair_bytes *p, size_t n, const struct ct
 	return hit ? hit->bytes : 0;
 }
 
+/*
+ * Token routing sends from every host of an expert group to every other:
+ * among three hosts or more, a mesh. Flows read as EP on their varying
+ * volume alone (their sizes repeat) whose hosts form a path of three or
+ * more (each with two such neighbours at most, no cycle) are no
+ * all-to-all: a pipeline's links or a ring's steps whose windows cut
+ * unevenly (real 1F1B p = 4: one chain's links varied 8-10%, read as EP
+ * at 0.8; a real ZeRO-3 all-gather step 9.5%). They go back to the steady
+ * flows, for the groups to read. An expert group of two hosts is one
+ * edge, and stays. Returns 0 or -ENOMEM.
+ */
+static int ep_paths_demote(const struct ct_flow_set *set, const struct ct_hosts *hosts,
+			   const uint8_t *by_volume, uint8_t *steady, struct ct_classification *out)
+{
+	size_t n = hosts->n, n_pairs = 0;
+	size_t *parent = malloc((n + 1) * sizeof(*parent));
+	unsigned *deg = calloc(n + 1, sizeof(*deg)), *size = calloc(n + 1, sizeof(*size));
+	unsigned *edges = calloc(n + 1, sizeof(*edges)), *most = calloc(n + 1, sizeof(*most));
+	uint64_t *pairs = malloc((set->count + 1) * sizeof(*pairs));
+	int err = -ENOMEM;
+
+	if (!parent || !deg || !size || !edges || !most || !pairs)
+		goto cleanup;
+	for (size_t x = 0; x < n; x++)
+		parent[x] = x;
+	for (size_t i = 0; i < set->count; i++) {
+		uint32_t a = hosts->src[i], b = hosts->dst[i];
+
+		if (by_volume[i])
+			pairs[n_pairs++] = a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+	}
+	qsort(pairs, n_pairs, sizeof(*pairs), u64_cmp);
+	for (size_t k = 0; k < n_pairs; k++) {
+		size_t a = pairs[k] >> 32, b = (uint32_t)pairs[k];
+
+		if (k && pairs[k] == pairs[k - 1])
+			continue; /* both directions: one edge */
+		deg[a]++;
+		deg[b]++;
+		parent[ct_uf_find(parent, a)] = ct_uf_find(parent, b);
+	}
+	for (size_t k = 0; k < n_pairs; k++) {
+		size_t a = pairs[k] >> 32, b = (uint32_t)pairs[k], r = ct_uf_find(parent, a);
+
+		if (k && pairs[k] == pairs[k - 1])
+			continue;
+		edges[r]++;
+		for (int end = 0; end < 2; end++) {
+			size_t v = end ? b : a;
+
+			if (deg[v] > most[r])
+				most[r] = deg[v];
+			if (!(deg[v] & 0x80000000u)) { /* count each host once */
+				size[r]++;
+				deg[v] |= 0x80000000u;
+			}
+		}
+	}
+	for (size_t i = 0; i < set->count; i++) {
+		size_t r;
+
+		if (!by_volume[i])
+			continue;
+		r = ct_uf_find(parent, hosts->src[i]);
+		if (size[r] < 3 || edges[r] != size[r] - 1 || (most[r] & 0x7fffffffu) > 2)
+			continue;
+		steady[i] = 1;
+		ct_class_set(&out->flows[i], CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 0,
+			     "steady, for the groups to read"); /* they name it */
+		out->flows[i].op = CT_OP_UNKNOWN;
+	}
+	err = 0;
+cleanup:
+	free(parent);
+	free(deg);
+	free(size);
+	free(edges);
+	free(most);
+	free(pairs);
+	return err;
+}
+
 int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
 			     const uint8_t *to_classify, struct ct_classification *out)
 {
 	const struct ct_period *main_job = per ? &per->job : NULL;
 	uint8_t *steady = calloc(set->count ? set->count : 1, 1);
+	uint8_t *by_volume = calloc(set->count ? set->count : 1, 1);
 	size_t room = per ? per->bursts : 0;
 	double *sizes;
 
@@ -330,7 +428,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	struct ct_hosts hosts = {0};
 	int err = -ENOMEM;
 
-	if (!steady || !sizes || !pairs)
+	if (!steady || !by_volume || !sizes || !pairs)
 		goto cleanup;
 	/* Other and EP first; the rest are steady periodic flows */
 	for (size_t i = 0; i < set->count; i++) {
@@ -384,6 +482,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 				     "(all-to-all) moves different bytes each time",
 				     per_iter, 100 * variety, 100 * spread);
 			fc->op = CT_OP_ALLTOALL;
+			by_volume[i] = variety < EP_SIZE_VARIETY;
 			continue;
 		}
 		if (variety >= EP_SIZE_VARIETY) {
@@ -400,9 +499,11 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	 * siblings before the groups are read; the steady flows' groups' structure
 	 * then names them, and the channels of each collective agree
 	 */
-	err = siblings_agree(set, per, to_classify, steady, out);
+	err = ct_hosts_rank(set, &hosts);
 	if (!err)
-		err = ct_hosts_rank(set, &hosts);
+		err = ep_paths_demote(set, &hosts, by_volume, steady, out);
+	if (!err)
+		err = siblings_agree(set, per, to_classify, steady, out);
 	if (!err && per) /* no periodicity: every flow was said Other above */
 		err = ct_classify_groups(set, per, &hosts, steady, out);
 	if (!err)
@@ -412,6 +513,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 cleanup:
 	ct_hosts_free(&hosts);
 	free(steady);
+	free(by_volume);
 	free(sizes);
 	free(pairs);
 	return err;

@@ -499,6 +499,8 @@ struct shape_room {
 	uint32_t *deg;	 /* per host: its edges out in the family */
 	uint32_t *size;	 /* per lowest host: its group's hosts */
 	uint32_t *least; /* per lowest host: the fewest edges out of any of its hosts */
+	uint32_t *most;	 /* per lowest host: the most edges out of any of its hosts */
+	uint32_t *sum;	 /* per lowest host: its hosts' edges out */
 	uint32_t *hosts; /* the family's hosts, listed once */
 	uint64_t *pairs; /* the family's edges as from << 32 | to, sorted */
 	uint64_t *items; /* every family's hosts as host << 32 | its group's lowest host */
@@ -514,7 +516,7 @@ struct shape_room {
 static void family_shape(struct family *F, const struct edge *e, size_t lo, size_t hi,
 			 struct shape_room *r)
 {
-	size_t n_hosts = 0, n_pairs = 0, mesh_groups = 0, pair_groups = 0;
+	size_t n_hosts = 0, n_pairs = 0, mesh_groups = 0, pair_groups = 0, chain_groups = 0;
 	int one_way = 0;
 
 	for (size_t k = lo; k < hi; k++) {
@@ -522,7 +524,6 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 
 		if (a != b)
 			r->parent[a] = b;
-		r->deg[e[k].from]++;
 		r->pairs[n_pairs++] = (uint64_t)e[k].from << 32 | e[k].to;
 		for (int end = 0; end < 2; end++) {
 			uint32_t v = end ? e[k].to : e[k].from;
@@ -535,6 +536,20 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 	}
 	qsort(r->hosts, n_hosts, sizeof(*r->hosts), u32_cmp);
 	qsort(r->pairs, n_pairs, sizeof(*r->pairs), u64_cmp);
+	{
+		/*
+		 * each directed pair once: both directions of a pair may be data
+		 * streams (RoCE QPs each way), each giving the edge both ways
+		 */
+		size_t w = 0;
+
+		for (size_t k = 0; k < n_pairs; k++)
+			if (!w || r->pairs[k] != r->pairs[w - 1])
+				r->pairs[w++] = r->pairs[k];
+		n_pairs = w;
+	}
+	for (size_t k = 0; k < n_pairs; k++) /* distinct hosts sent to */
+		r->deg[r->pairs[k] >> 32]++;
 	for (size_t k = 0; k < n_hosts; k++) {
 		size_t root = uf_find(r->parent, r->hosts[k]);
 
@@ -548,6 +563,9 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 		r->size[g]++;
 		if (r->deg[v] < r->least[g])
 			r->least[g] = r->deg[v];
+		if (r->deg[v] > r->most[g])
+			r->most[g] = r->deg[v];
+		r->sum[g] += r->deg[v];
 		r->items[r->n_items + k] = item;
 	}
 	F->first_item = r->n_items;
@@ -570,11 +588,14 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 			pair_groups++;
 		else if (r->least[v] == r->size[v] - 1)
 			mesh_groups++;
+		else if (r->most[v] <= 2 && r->sum[v] == 2 * (r->size[v] - 1))
+			chain_groups++; /* a path: two neighbours at most, no cycle */
 	}
-	F->shape = one_way				    ? SHAPE_RING
-		   : pair_groups == F->groups		    ? SHAPE_PAIRS
-		   : mesh_groups + pair_groups == F->groups ? SHAPE_MESH
-							    : SHAPE_TREE;
+	F->shape = one_way				     ? SHAPE_RING
+		   : pair_groups == F->groups		     ? SHAPE_PAIRS
+		   : mesh_groups + pair_groups == F->groups  ? SHAPE_MESH
+		   : chain_groups + pair_groups == F->groups ? SHAPE_CHAIN
+							     : SHAPE_TREE;
 	/* leave the room as found */
 	for (size_t k = 0; k < n_hosts; k++)
 		r->low[uf_find(r->parent, r->hosts[k])] = UINT32_MAX;
@@ -582,7 +603,7 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 		uint32_t v = r->hosts[k];
 
 		r->parent[v] = v;
-		r->deg[v] = r->size[v] = r->least[v] = 0;
+		r->deg[v] = r->size[v] = r->least[v] = r->most[v] = r->sum[v] = 0;
 	}
 }
 
@@ -676,11 +697,13 @@ int collectives_shapes(const struct groups_ctx *c, struct family *fam, int nf, c
 	r.deg = calloc(n_hosts + 1, sizeof(*r.deg));
 	r.size = calloc(n_hosts + 1, sizeof(*r.size));
 	r.least = calloc(n_hosts + 1, sizeof(*r.least));
+	r.most = calloc(n_hosts + 1, sizeof(*r.most));
+	r.sum = calloc(n_hosts + 1, sizeof(*r.sum));
 	r.hosts = malloc((n_hosts + 1) * sizeof(*r.hosts));
 	r.pairs = malloc((n_edges + 1) * sizeof(*r.pairs));
 	r.items = malloc((2 * n_edges + 1) * sizeof(*r.items));
-	if (!r.parent || !r.low || !r.deg || !r.size || !r.least || !r.hosts || !r.pairs ||
-	    !r.items)
+	if (!r.parent || !r.low || !r.deg || !r.size || !r.least || !r.most || !r.sum || !r.hosts ||
+	    !r.pairs || !r.items)
 		goto cleanup;
 	for (size_t x = 0; x < n_hosts; x++) {
 		r.parent[x] = x;
@@ -698,6 +721,8 @@ cleanup:
 	free(r.deg);
 	free(r.size);
 	free(r.least);
+	free(r.most);
+	free(r.sum);
 	free(r.hosts);
 	free(r.pairs);
 	if (err >= 0)

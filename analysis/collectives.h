@@ -16,6 +16,7 @@ enum family_shape {
 	SHAPE_PAIRS,	/* groups of two hosts exchanging at once */
 	SHAPE_MESH,	/* every host of a group of three or more with every other, at once */
 	SHAPE_TREE,	/* both ways at once, neither pairs nor a whole mesh (tree, hypercube) */
+	SHAPE_CHAIN,	/* both ways at once along paths of three hosts or more */
 };
 
 /*

@@ -345,6 +345,45 @@ static void test_sharded(void **state)
 	free_all(&c, &per, &set, &log);
 }
 
+/*
+ * A pipeline of four stages A - B - C - D in its steady state: each link
+ * carries 100 kB both ways at once four times an iteration (1F1B sends an
+ * activation and receives a gradient together), at 10, 30, 50 and 70 ms,
+ * both directions ending together. Alignment and cool-down say
+ * collective; but the links form a path, which no collective runs along
+ * (rings close, all-to-alls are meshes, trees branch): PP, a chain of 4.
+ */
+static void test_chain_steady_state(void **state)
+{
+	const char *h[4] = {A, B, C, D};
+	struct ct_flow_key fwd[3], bwd[3];
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		fwd[i] = roce_key(h[i], h[i + 1], 10 + (uint32_t)i);
+		bwd[i] = roce_key(h[i + 1], h[i], 20 + (uint32_t)i);
+		for (int m = 0; m < 4; m++) {
+			log_train(&log, &fwd[i], PERIOD, ITERS, (10 + 20 * (uint64_t)m) * MS,
+				  2 * MS, 100000);
+			log_train(&log, &bwd[i], PERIOD, ITERS, (10 + 20 * (uint64_t)m) * MS,
+				  2 * MS, 100000);
+		}
+	}
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(class_of(&c, &set, &fwd[i])->cls, CT_CLASS_PP);
+		assert_int_equal(class_of(&c, &set, &bwd[i])->cls, CT_CLASS_PP);
+		assert_int_equal(class_of(&c, &set, &fwd[i])->op, CT_OP_SENDRECV);
+	}
+	assert_int_equal(c.layout.p, 4);
+	free_all(&c, &per, &set, &log);
+}
+
 /* With no periodicity at hand (per NULL), every flow is Other and nothing is grouped. */
 static void test_no_periodicity(void **state)
 {
@@ -378,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_parameter_server),
 		cmocka_unit_test(test_lone_ring_busy),
 		cmocka_unit_test(test_sharded),
+		cmocka_unit_test(test_chain_steady_state),
 		cmocka_unit_test(test_no_periodicity),
 	};
 
