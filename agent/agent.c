@@ -200,7 +200,7 @@ static const struct ct_param agent_params[] = {
 	CT_PARAM_TABLE_END,
 };
 
-static const struct ct_app_args agent_args = {
+const struct ct_app_args agent_app_args = {
 	.prog = "commtap agent",
 	.usage = "usage: commtap agent --iface IF [--iface IF2 ...] [options]\n"
 		 "  Attach the host probe (XDP ingress, TC egress) and report the flows it "
@@ -210,6 +210,9 @@ static const struct ct_app_args agent_args = {
 	.notes = "Needs CAP_BPF and CAP_NET_ADMIN (root) and a kernel with BTF; once attached,\n"
 		 "it reads and reports as --user without capabilities (docs/deploy-host.md).\n",
 };
+
+const struct ct_param *const agent_options[] = {agent_params, ct_gap_params, ct_report_params,
+						NULL};
 
 static int parse_args(int argc, char **argv, struct agent_opts *o)
 {
@@ -227,7 +230,8 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 	o->probe.flow_entries = 262144;
 	o->ring_kib = 4096;
 	o->probe.sample_every = 1;
-	rc = ct_app_parse(&agent_args, sets, sizeof(sets) / sizeof(sets[0]), argc, argv, &first);
+	rc = ct_app_parse(&agent_app_args, sets, sizeof(sets) / sizeof(sets[0]), argc, argv,
+			  &first);
 	if (rc == 1)
 		exit(CT_EXIT_OK);
 	if (rc)

@@ -87,7 +87,7 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-static const struct ct_app_args analyze_args = {
+const struct ct_app_args analyze_app_args = {
 	.prog = "commtap analyze",
 	.usage = "usage: commtap analyze [options] CAPTURE\n"
 		 "  Analyze a pcap or pcapng capture (Ethernet) and print its flows.\n",
@@ -99,6 +99,9 @@ static const struct ct_app_args analyze_args = {
 	.max_pos = 1,
 	.pos_meaning = "CAPTURE file",
 };
+
+const struct ct_param *const analyze_options[] = {analyze_params, ct_table_params, ct_gap_params,
+						  ct_report_params, NULL};
 
 static int parse_args(int argc, char **argv, struct analyze_opts *o)
 {
@@ -113,7 +116,8 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 
 	ct_producer_options_init(&o->common);
 	o->report_flows = REPORT_FLOWS_DEFAULT;
-	rc = ct_app_parse(&analyze_args, sets, sizeof(sets) / sizeof(sets[0]), argc, argv, &first);
+	rc = ct_app_parse(&analyze_app_args, sets, sizeof(sets) / sizeof(sets[0]), argc, argv,
+			  &first);
 	if (rc == 1)
 		exit(CT_EXIT_OK);
 	if (rc)

@@ -645,32 +645,29 @@ static const struct ct_param bench_params[] = {
 	CT_PARAM_TABLE_END,
 };
 
+const struct ct_app_args bench_app_args = {
+	.prog = "commtap bench",
+	.usage = "usage: commtap bench [options]\n"
+		 "  The engine's cost per packet on synthetic RoCEv2 mirror traffic, against a\n"
+		 "  loop that only reads the headers.\n",
+};
+
+const struct ct_param *const bench_options[] = {bench_params, NULL};
+
 static int parse_opts(int argc, char **argv, struct bench_opts *o)
 {
 	const struct ct_param_set set = {bench_params, o};
-	char err[512];
 	int first, rc;
 
 	*o = (struct bench_opts){.packets = DEFAULT_PACKETS,
 				 .qps = DEFAULT_QPS,
 				 .active = DEFAULT_ACTIVE,
 				 .runs = DEFAULT_RUNS};
-	rc = ct_params_parse(&set, 1, argc, argv, &first, err, sizeof(err));
-	if (rc == 1) {
-		printf("usage: commtap bench [options]\n"
-		       "  The engine's cost per packet on synthetic RoCEv2 mirror traffic, against a\n"
-		       "  loop that only reads the headers.\n");
-		ct_params_help(stdout, &set, 1);
+	rc = ct_app_parse(&bench_app_args, &set, 1, argc, argv, &first);
+	if (rc == 1)
 		exit(CT_EXIT_OK);
-	}
-	if (!rc && first < argc) {
-		snprintf(err, sizeof(err), "unexpected argument '%s'", argv[first]);
-		rc = -EINVAL;
-	}
-	if (rc) {
-		fprintf(stderr, "commtap bench: %s\n", err);
+	if (rc)
 		return rc;
-	}
 	if (o->cpu_time)
 		bench_clock = CLOCK_THREAD_CPUTIME_ID;
 	return 0;

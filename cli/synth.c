@@ -256,7 +256,7 @@ static const struct ct_param synth_params[] = {
 	CT_PARAM_TABLE_END,
 };
 
-static const struct ct_app_args synth_app_args = {
+const struct ct_app_args synth_app_args = {
 	.prog = "commtap synth",
 	.usage = "usage: commtap synth [options] PROFILE -o OUT.pcap\n"
 		 "  Render a profile's predicted traffic as a capture, with OUT.truth.json.\n",
@@ -266,6 +266,8 @@ static const struct ct_app_args synth_app_args = {
 	.max_pos = 1,
 	.pos_meaning = "PROFILE",
 };
+
+const struct ct_param *const synth_options[] = {synth_params, NULL};
 
 int cmd_synth(int argc, char **argv)
 {
