@@ -3,8 +3,8 @@
  * synth's frame writer (profiles/synth.c), frame by frame: a bundled
  * profile rendered for one iteration with two VLAN tags, noise (storage
  * TCP, ECN marks with CNPs, a retransmission) and a PFC storm, and every
- * frame checked against the rules synth writes by (docs/synth.md and the
- * comments in synth.c), each worked out here:
+ * frame checked against the rules synth writes by (the comments in
+ * profiles/synth.c), each worked out here:
  *
  *   Ethernet  02:00:00:00:HH:HH both ways (locally administered, the NIC's
  *             index), an S-tag 0x88a8 TCI 3 << 13 | 100 = 0x6064 outside a
