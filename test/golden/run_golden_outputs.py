@@ -46,9 +46,9 @@ def run(cmd, cwd):
         sys.exit("FAIL: %s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
 
 
-def metrics(commtap, capture, cwd):
+def metrics(commtap, capture, cwd, tmp):
     """The final report's /metrics, scraped from analyze --listen, then SIGTERM."""
-    report = os.path.join(cwd, "listen.report.json")
+    report = os.path.join(tmp, "listen.report.json")  # never beside the capture
     p = subprocess.Popen([commtap, "analyze", "--json", report, "--listen", "127.0.0.1:0",
                           capture], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          text=True)
@@ -96,7 +96,7 @@ def outputs(commtap, capture, tmp):
         with open(os.path.join(tmp, path)) as f:
             got[suffix] = f.read()
     got["page.html"] = GENERATOR.sub('<p class="generator"></p>', got["page.html"])
-    got["metrics.txt"] = metrics(commtap, name, cwd)
+    got["metrics.txt"] = metrics(commtap, name, cwd, tmp)
     return got
 
 
