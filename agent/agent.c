@@ -314,6 +314,9 @@ static int print_job_labels(FILE *out, void *ctx)
  * (for a mirror and for the other probes' `--labels` directory). NULL:
  * none, or --no-job-names.
  */
+/* A write of commtap-job-labels.json failed: the agent's exit status says so. */
+static int job_labels_failed;
+
 static const struct ct_labels *job_names(const struct agent_opts *o,
 					 const struct ct_flow_set *flows)
 {
@@ -328,7 +331,9 @@ static const struct ct_labels *job_names(const struct agent_opts *o,
 		snprintf(path, sizeof(path), "%s/commtap-job-labels.json", o->common.report_dir);
 		rc = ct_write_file_atomic(path, print_job_labels, &job_labels);
 		if (rc && !warned++)
-			fprintf(stderr, "commtap agent: %s: %s\n", path, strerror(-rc));
+			fprintf(stderr, "commtap agent: cannot write %s: %s\n", path,
+				ct_output_strerror(rc));
+		job_labels_failed |= rc != 0;
 	}
 	return &job_labels;
 }
@@ -601,6 +606,9 @@ int cmd_agent(int argc, char **argv)
 		}
 	}
 	if (put_report(&o, &know, &col, source, 1, sink))
+		status = CT_EXIT_ERROR;
+	/* every failed write, interval reports included, is the exit status's */
+	if (ct_report_sink_failures(sink) || job_labels_failed)
 		status = CT_EXIT_ERROR;
 out:
 	if (!pid && pipe_fd[1] >= 0)

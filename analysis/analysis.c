@@ -74,6 +74,8 @@ int ct_knowledge_load(const char *labels_path, const char *profile_path, struct 
 	k->expect.profile = k->profile.name;
 	k->expect.hosts = k->profile.hosts;
 	k->expect.host_addr = k->profile.host_addr;
+	k->expect.nic_addr = k->profile.nics_per_host > 1 ? k->profile.nic_addr : NULL;
+	k->expect.nics_per_host = k->profile.nics_per_host;
 	k->expect.xfers = k->xfers;
 	return 0;
 }
@@ -159,7 +161,8 @@ int ct_analysis_run(const struct ct_knowledge *k, struct ct_report *r, const str
 		if (r->periodicity &&
 		    !in_time(a, r, "the shutdown deadline passed before the cc figures per class"))
 			return -ETIMEDOUT;
-		if (r->periodicity && ct_classification_cc(&a->classes, &r->flows, &a->periodicity)) {
+		if (r->periodicity &&
+		    ct_classification_cc(&a->classes, &r->flows, &a->periodicity)) {
 			ct_log(CT_LOG_WARN, "out of memory: the cc section has no classes");
 			err = -ENOMEM;
 		}

@@ -51,12 +51,14 @@ int ct_class_is_data_direction(const struct ct_flow_set *set, size_t i)
 }
 
 /*
- * The profile's layout against the one the signatures read from the same
- * flows: a wrong mapping or a wrong t is said, not silently scored.
+ * What the wire alone reads from the same flows (the signatures): with a
+ * profile, its layout against the profile's (a wrong mapping or a wrong t
+ * is said, not silently scored); with labels or a profile, the operation
+ * each flow carries, which the wire shows whoever names the class.
  */
-static int check_profile_layout(const struct ct_flow_set *set, const struct ct_periodicity *per,
-				const struct ct_class_expect *expect, const uint8_t *to_classify,
-				struct ct_classification *out)
+static int read_wire(const struct ct_flow_set *set, const struct ct_periodicity *per,
+		     const struct ct_class_expect *expect, const uint8_t *data_dir,
+		     struct ct_classification *out)
 {
 	struct ct_classification wire = {0};
 	int err;
@@ -66,9 +68,12 @@ static int check_profile_layout(const struct ct_flow_set *set, const struct ct_p
 	wire.flows = calloc(set->count ? set->count : 1, sizeof(*wire.flows));
 	if (!wire.flows)
 		return -ENOMEM;
-	err = ct_classify_by_signature(set, per, to_classify, &wire);
-	if (!err)
+	err = ct_classify_by_signature(set, per, data_dir, &wire);
+	if (!err && expect && per->job.periodic)
 		err = ct_layout_check(expect, &wire.layout, &out->check);
+	for (size_t i = 0; i < set->count && !err; i++) /* ways back the wire read too */
+		if (data_dir[i] || wire.flows[i].op != CT_OP_UNKNOWN)
+			out->flows[i].op = wire.flows[i].op;
 	ct_classification_free(&wire);
 	return err;
 }
@@ -144,15 +149,17 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 		const struct ct_labels *labels, const struct ct_class_expect *expect,
 		struct ct_classification *out)
 {
-	uint8_t *to_classify;
+	uint8_t *to_classify, *data_dir;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->n = set->count;
 	out->flows = calloc(set->count ? set->count : 1, sizeof(*out->flows));
 	to_classify = calloc(set->count ? set->count : 1, 1);
-	if (!out->flows || !to_classify) {
+	data_dir = calloc(set->count ? set->count : 1, 1);
+	if (!out->flows || !to_classify || !data_dir) {
 		free(to_classify);
+		free(data_dir);
 		ct_classification_free(out);
 		return -ENOMEM;
 	}
@@ -163,34 +170,47 @@ int ct_classify(const struct ct_flow_set *set, const struct ct_periodicity *per,
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_label *l = ct_labels_find(labels, &set->flows[i].key);
 
+		data_dir[i] = ct_class_is_data_direction(set, i);
 		if (l && !l->no_class)
 			ct_class_set(&out->flows[i], l->cls, CT_CLASS_BY_LABEL, 1,
 				     l->comm[0] ? "agent label (communicator %s)" : "agent label%s",
 				     l->comm);
 		else
-			to_classify[i] = ct_class_is_data_direction(set, i);
+			to_classify[i] = data_dir[i];
 	}
 	/* 2./3. data directions without a label: the profile, else the signatures */
-	if (expect) {
+	if (expect)
 		err = ct_classify_by_profile(set, per, expect, to_classify, out);
-		if (!err && per && per->job.periodic)
-			err = check_profile_layout(set, per, expect, to_classify, out);
-	} else {
+	else
 		err = ct_classify_by_signature(set, per, to_classify, out);
-	}
+	/* the operations, where labels or a profile named the classes */
+	if (!err && per && (expect || strcmp(out->method, "signatures")))
+		err = read_wire(set, per, expect, data_dir, out);
+	/* what is no collective of a job carries no operation */
+	for (size_t i = 0; i < set->count && !err; i++)
+		if (data_dir[i] && out->flows[i].cls == CT_CLASS_OTHER)
+			out->flows[i].op = CT_OP_OTHER;
 	/* the other directions take their data direction's class */
 	for (size_t i = 0; i < set->count && !err; i++) {
 		const struct ct_flow_summary *f = &set->flows[i];
 
-		if (to_classify[i] || out->flows[i].source == CT_CLASS_BY_LABEL)
+		if (to_classify[i] || data_dir[i])
 			continue;
+		if (out->flows[i].source == CT_CLASS_BY_LABEL) {
+			if (out->flows[i].op == CT_OP_UNKNOWN)
+				out->flows[i].op = out->flows[f->reverse].op;
+			continue;
+		}
 		const struct ct_flow_class *d = &out->flows[f->reverse];
 
 		ct_class_set(&out->flows[i], d->cls, CT_CLASS_BY_CONNECTION, d->confidence,
 			     "reverse of flow %lld, its connection's data direction",
 			     (long long)f->reverse);
+		if (out->flows[i].op == CT_OP_UNKNOWN) /* unless the wire read its own */
+			out->flows[i].op = d->op;
 	}
 	free(to_classify);
+	free(data_dir);
 	err = err ?: name_jobs(set, per, labels, out);
 	if (err)
 		ct_classification_free(out);

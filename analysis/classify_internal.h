@@ -50,8 +50,12 @@ struct ct_profile_host {
 	unsigned host; /* its index in ct_class_expect.host_addr */
 };
 
-/* expect->hosts entries sorted by address (free()), or NULL: out of memory. */
-struct ct_profile_host *ct_profile_hosts(const struct ct_class_expect *expect);
+/*
+ * Every address of the profile's hosts (each host's, and each NIC's where
+ * the profile has several per host: rail-optimized hosts), sorted, n of
+ * them (free()), or NULL: out of memory.
+ */
+struct ct_profile_host *ct_profile_hosts(const struct ct_class_expect *expect, unsigned *n);
 /* The host of address a among h's n, or -1: not one of the profile's. */
 long ct_profile_host_of(const struct ct_profile_host *h, unsigned n, const struct ct_addr *a);
 

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PHASE_BINS  256
-#define PHASE_SLACK 3 /* bins a burst may miss a transfer by (jitter, offset) */
+#define PHASE_BINS	 256
+#define PHASE_SLACK	 3    /* bins a burst may miss a transfer by (jitter, offset) */
 #define LIKELIHOOD_FLOOR 1e-6 /* a phase no transfer of the class covers */
 #define COUNT_WEIGHT	 2.0  /* log-likelihood per byte one e-fold of burst count is worth */
 
@@ -28,15 +28,23 @@ static int addr_cmp(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct ct_addr));
 }
 
-struct ct_profile_host *ct_profile_hosts(const struct ct_class_expect *expect)
+struct ct_profile_host *ct_profile_hosts(const struct ct_class_expect *expect, unsigned *n)
 {
-	struct ct_profile_host *h = calloc(expect->hosts ? expect->hosts : 1, sizeof(*h));
+	unsigned nics = expect->nic_addr ? expect->hosts * expect->nics_per_host : 0, w = 0;
+	struct ct_profile_host *h = calloc(expect->hosts + nics + 1, sizeof(*h));
 
 	if (!h)
 		return NULL;
 	for (unsigned k = 0; k < expect->hosts; k++)
-		h[k] = (struct ct_profile_host){expect->host_addr[k], k};
-	qsort(h, expect->hosts, sizeof(*h), addr_cmp);
+		h[w++] = (struct ct_profile_host){expect->host_addr[k], k};
+	/* rail-optimized hosts: every NIC's address is its host's */
+	for (unsigned k = 0; k < nics; k++)
+		h[w++] = (struct ct_profile_host){expect->nic_addr[k], k / expect->nics_per_host};
+	qsort(h, w, sizeof(*h), addr_cmp);
+	*n = 0;
+	for (unsigned k = 0; k < w; k++) /* a host's address may also be its first NIC's */
+		if (!*n || addr_cmp(&h[k], &h[*n - 1]))
+			h[(*n)++] = h[k];
 	return h;
 }
 
@@ -181,9 +189,11 @@ static void by_phase(const struct ct_flow_periodicity *fp, const struct ct_perio
 
 		for (int c = 0; c < CT_CLASS_COUNT; c++)
 			if (class_bytes[c] > 0)
-				likelihood[c] = likelihood[c] / total -
-						COUNT_WEIGHT * fabs(log((seen + 0.5) /
-									 (transfers_per_pair(x, nx, c) + 0.5)));
+				likelihood[c] =
+					likelihood[c] / total -
+					COUNT_WEIGHT *
+						fabs(log((seen + 0.5) /
+							 (transfers_per_pair(x, nx, c) + 0.5)));
 	}
 	for (int c = 0; c < CT_CLASS_COUNT; c++) {
 		if (class_bytes[c] <= 0)
@@ -216,9 +226,10 @@ static void by_phase(const struct ct_flow_periodicity *fp, const struct ct_perio
 	double seen = (double)fp->n_bursts / (double)job->iterations;
 
 	if (second < 0) {
-		ct_class_set(fc, (enum ct_class)best, CT_CLASS_BY_PROFILE, 0.5 + 0.5 * lead,
-			     "profile: %.0f%% of its bytes fall when %s runs from host %ld to host %ld",
-			     100 * lead, ct_class_name(best), s, d);
+		ct_class_set(
+			fc, (enum ct_class)best, CT_CLASS_BY_PROFILE, 0.5 + 0.5 * lead,
+			"profile: %.0f%% of its bytes fall when %s runs from host %ld to host %ld",
+			100 * lead, ct_class_name(best), s, d);
 		return;
 	}
 	/* confidence: the logistic of how much likelier the winner is */
@@ -237,7 +248,8 @@ int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_period
 			   const struct ct_class_expect *expect, const uint8_t *to_classify,
 			   struct ct_classification *out)
 {
-	struct ct_profile_host *hosts = ct_profile_hosts(expect);
+	unsigned n_addr = 0;
+	struct ct_profile_host *hosts = ct_profile_hosts(expect, &n_addr);
 	struct ct_expect_xfer *x = malloc((expect->n_xfers ? expect->n_xfers : 1) * sizeof(*x));
 	const struct ct_flow_periodicity unplaced = {0};
 	int periodic = per && per->job.periodic;
@@ -263,8 +275,8 @@ int ct_classify_by_profile(const struct ct_flow_set *set, const struct ct_period
 
 		if (!to_classify[i])
 			continue;
-		s = ct_profile_host_of(hosts, expect->hosts, &f->key.src);
-		d = ct_profile_host_of(hosts, expect->hosts, &f->key.dst);
+		s = ct_profile_host_of(hosts, n_addr, &f->key.src);
+		d = ct_profile_host_of(hosts, n_addr, &f->key.dst);
 		if (s < 0 || d < 0) {
 			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_PROFILE, 0.9,
 				     "profile: %s is not one of %s's hosts",

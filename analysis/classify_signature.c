@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EP_SIZE_VARIETY	 0.5  /* share of a flow's bursts with a size of their own */
-#define PHASE_STEADY	 0.6  /* phase concentration of a flow that belongs to the iteration */
+#define EP_SIZE_VARIETY 0.5 /* share of a flow's bursts with a size of their own */
+#define PHASE_STEADY	0.6 /* phase concentration of a flow that belongs to the iteration */
 /*
  * Bytes per iteration vary (cut at the flow's own pause): the other
  * classes repeat to the byte. On the development corpus collectives vary
@@ -33,7 +33,7 @@
  * (5th percentile 1.09%); the channels below it follow their siblings.
  */
 #define EP_VOLUME_SPREAD 0.01
-#define EP_MIN_BURSTS	 2.0  /* all-to-all runs per MoE layer: several times an iteration */
+#define EP_MIN_BURSTS	 2.0 /* all-to-all runs per MoE layer: several times an iteration */
 /* an all-to-all's data comes back: more than the ACKs of what was sent (see classify_groups.c) */
 #define EP_BACK_SHARE 0.1
 
@@ -243,6 +243,7 @@ static int siblings_agree(const struct ct_flow_set *set, const struct ct_periodi
 				continue;
 			if (steady)
 				steady[idx[k]] = 0;
+			fc->op = best == CT_CLASS_EP ? CT_OP_ALLTOALL : fc->op;
 			ct_class_set(
 				fc, (enum ct_class)best, CT_CLASS_BY_SIGNATURE, 0.7,
 				"like %.0f%% of the bytes of its %zu sibling channels (same hosts, "
@@ -357,12 +358,12 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 		       EP_BACK_SHARE * (double)set->flows[i].bytes;
 		if ((variety >= EP_SIZE_VARIETY || spread >= EP_VOLUME_SPREAD) &&
 		    per_iter >= EP_MIN_BURSTS && back) {
-			ct_class_set(
-				fc, CT_CLASS_EP, CT_CLASS_BY_SIGNATURE, 0.8,
-				"%.1f bursts an iteration whose sizes do not repeat (%.0f%% "
-				"unique, volume varies %.0f%%), data both ways: token routing "
-				"(all-to-all) moves different bytes each time",
-				per_iter, 100 * variety, 100 * spread);
+			ct_class_set(fc, CT_CLASS_EP, CT_CLASS_BY_SIGNATURE, 0.8,
+				     "%.1f bursts an iteration whose sizes do not repeat (%.0f%% "
+				     "unique, volume varies %.0f%%), data both ways: token routing "
+				     "(all-to-all) moves different bytes each time",
+				     per_iter, 100 * variety, 100 * spread);
+			fc->op = CT_OP_ALLTOALL;
 			continue;
 		}
 		if (variety >= EP_SIZE_VARIETY) {

@@ -9,12 +9,17 @@
 #include <commtap/classify.h>
 #include <commtap/error.h>
 
+#include <commtap/log.h>
+
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int key_cmp(const void *a, const void *b)
 {
@@ -105,7 +110,8 @@ static int parse_label(struct ct_load_err *L, json_object *o, const char *path,
 	    (rc = get_string(L, o, "src", path, &src)) ||
 	    (rc = get_string(L, o, "dst", path, &dst)))
 		return rc;
-	if (json_object_object_get_ex(o, "job", &job)) {
+	/* "job": null is a flow of no job, as the truth files write it */
+	if (json_object_object_get_ex(o, "job", &job) && job) {
 		const char *name = json_object_is_type(job, json_type_string)
 					   ? json_object_get_string(job)
 					   : NULL;
@@ -171,58 +177,32 @@ static int parse_label(struct ct_load_err *L, json_object *o, const char *path,
 	return 0;
 }
 
-int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t errlen)
+/* A parsed labels document into out (root is the caller's); path names it in errors. */
+static int labels_from_root(json_object *root, const char *path, struct ct_labels *out, char *err,
+			    size_t errlen)
 {
 	const char *base = strrchr(path, '/');
 	struct ct_load_err L = {base ? base + 1 : path, err, errlen};
-	json_object *root, *schema, *flows;
+	json_object *schema, *flows;
 	char where[64], why[200];
 	int rc = 0;
 	size_t n;
 
-	memset(out, 0, sizeof(*out));
-	FILE *f = fopen(path, "r");
-
-	if (!f) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return rc;
-	}
-	fclose(f);
-	root = json_object_from_file(path);
-	if (!root) {
-		const char *json_err = json_util_get_last_err();
-		size_t len;
-
-		snprintf(err, errlen, "%s: not valid JSON: %s", path,
-			 json_err ? json_err : "unreadable");
-		len = strlen(err);
-		while (len && (err[len - 1] == '\n' || err[len - 1] == ' '))
-			err[--len] = 0; /* json-c ends its message with a newline */
-		return -EINVAL;
-	}
-	if (!json_object_is_type(root, json_type_object)) {
-		rc = ct_load_fail(&L, "$", "expected a JSON object");
-		goto out;
-	}
+	if (!json_object_is_type(root, json_type_object))
+		return ct_load_fail(&L, "$", "expected a JSON object");
 	if (!json_object_object_get_ex(root, "schema", &schema) ||
 	    !json_object_is_type(schema, json_type_string) ||
 	    (strcmp(json_object_get_string(schema), "commtap.labels/v1") &&
-	     strcmp(json_object_get_string(schema), "commtap.truth/v1"))) {
-		rc = ct_load_fail(&L, "$.schema", "expected \"commtap.labels/v1\"");
-		goto out;
-	}
+	     strcmp(json_object_get_string(schema), "commtap.truth/v1")))
+		return ct_load_fail(&L, "$.schema", "expected \"commtap.labels/v1\"");
 	if (!json_object_object_get_ex(root, "flows", &flows) ||
-	    !json_object_is_type(flows, json_type_array)) {
-		rc = ct_load_fail(&L, "$.flows", "expected a list of flows");
-		goto out;
-	}
+	    !json_object_is_type(flows, json_type_array))
+		return ct_load_fail(&L, "$.flows", "expected a list of flows");
 	n = json_object_array_length(flows);
 	out->l = calloc(n ? n : 1, sizeof(*out->l));
 	if (!out->l) {
 		snprintf(err, errlen, "%s: out of memory", path);
-		rc = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		snprintf(where, sizeof(where), "$.flows[%zu]", i);
@@ -235,9 +215,43 @@ int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t er
 	if (merge_same_flow(out, why, sizeof(why)))
 		rc = ct_load_fail(&L, "$.flows", "%s", why);
 out:
-	json_object_put(root);
 	if (rc)
 		ct_labels_free(out);
+	return rc;
+}
+
+/* json-c's reason without the newline it ends with. */
+static void say_not_json(const char *path, const char *why, char *err, size_t errlen)
+{
+	size_t len;
+
+	snprintf(err, errlen, "%s: not valid JSON: %s", path, why ? why : "unreadable");
+	len = strlen(err);
+	while (len && (err[len - 1] == '\n' || err[len - 1] == ' '))
+		err[--len] = 0;
+}
+
+int ct_labels_load(const char *path, struct ct_labels *out, char *err, size_t errlen)
+{
+	json_object *root;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return rc;
+	}
+	fclose(f);
+	root = json_object_from_file(path);
+	if (!root) {
+		say_not_json(path, json_util_get_last_err(), err, errlen);
+		return -EINVAL;
+	}
+	rc = labels_from_root(root, path, out, err, errlen);
+	json_object_put(root);
 	return rc;
 }
 
@@ -289,6 +303,109 @@ const struct ct_label *ct_labels_find(const struct ct_labels *l, const struct ct
 	return bsearch(&probe, l->l, l->n, sizeof(*l->l), key_cmp);
 }
 
+/*
+ * A labels file of a directory is read only when it is a regular file of
+ * at most this many bytes: a label is ~200 bytes of JSON, so 64 MiB holds
+ * ~300 k flows, more than a node's agents label, while json-c's tree of
+ * it (~10x the text) stays under 1 GB. A directory is a drop box other
+ * processes write to: a FIFO there would block open() and a link to
+ * /dev/zero would be read for ever.
+ */
+#define LABELS_FILE_MAX (64u << 20)
+
+/*
+ * The text of a labels file of a directory, NUL-ended, in *text: 0, or 1
+ * with why when the file is skipped (not a regular file, too big), or a
+ * negative errno with err. O_NONBLOCK: a FIFO does not block the open;
+ * O_NOFOLLOW: a link is not followed; fstat then says what was opened.
+ */
+static int read_dir_file(const char *path, char **text, char *why, size_t whylen, char *err,
+			 size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	size_t len = 0;
+	struct stat st;
+	char *buf;
+	int rc;
+
+	*text = NULL;
+	if (fd < 0 && errno == ELOOP) {
+		snprintf(why, whylen, "a symbolic link (only regular files are read)");
+		return 1;
+	}
+	if (fd < 0 || fstat(fd, &st)) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > (off_t)LABELS_FILE_MAX) {
+		if (S_ISREG(st.st_mode))
+			snprintf(why, whylen,
+				 "%lld bytes, more than the %u MiB a labels file may have",
+				 (long long)st.st_size, LABELS_FILE_MAX >> 20);
+		else
+			snprintf(why, whylen, "not a regular file (only regular files are read)");
+		close(fd);
+		return 1;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	/* at most the size fstat gave: a file that grows meanwhile is cut, then fails to parse */
+	while (len < (size_t)st.st_size) {
+		ssize_t got = read(fd, buf + len, (size_t)st.st_size - len);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+			free(buf);
+			close(fd);
+			return rc;
+		}
+		if (!got)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	buf[len] = 0;
+	*text = buf;
+	return 0;
+}
+
+/* One file of a directory: 0 (its labels in out, maybe none when it was skipped) or an error. */
+static int load_dir_file(const char *path, struct ct_labels *out, char *err, size_t errlen)
+{
+	enum json_tokener_error jerr;
+	json_object *root;
+	char why[160], *text;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = read_dir_file(path, &text, why, sizeof(why), err, errlen);
+	if (rc == 1) {
+		ct_log(CT_LOG_WARN, "labels: %s skipped: %s", path, why);
+		return 0;
+	}
+	if (rc)
+		return rc;
+	root = json_tokener_parse_verbose(text, &jerr);
+	free(text);
+	if (!root) {
+		say_not_json(path, json_tokener_error_desc(jerr), err, errlen);
+		return -EINVAL;
+	}
+	rc = labels_from_root(root, path, out, err, errlen);
+	json_object_put(root);
+	return rc;
+}
+
 static int json_file(const struct dirent *e)
 {
 	size_t n = strlen(e->d_name);
@@ -314,9 +431,11 @@ int ct_labels_load_dir(const char *dir, struct ct_labels *out, char *err, size_t
 		struct ct_label *grown;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
-		rc = ct_labels_load(path, &one, err, errlen);
+		rc = load_dir_file(path, &one, err, errlen);
 		if (rc)
 			break;
+		if (!one.l) /* skipped: nothing to add (memcpy may not be given NULL) */
+			continue;
 		grown = realloc(out->l, (out->n + one.n + 1) * sizeof(*grown));
 		if (!grown) {
 			snprintf(err, errlen, "%s: out of memory", dir);

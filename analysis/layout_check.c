@@ -85,7 +85,8 @@ int ct_layout_check(const struct ct_class_expect *e, const struct ct_layout *wir
 	size_t *parent = malloc((H + 1) * sizeof(*parent));
 	long *label = malloc((H + 1) * sizeof(*label));
 	unsigned *size = malloc((H + 1) * sizeof(*size));
-	struct ct_profile_host *hosts = ct_profile_hosts(e);
+	unsigned n_addr = 0;
+	struct ct_profile_host *hosts = ct_profile_hosts(e, &n_addr);
 	size_t len = 0;
 	int err = -ENOMEM;
 
@@ -102,7 +103,8 @@ int ct_layout_check(const struct ct_class_expect *e, const struct ct_layout *wir
 			if (wire->groups[g].cls != cls)
 				continue;
 			wire_n++;
-			matched += group_alike(wire, &wire->groups[g], hosts, H, label, size, &why);
+			matched += group_alike(wire, &wire->groups[g], hosts, n_addr, label, size,
+					       &why);
 		}
 		out->profile_groups[cls] = n;
 		out->wire_groups[cls] = wire_n;

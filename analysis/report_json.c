@@ -267,6 +267,7 @@ static json_object *flow_json(struct jb *b, const struct ct_report *r, size_t i)
 		add(b, o, "class_confidence", DBL(b, round(fc->confidence * 100) / 100));
 		add(b, o, "class_source", STR(b, sources[fc->source]));
 		add(b, o, "class_evidence", STR(b, fc->evidence));
+		add(b, o, "operation", STR(b, ct_op_name(fc->op)));
 	}
 	if (r->periodicity && i < r->periodicity->n_flows)
 		add(b, o, "periodicity", flow_periodicity_json(b, &r->periodicity->flows[i]));
@@ -290,8 +291,10 @@ static json_object *flow_brief_json(struct jb *b, const struct ct_report *r, siz
 	add_u64(b, o, "retransmits", f->retransmits);
 	add_u64(b, o, "cnp", f->cnp);
 	add_u64(b, o, "ecn_ce", f->ecn_ce);
-	if (r->classes && i < r->classes->n)
+	if (r->classes && i < r->classes->n) {
 		add(b, o, "class", STR(b, ct_class_name(r->classes->flows[i].cls)));
+		add(b, o, "operation", STR(b, ct_op_name(r->classes->flows[i].op)));
+	}
 	if (r->periodicity && i < r->periodicity->n_flows) {
 		const struct ct_flow_periodicity *fp = &r->periodicity->flows[i];
 		json_object *per = OBJ(b);
@@ -648,6 +651,7 @@ static json_object *classification_json(struct jb *b, const struct ct_classifica
 		add(b, l, "dp_ring", INT(b, (int)c->layout.dp_ring));
 		add(b, l, "ep_group", INT(b, (int)c->layout.ep_group));
 		layout_degrees_json(b, l, &c->layout);
+		add(b, l, "sharded", BOOL(b, (int)c->layout.sharded));
 		add(b, o, "inferred_layout", l);
 	}
 	if (c->check.done) {

@@ -93,8 +93,9 @@ const struct ct_app_args analyze_app_args = {
 		 "  Analyze a pcap or pcapng capture (Ethernet) and print its flows.\n",
 	.notes = "  With --listen, the final report is served after the capture until\n"
 		 "  SIGINT/SIGTERM.\n"
-		 "exit status: 0 ok, 1 error (nothing written), 2 capture broke off (report of "
-		 "what was read written)\n",
+		 "exit status: 0 ok, 1 error (nothing written, or a file that could not be: "
+		 "the messages say which were), 2 capture broke off (report of what was read "
+		 "written)\n",
 	.min_pos = 1,
 	.max_pos = 1,
 	.pos_meaning = "CAPTURE file",
@@ -427,6 +428,8 @@ int cmd_analyze(int argc, char **argv)
 		status = CT_EXIT_ERROR;
 	else
 		status = report.error ? CT_EXIT_INCOMPLETE : CT_EXIT_OK;
+	if (ct_report_sink_failures(sink)) /* interval reports' files included */
+		status = CT_EXIT_ERROR;
 	/* the final report on /metrics, served until a signal asks to stop */
 	while (o.common.listen && !interrupted)
 		nanosleep(&tick, NULL);

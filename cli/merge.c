@@ -2,6 +2,7 @@
 /* commtap merge: reports of several vantage points into one cluster report. */
 #include "commands.h"
 
+#include "atomic_file.h"
 #include "merge.h"
 #include "report_input.h"
 #include "report_doc.h"
@@ -50,8 +51,10 @@ int ct_cli_load_reports(const char *cmd, int n, char **paths, json_object ***out
 	char err[512];
 
 	*out = NULL;
-	if (!docs)
+	if (!docs) {
+		fprintf(stderr, "commtap %s: out of memory\n", cmd);
 		return -ENOMEM;
+	}
 	for (int i = 0; i < n; i++) {
 		int rc = ct_doc_load(paths[i], &docs[i], err, sizeof(err));
 
@@ -74,25 +77,25 @@ void ct_cli_free_reports(json_object **docs, int n)
 	free(docs);
 }
 
+static int print_json(FILE *out, void *ctx)
+{
+	const char *text = json_object_to_json_string_ext(
+		ctx, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	if (!text)
+		return -ENOMEM;
+	return fputs(text, out) < 0 || fputc('\n', out) < 0 ? -EIO : 0;
+}
+
+/* Written whole or not at all, as every output (atomic_file.h). */
 static int write_json(json_object *doc, const char *path)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	const char *text;
-	int err = 0;
+	int rc = ct_write_file_atomic(path, print_json, doc);
 
-	if (!f) {
-		fprintf(stderr, "commtap merge: cannot write %s: %s\n", path, strerror(errno));
-		return -errno;
-	}
-	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-							   JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
-		err = -EIO;
-	if (f == stdout ? fflush(f) : fclose(f))
-		err = -EIO;
-	if (err)
-		fprintf(stderr, "commtap merge: writing %s failed\n", path);
-	return err;
+	if (rc)
+		fprintf(stderr, "commtap merge: cannot write %s: %s\n", path,
+			ct_output_strerror(rc));
+	return rc;
 }
 
 int cmd_merge(int argc, char **argv)
@@ -113,7 +116,8 @@ int cmd_merge(int argc, char **argv)
 		return CT_EXIT_ERROR;
 	rc = ct_merge_reports(docs, (const char *const *)(argv + first), (size_t)n, &merged);
 	if (rc) {
-		fprintf(stderr, "commtap merge: %s\n", strerror(-rc));
+		fprintf(stderr, "commtap merge: %s\n",
+			rc == -ENOMEM ? "out of memory" : strerror(-rc));
 		ct_cli_free_reports(docs, n);
 		return CT_EXIT_ERROR;
 	}

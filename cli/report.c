@@ -229,7 +229,8 @@ int cmd_report(int argc, char **argv)
 	if (n > 1) {
 		rc = ct_merge_reports(docs, (const char *const *)(argv + first), (size_t)n, &doc);
 		if (rc) {
-			fprintf(stderr, "commtap report: merging: %s\n", strerror(-rc));
+			fprintf(stderr, "commtap report: merging: %s\n",
+				rc == -ENOMEM ? "out of memory" : strerror(-rc));
 			goto out;
 		}
 	} else {
@@ -238,7 +239,8 @@ int cmd_report(int argc, char **argv)
 	/* the page whole or not at all: a failure leaves the previous page */
 	rc = ct_write_file_atomic(o.output, write_page, &(struct page_job){doc, &o.html});
 	if (rc)
-		fprintf(stderr, "commtap report: writing %s failed: %s\n", o.output, strerror(-rc));
+		fprintf(stderr, "commtap report: cannot write %s: %s\n", o.output,
+			ct_output_strerror(rc));
 	else
 		status = CT_EXIT_OK;
 out:

@@ -214,6 +214,11 @@ static const struct ct_param synth_params[] = {
 	 .type = CT_PARAM_FLAG,
 	 .offset = CFG(noise),
 	 .help = "add storage TCP, ECN marks with CNPs, a retransmission"},
+	{.name = "truth-operations",
+	 .type = CT_PARAM_FLAG,
+	 .offset = CFG(truth_operations),
+	 .help = "the truth names each flow's collective operation and\n"
+		 "the layout (without it the truth is as it was)"},
 	{.name = "seed",
 	 .type = CT_PARAM_U64,
 	 .arg = "N",

@@ -121,7 +121,8 @@ int cmd_trace(int argc, char **argv)
 		rc = ct_merge_reports(docs, (const char *const *)(argv + first), (size_t)n,
 				      &job.doc);
 		if (rc) {
-			fprintf(stderr, "commtap trace: merging: %s\n", strerror(-rc));
+			fprintf(stderr, "commtap trace: merging: %s\n",
+				rc == -ENOMEM ? "out of memory" : strerror(-rc));
 			goto out;
 		}
 	} else {
@@ -129,8 +130,11 @@ int cmd_trace(int argc, char **argv)
 	}
 	rc = ct_write_file_atomic(output, write_trace, &job);
 	if (rc)
-		fprintf(stderr, "commtap trace: %s: %s\n", job.err[0] ? argv[first] : output,
-			job.err[0] ? job.err : strerror(-rc));
+		fprintf(stderr,
+			job.err[0] ? "commtap trace: %s: %s\n"
+				   : "commtap trace: cannot write %s: %s\n",
+			job.err[0] ? argv[first] : output,
+			job.err[0] ? job.err : ct_output_strerror(rc));
 	else
 		status = CT_EXIT_OK;
 out:

@@ -11,20 +11,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #define CONTENT_TYPE	  "text/plain; version=0.0.4; charset=utf-8"
 #define CONNECTION_MEMORY (32 * 1024)
 /*
- * Idle clients must not starve scrapes: the library's thread polls every
- * connection (epoll), so open ones cost memory, not time; a client gets at
- * most PER_IP_CONNECTIONS of MAX_CONNECTIONS, and a connection that has not
- * sent its request headers is closed after REQUEST_TIMEOUT_S of silence.
- * Once a request is in, RESPONSE_TIMEOUT_S lets a slow reader finish.
+ * Slow clients must not starve scrapes. The library's one thread polls
+ * every connection (epoll), so an open one costs memory, not time; a
+ * thread per connection would cost 300 threads for 300 slow clients.
+ * Its own timeout is one of silence, which a client that sends a byte a
+ * second never meets; so a connection still waiting for its request (new,
+ * or kept alive after an answer) is shut down REQUEST_TIMEOUT_S after it
+ * began waiting, by a reaper that looks every REAP_PERIOD_MS. At most
+ * MAX_WAITING connections wait at once: one more evicts the oldest
+ * waiting, so a new one (a scraper's) is always let in and a flood only
+ * shortens the wait of the flood. No limit per address: one would let a
+ * local flood refuse a scraper of the same address (loopback, a NAT).
+ * MAX_CONNECTIONS bounds the rest (requests being answered, whose readers
+ * get RESPONSE_TIMEOUT_S of silence); it stays above MAX_WAITING so that
+ * waiting ones never fill it.
  */
 #define MAX_CONNECTIONS	   256
-#define PER_IP_CONNECTIONS 16
+#define MAX_WAITING	   64
 #define REQUEST_TIMEOUT_S  2
 #define RESPONSE_TIMEOUT_S 10
+#define REAP_PERIOD_MS	   100
+
+/* A connection of the server; on the waiting list while its request is not in. */
+struct conn {
+	int fd;
+	uint64_t since_ns; /* when it began waiting */
+	struct conn *prev, *next;
+	int waiting;
+};
 
 struct ct_metrics_server {
 	struct MHD_Daemon *daemon;
@@ -32,7 +51,127 @@ struct ct_metrics_server {
 	char *text; /* the latest exposition, NULL before the first */
 	size_t len;
 	uint16_t port;
+	/* the waiting list, oldest first, and its reaper (under conn_lock) */
+	pthread_mutex_t conn_lock;
+	pthread_cond_t reaper_wake;
+	pthread_t reaper;
+	struct conn *oldest, *newest;
+	unsigned n_waiting;
+	int stopping, reaper_started;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void unlist(struct ct_metrics_server *s, struct conn *c)
+{
+	if (!c->waiting)
+		return;
+	*(c->prev ? &c->prev->next : &s->oldest) = c->next;
+	*(c->next ? &c->next->prev : &s->newest) = c->prev;
+	c->prev = c->next = NULL;
+	c->waiting = 0;
+	s->n_waiting--;
+}
+
+/*
+ * Shut the socket down: the library then reads its end and closes the
+ * connection in its own thread. The descriptor is still the connection's
+ * (it is closed only after the CLOSED notice, which takes conn_lock).
+ */
+static void evict(struct ct_metrics_server *s, struct conn *c)
+{
+	unlist(s, c);
+	shutdown(c->fd, SHUT_RDWR);
+}
+
+static void start_waiting(struct ct_metrics_server *s, struct conn *c)
+{
+	unlist(s, c);
+	c->since_ns = now_ns();
+	c->prev = s->newest;
+	*(s->newest ? &s->newest->next : &s->oldest) = c;
+	s->newest = c;
+	c->waiting = 1;
+	if (++s->n_waiting > MAX_WAITING)
+		evict(s, s->oldest);
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct ct_metrics_server *s = cls;
+	const union MHD_ConnectionInfo *info;
+	struct conn *c = *socket_context;
+
+	pthread_mutex_lock(&s->conn_lock);
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+		c = info ? calloc(1, sizeof(*c)) : NULL;
+		if (c) { /* else not tracked: the library's silence timeout still applies */
+			c->fd = info->connect_fd;
+			start_waiting(s, c);
+		}
+		*socket_context = c;
+	} else if (c) {
+		unlist(s, c);
+		free(c);
+		*socket_context = NULL;
+	}
+	pthread_mutex_unlock(&s->conn_lock);
+}
+
+/* An answer sent on a connection kept alive: it waits for its next request. */
+static void on_completed(void *cls, struct MHD_Connection *connection, void **state,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct ct_metrics_server *s = cls;
+	struct conn *c = conn_of(connection);
+
+	(void)state;
+	if (!c || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	start_waiting(s, c);
+	pthread_mutex_unlock(&s->conn_lock);
+}
+
+static void *reap(void *arg)
+{
+	struct ct_metrics_server *s = arg;
+	const uint64_t limit = (uint64_t)REQUEST_TIMEOUT_S * 1000000000u;
+
+	pthread_mutex_lock(&s->conn_lock);
+	while (!s->stopping) {
+		struct timespec until;
+		uint64_t now = now_ns();
+
+		while (s->oldest && now - s->oldest->since_ns >= limit)
+			evict(s, s->oldest);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += REAP_PERIOD_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->reaper_wake, &s->conn_lock, &until);
+	}
+	pthread_mutex_unlock(&s->conn_lock);
+	return NULL;
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *body,
 			     size_t len, enum MHD_ResponseMemoryMode mode, const char *type)
@@ -82,7 +221,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)version;
 	(void)upload;
 	if (!*state) {
+		struct conn *conn = conn_of(c);
+
 		*state = &checked;
+		if (conn) { /* its headers are in: answered, not reaped */
+			pthread_mutex_lock(&s->conn_lock);
+			unlist(s, conn);
+			pthread_mutex_unlock(&s->conn_lock);
+		}
 		MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)RESPONSE_TIMEOUT_S);
 		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
@@ -172,6 +318,7 @@ int ct_metrics_server_start(const char *listen, struct ct_metrics_server **out, 
 	struct sockaddr_storage sa;
 	struct ct_metrics_server *s;
 	const union MHD_DaemonInfo *info;
+	pthread_condattr_t ca;
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
 	int rc = parse_listen(listen, &sa, err, errlen);
 
@@ -184,26 +331,43 @@ int ct_metrics_server_start(const char *listen, struct ct_metrics_server **out, 
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->conn_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->reaper_wake, &ca);
+	pthread_condattr_destroy(&ca);
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	errno = 0;
 	s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
 				     (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 				     (size_t)CONNECTION_MEMORY, MHD_OPTION_CONNECTION_LIMIT,
-				     (unsigned)MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-				     (unsigned)PER_IP_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-				     (unsigned)REQUEST_TIMEOUT_S, MHD_OPTION_END);
+				     (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+				     (unsigned)REQUEST_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION,
+				     on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+				     MHD_OPTION_END);
 	if (!s->daemon) {
 		rc = errno ? -errno : -EADDRNOTAVAIL;
 		snprintf(err, errlen, "cannot listen on %s: %s", listen, strerror(-rc));
-		pthread_mutex_destroy(&s->lock);
-		free(s);
-		return rc;
+		goto fail;
 	}
+	rc = -pthread_create(&s->reaper, NULL, reap, s);
+	if (rc) {
+		snprintf(err, errlen, "cannot start the /metrics reaper: %s", strerror(-rc));
+		MHD_stop_daemon(s->daemon);
+		goto fail;
+	}
+	s->reaper_started = 1;
 	info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : 0;
 	*out = s;
 	return 0;
+fail:
+	pthread_cond_destroy(&s->reaper_wake);
+	pthread_mutex_destroy(&s->conn_lock);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return rc;
 }
 
 int ct_metrics_server_publish(struct ct_metrics_server *s, const char *text, size_t len)
@@ -231,7 +395,15 @@ void ct_metrics_server_stop(struct ct_metrics_server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->daemon);
+	pthread_mutex_lock(&s->conn_lock);
+	s->stopping = 1;
+	pthread_cond_signal(&s->reaper_wake);
+	pthread_mutex_unlock(&s->conn_lock);
+	if (s->reaper_started)
+		pthread_join(s->reaper, NULL);
+	MHD_stop_daemon(s->daemon); /* its CLOSED notices free every conn */
+	pthread_cond_destroy(&s->reaper_wake);
+	pthread_mutex_destroy(&s->conn_lock);
 	pthread_mutex_destroy(&s->lock);
 	free(s->text);
 	free(s);

@@ -4,10 +4,11 @@
  * the exposition (prom.h) after each report and publishes it; scrapes get
  * the latest copy. GET or HEAD /metrics only; anything else is answered
  * with an HTTP error. Requests are bounded: headers larger than the
- * connection memory (32 KiB) get 431 from the library, bodies 413. Idle
- * clients cannot starve scrapes: at most 256 connections at once and 16 per
- * client address; a connection is closed after 2 s without its request
- * headers, 10 s of silence once a request is in.
+ * connection memory (32 KiB) get 431 from the library, bodies 413. Slow
+ * clients cannot starve scrapes: a connection waiting for its request is
+ * closed 2 s after it began waiting, at most 64 wait (one more evicts the
+ * oldest), 256 connections in all, 10 s of silence once a request is in
+ * (metrics_server.c says why).
  *
  * The report sink (report_sink.h) starts it for every producer's --listen
  * and publishes each report's exposition.

@@ -268,6 +268,34 @@ static int dbl_cmp(const void *pa, const void *pb)
 }
 
 /* Per class: volumes, congestion signals and the medians of the flows' shape. */
+/*
+ * Bytes by collective operation within each class (the operation layer's
+ * reading; a bounded family: 6 classes x 10 operations, the pairs with
+ * bytes only).
+ */
+static void operations(struct prom *p, json_object *flows, size_t n)
+{
+	uint64_t bytes[CT_PROM_CLASSES][CT_OP_COUNT] = {{0}};
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *f = ct_doc_at(flows, i);
+		const char *name = ct_doc_str(f, "operation");
+		int op = name ? ct_op_from_name(name) : -1;
+
+		bytes[class_of(f)][op < 0 ? CT_OP_UNKNOWN : op] += ct_doc_u64(f, "bytes");
+	}
+	family(p, "commtap_operation_bytes_total", "counter",
+	       "Bytes of the flows carrying each collective operation, by class.");
+	for (int c = 0; c < CT_PROM_CLASSES; c++)
+		for (int op = 0; op < CT_OP_COUNT; op++)
+			if (bytes[c][op])
+				fprintf(p->out,
+					"commtap_operation_bytes_total{class=\"%s\",operation=\"%"
+					"s\"} "
+					"%" PRIu64 "\n",
+					ct_class_name(c), ct_op_name(op), bytes[c][op]);
+}
+
 static int classes(struct prom *p)
 {
 	json_object *flows = ct_doc_get(p->doc, "flows");
@@ -303,6 +331,7 @@ static int classes(struct prom *p)
 			fprintf(p->out, "%s{class=\"%s\"} %" PRIu64 "\n", names[k][0],
 				ct_class_name(c), sums[k][c]);
 	}
+	operations(p, flows, n);
 	family(p, "commtap_class_flows", "gauge", "Flows of each class.");
 	for (int c = 0; c < CT_PROM_CLASSES; c++)
 		fprintf(p->out, "commtap_class_flows{class=\"%s\"} %zu\n", ct_class_name(c),

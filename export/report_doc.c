@@ -32,10 +32,20 @@ int ct_doc_check(json_object *doc, const char *name, char *err, size_t errlen)
 
 int ct_doc_load(const char *path, json_object **out, char *err, size_t errlen)
 {
-	json_object *doc = json_object_from_file(path);
+	json_object *doc;
 	int rc;
 
 	*out = NULL;
+	/*
+	 * json-c says "failed: Success" when an allocation fails; malloc's
+	 * ENOMEM in errno, untouched by a syntax error, tells the two apart.
+	 */
+	errno = 0;
+	doc = json_object_from_file(path);
+	if (!doc && errno == ENOMEM) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
 	if (!doc) {
 		FILE *f = fopen(path, "r");
 

@@ -25,7 +25,12 @@
 struct ct_report_sink {
 	struct ct_report_sink_config cfg;
 	struct ct_metrics_server *metrics;
-	unsigned seq; /* the next interval report's number */
+	unsigned seq;		  /* the next interval report's number */
+	unsigned written, failed; /* files, every report */
+	int first_err;		  /* the first failed write's negative errno */
+	/* the last final report's files: --json, --lines, the table, the directory's (1: none) */
+	int final_out[4];
+	int final_put;
 };
 
 /* Interval reports go on from the highest number already in the directory. */
@@ -112,14 +117,44 @@ static int write_lines(FILE *out, void *ctx)
 	return 0;
 }
 
-/* One destination; a failure is said here, once, and returned. */
-static int put_file(const char *path, ct_file_writer_fn write, void *ctx)
+static int write_table(FILE *out, void *ctx)
+{
+	ct_report_write_table(ctx, out);
+	return 0;
+}
+
+/* One destination; a failure is said here, once, counted and returned. */
+static int put_file(struct ct_report_sink *s, const char *path, ct_file_writer_fn write, void *ctx)
 {
 	int rc = ct_write_file_atomic(path, write, ctx);
 
-	if (rc)
-		ct_log(CT_LOG_WARN, "cannot write %s: %s", path, strerror(-rc));
+	if (rc) {
+		ct_log(CT_LOG_WARN, "cannot write %s: %s",
+		       strcmp(path, "-") ? path : "the standard output", ct_output_strerror(rc));
+		s->failed++;
+		s->first_err = s->first_err ?: rc;
+	} else {
+		s->written++;
+	}
 	return rc;
+}
+
+/* Where the final report went, after some file failed. */
+static void say_written(const struct ct_report_sink *s)
+{
+	const struct ct_report_sink_config *c = &s->cfg;
+	const char *names[] = {"--json", "--lines", "the table", "--report-dir"};
+	const char *paths[] = {c->json_path, c->lines_path, "on stdout", c->report_dir};
+	char list[1024] = "";
+	size_t len = 0;
+
+	if (!s->final_put)
+		return;
+	for (unsigned i = 0; i < 4; i++)
+		if (s->final_out[i] == 0 && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s %s",
+						len ? ", " : "", names[i], paths[i]);
+	ct_log(CT_LOG_WARN, "the final report was written %s%s", len ? "to " : "nowhere", list);
 }
 
 int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
@@ -128,6 +163,7 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
 	char path[PATH_MAX];
 	json_object *doc;
 	int rc, first = 0;
+	int *out = s->final_out;
 
 	r->interval = !final;
 	r->seq = s->seq;
@@ -136,6 +172,8 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
 						(s->metrics ? CT_REPORT_DOC_BRIEF_FLOWS : 0));
 	if (!doc) {
 		ct_log(CT_LOG_WARN, "out of memory: report %u is not written", s->seq);
+		s->failed++;
+		s->first_err = s->first_err ?: -ENOMEM;
 		return -ENOMEM;
 	}
 	if (s->metrics) {
@@ -147,26 +185,26 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
 	}
 	if (!final && c->report_dir) {
 		snprintf(path, sizeof(path), "%s/commtap-report-%06u.json", c->report_dir, s->seq);
-		rc = put_file(path, write_document, doc);
+		rc = put_file(s, path, write_document, doc);
 		first = first ?: rc;
+	}
+	if (final) {
+		s->final_put = 1;
+		for (unsigned i = 0; i < 4; i++)
+			out[i] = 1;
 	}
 	if (final && c->report_dir && c->final_in_dir) {
 		snprintf(path, sizeof(path), "%s/commtap-report-final.json", c->report_dir);
-		rc = put_file(path, write_document, doc);
-		first = first ?: rc;
+		out[3] = put_file(s, path, write_document, doc);
 	}
-	if (final && c->json_path) {
-		rc = put_file(c->json_path, write_document, doc);
-		first = first ?: rc;
-	}
-	if (final && c->lines_path) {
-		rc = put_file(c->lines_path, write_lines, r);
-		first = first ?: rc;
-	}
-	if (final && c->table) {
-		ct_report_write_table(r, stdout);
-		fflush(stdout);
-	}
+	if (final && c->json_path)
+		out[0] = put_file(s, c->json_path, write_document, doc);
+	if (final && c->lines_path)
+		out[1] = put_file(s, c->lines_path, write_lines, r);
+	if (final && c->table)
+		out[2] = put_file(s, "-", write_table, r);
+	for (unsigned i = 0; final && i < 4; i++)
+		first = first ?: out[i] < 0 ? out[i] : 0;
 	if (!final)
 		s->seq++;
 	json_object_put(doc);
@@ -248,6 +286,18 @@ int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_inpu
 	rc = analyse(s, &with, r, final, stopping);
 	ct_labels_free(&joined.labels);
 	return rc;
+}
+
+int ct_report_sink_failures(const struct ct_report_sink *s)
+{
+	if (!s || !s->failed)
+		return 0;
+	if (s->failed + s->written == 1) /* its one line said it all */
+		return s->first_err;
+	ct_log(CT_LOG_WARN, "%u of %u report files were not written (the first: %s)", s->failed,
+	       s->failed + s->written, ct_output_strerror(s->first_err));
+	say_written(s);
+	return s->first_err;
 }
 
 void ct_report_sink_close(struct ct_report_sink *s)

@@ -88,6 +88,14 @@ int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_inpu
 /* The /metrics server's port (0 without --listen). */
 uint16_t ct_report_sink_port(const struct ct_report_sink *s);
 
+/*
+ * 0 when every file the sink was given was written; else the first
+ * failure's negative errno (the producer's exit status is non-zero then),
+ * after, when there were several files, a line that says how many of how
+ * many were not written and one that says where the final report went.
+ */
+int ct_report_sink_failures(const struct ct_report_sink *s);
+
 void ct_report_sink_close(struct ct_report_sink *s);
 
 #endif

@@ -38,9 +38,9 @@ summarize() { # setup mode
 }
 for i in $(seq "$runs"); do
 	run 0@1,1@0 "rx_pcap=$tmp/all.pcap" --bare | summarize 1w bare
-	run 0@1,1@0 "rx_pcap=$tmp/all.pcap" --json /dev/null | summarize 1w engine
+	run 0@1,1@0 "rx_pcap=$tmp/all.pcap" --json "$tmp/report.json" | summarize 1w engine
 	run 0@1,1@0,2@1 "rx_pcap=$tmp/q0.pcap,rx_pcap=$tmp/q1.pcap" --bare | summarize 2w bare
-	run 0@1,1@0,2@1 "rx_pcap=$tmp/q0.pcap,rx_pcap=$tmp/q1.pcap" --json /dev/null |
+	run 0@1,1@0,2@1 "rx_pcap=$tmp/q0.pcap,rx_pcap=$tmp/q1.pcap" --json "$tmp/report.json" |
 		summarize 2w engine
 done | tee "$tmp/all"
 awk 'function med(key,  n, i, j, t, a) { n = split(v[key], a, " ");

@@ -817,6 +817,8 @@ int main(int argc, char **argv)
 		snapshot_all(m, 1, 1);
 		if (m->o.common.report_dir || m->o.json_path)
 			status |= mirror_put_report(m, 1, stop_requested) ? 1 : 0;
+		/* every failed write, interval reports included, is the exit status's */
+		status |= ct_report_sink_failures(m->sink) ? 1 : 0;
 	}
 	if (m->o.bench)
 		print_bench(m);

@@ -71,8 +71,9 @@ static int too_many_transfers(struct model *M)
 	return -E2BIG;
 }
 
-static int xfer_add(struct model *M, enum ct_class cls, enum ct_xfer_kind kind, unsigned src,
-		    unsigned dst, double bytes, double start, double duration)
+static int xfer_add(struct model *M, enum ct_class cls, enum ct_xfer_kind kind,
+		    enum ct_op op, unsigned src, unsigned dst, double bytes, double start,
+		    double duration)
 {
 	struct ct_prediction *pr = M->pr;
 	struct ct_transfer *x;
@@ -105,6 +106,7 @@ static int xfer_add(struct model *M, enum ct_class cls, enum ct_xfer_kind kind, 
 	x->dst_nic = (uint16_t)M->p->rank_nic[dst];
 	x->cls = (uint8_t)cls;
 	x->kind = (uint8_t)kind;
+	x->op = (uint8_t)op;
 	return 0;
 }
 
@@ -127,18 +129,18 @@ static int ring_allreduce(struct model *M, enum ct_class cls, const unsigned *ra
 		return 0;
 	for (unsigned i = 0; i < n && !err; i++) {
 		count_message(M, ranks[i], cls, tensor);
-		err = xfer_add(M, cls, CT_XFER_COLLECTIVE, ranks[i], ranks[(i + 1) % n],
-			       tensor * 2.0 * (n - 1) / n, start, duration);
+		err = xfer_add(M, cls, CT_XFER_COLLECTIVE, CT_OP_ALLREDUCE, ranks[i],
+			       ranks[(i + 1) % n], tensor * 2.0 * (n - 1) / n, start, duration);
 	}
 	return err;
 }
 
 /*
- * Ring reduce-scatter or all-gather of a tensor over n ranks: each sends
+ * Ring reduce-scatter or all-gather (op) of a tensor over n ranks: each sends
  * (n-1)/n of it to its successor (n-1 steps of a 1/n shard).
  */
-static int ring_half(struct model *M, enum ct_class cls, const unsigned *ranks, unsigned n,
-		     double tensor, double start, double duration)
+static int ring_half(struct model *M, enum ct_class cls, enum ct_op op, const unsigned *ranks,
+		     unsigned n, double tensor, double start, double duration)
 {
 	int err = 0;
 
@@ -146,7 +148,7 @@ static int ring_half(struct model *M, enum ct_class cls, const unsigned *ranks, 
 		return 0;
 	for (unsigned i = 0; i < n && !err; i++) {
 		count_message(M, ranks[i], cls, tensor);
-		err = xfer_add(M, cls, CT_XFER_COLLECTIVE, ranks[i], ranks[(i + 1) % n],
+		err = xfer_add(M, cls, CT_XFER_COLLECTIVE, op, ranks[i], ranks[(i + 1) % n],
 			       tensor * (n - 1) / n, start, duration);
 	}
 	return err;
@@ -164,8 +166,8 @@ static int all_to_all(struct model *M, enum ct_class cls, const unsigned *ranks,
 		count_message(M, ranks[i], cls, tensor);
 		for (unsigned j = 0; j < n && !err; j++)
 			if (i != j)
-				err = xfer_add(M, cls, CT_XFER_P2P, ranks[i], ranks[j], tensor / n,
-					       start, duration);
+				err = xfer_add(M, cls, CT_XFER_P2P, CT_OP_ALLTOALL, ranks[i],
+					       ranks[j], tensor / n, start, duration);
 	}
 	return err;
 }
@@ -174,7 +176,7 @@ static int send_recv(struct model *M, enum ct_class cls, unsigned src, unsigned 
 		     double bytes, double start, double duration)
 {
 	count_message(M, src, cls, bytes);
-	return xfer_add(M, cls, CT_XFER_P2P, src, dst, bytes, start, duration);
+	return xfer_add(M, cls, CT_XFER_P2P, CT_OP_SENDRECV, src, dst, bytes, start, duration);
 }
 
 /* ---- effective bandwidths -------------------------------------------------- */
@@ -518,13 +520,14 @@ static int zero3_traffic(struct model *M, const struct op *F, const struct op *B
 		double fl = (F->end - F->start) / L, bl = (B->end - B->start) / L;
 
 		for (unsigned k = 0; k < L && !err; k++)
-			err = ring_half(M, CT_CLASS_DP, group, n, layer + (k ? 0 : rest),
-					F->start + k * fl, dur);
+			err = ring_half(M, CT_CLASS_DP, CT_OP_ALLGATHER, group, n,
+					layer + (k ? 0 : rest), F->start + k * fl, dur);
 		for (unsigned k = 0; k < L && !err; k++) {
 			double t = B->start + k * bl, tensor = layer + (k + 1 < L ? 0 : rest);
 
-			err = ring_half(M, CT_CLASS_DP, group, n, tensor, t, dur);
-			err = err ?: ring_half(M, CT_CLASS_DP, group, n, tensor, t + bl - dur, dur);
+			err = ring_half(M, CT_CLASS_DP, CT_OP_ALLGATHER, group, n, tensor, t, dur);
+			err = err ?: ring_half(M, CT_CLASS_DP, CT_OP_REDUCESCATTER, group, n, tensor,
+					       t + bl - dur, dur);
 		}
 	}
 	return err;
@@ -556,9 +559,10 @@ static int zero1_traffic(struct model *M, unsigned s, const struct op *first_fwd
 		unsigned n = dp_group(p, s, tp, group);
 
 		if (!p->zero_overlap) {
-			err = ring_half(M, CT_CLASS_DP, group, n, tensor, stage_end, dur);
+			err = ring_half(M, CT_CLASS_DP, CT_OP_REDUCESCATTER, group, n, tensor,
+					stage_end, dur);
 			err = err
-				      ?: ring_half(M, CT_CLASS_DP, group, n, tensor,
+				      ?: ring_half(M, CT_CLASS_DP, CT_OP_ALLGATHER, group, n, tensor,
 						   stage_end + dur, dur);
 			continue;
 		}
@@ -566,11 +570,11 @@ static int zero1_traffic(struct model *M, unsigned s, const struct op *first_fwd
 			double bl = (last_bwd->end - last_bwd->start) / L;
 			double fl = (first_fwd->end - first_fwd->start) / L;
 
-			err = ring_half(M, CT_CLASS_DP, group, n, tensor / L,
+			err = ring_half(M, CT_CLASS_DP, CT_OP_REDUCESCATTER, group, n, tensor / L,
 					last_bwd->start + (k + 1) * bl, dur / L);
 			err = err
-				      ?: ring_half(M, CT_CLASS_DP, group, n, tensor / L,
-						   first_fwd->start + k * fl, dur / L);
+				      ?: ring_half(M, CT_CLASS_DP, CT_OP_ALLGATHER, group, n,
+						   tensor / L, first_fwd->start + k * fl, dur / L);
 		}
 	}
 	return err;

@@ -32,6 +32,7 @@ struct ct_transfer {
 	uint16_t src_nic, dst_nic; /* global NIC index (profile.h: rank_nic) */
 	uint8_t cls;  /* enum ct_class */
 	uint8_t kind; /* enum ct_xfer_kind */
+	uint8_t op;   /* enum ct_op (traffic_class.h): the collective it belongs to */
 };
 
 struct ct_prediction {

@@ -64,6 +64,7 @@ struct conn {
 	uint16_t port_src, port_dst; /* TCP ports / RoCE UDP source ports */
 	uint32_t seq_fwd, seq_rev;
 	uint64_t packets[2], bytes[2]; /* truth, per direction */
+	uint64_t op_bytes[2][CT_OP_COUNT]; /* truth: bytes[dir] by collective operation */
 	uint64_t segs_unacked;
 };
 
@@ -71,7 +72,9 @@ struct pkt {
 	uint64_t ts;
 	uint64_t order; /* tie-break: creation order */
 	uint32_t conn;
-	uint8_t type, dir, opcode, ecn;
+	uint8_t type : 4, dir : 1, ecn : 2; /* bit fields: the record stays 40 bytes with op */
+	uint8_t opcode;
+	uint8_t op; /* enum ct_op of the message it belongs to, for the truth */
 	uint32_t psn;	  /* PSN or TCP sequence number */
 	uint32_t payload; /* payload bytes */
 	uint32_t reth_len;
@@ -84,6 +87,7 @@ struct msg {
 	uint32_t conn;
 	uint32_t bytes;
 	uint64_t order;
+	uint8_t op; /* enum ct_op */
 };
 
 struct synth {
@@ -106,7 +110,8 @@ struct synth {
 	unsigned payload_max; /* RoCE path MTU / TCP MSS */
 	unsigned channels;    /* connections per peer */
 	double class_bytes[CT_CLASS_COUNT + 1];
-	unsigned it; /* the iteration being rendered */
+	unsigned it;	    /* the iteration being rendered */
+	uint8_t message_op; /* the operation of the message being packetized */
 	uint64_t data_pkts_to_host0;
 	int retransmitted;
 	uint8_t frame[MAX_FRAME];
@@ -304,7 +309,8 @@ static int pkt_add(struct synth *S, uint64_t ts, uint32_t conn, enum pkt_type ty
 	k->payload = payload;
 	k->reth_len = reth_len;
 	k->aux = aux;
-	k->ecn = ecn;
+	k->ecn = ecn & 3;
+	k->op = S->message_op;
 	return 0;
 }
 
@@ -606,6 +612,7 @@ static int emit_until(struct synth *S, uint64_t limit, ct_synth_emit_fn emit, vo
 		if (k->type != PKT_PFC) {
 			c->packets[k->dir]++;
 			c->bytes[k->dir] += truth;
+			c->op_bytes[k->dir][k->op] += truth;
 		}
 		err = emit(ctx, k->ts, S->frame, cap, wire);
 	}
@@ -616,7 +623,8 @@ static int emit_until(struct synth *S, uint64_t limit, ct_synth_emit_fn emit, vo
 
 /* ---- the schedule, iteration by iteration ---------------------------------- */
 
-static int msg_add(struct synth *S, uint64_t desired, uint32_t conn, uint32_t bytes)
+static int msg_add(struct synth *S, uint64_t desired, uint32_t conn, uint32_t bytes,
+		   enum ct_op op)
 {
 	if (S->n_msgs == S->cap_msgs) {
 		struct msg *nm = ct_grow(S->msgs, &S->cap_msgs, sizeof(*nm), 4096);
@@ -625,7 +633,7 @@ static int msg_add(struct synth *S, uint64_t desired, uint32_t conn, uint32_t by
 			return -ENOMEM;
 		S->msgs = nm;
 	}
-	S->msgs[S->n_msgs++] = (struct msg){desired, conn, bytes, S->order++};
+	S->msgs[S->n_msgs++] = (struct msg){desired, conn, bytes, S->order++, (uint8_t)op};
 	return 0;
 }
 
@@ -714,13 +722,13 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 			if (S->p->nccl.given && cfg->transport == CT_SYNTH_TCP) {
 				err = conn_get(S, x->src_rank, x->dst_rank, x->src_nic, x->dst_nic,
 					       x->cls, CTRL_CHANNEL + ch, &ci);
-				err = err ?: msg_add(S, when, ci, 4);
+				err = err ?: msg_add(S, when, ci, 4, x->op);
 				iter_bytes[x->cls] += err ? 0 : 4;
 			}
 			err = err
 				      ?: conn_get(S, x->src_rank, x->dst_rank, x->src_nic,
 						  x->dst_nic, x->cls, ch, &ci);
-			err = err ?: msg_add(S, when, ci, (uint32_t)len);
+			err = err ?: msg_add(S, when, ci, (uint32_t)len, x->op);
 		}
 	}
 	/* noise: storage reads and writes of each host, at random times */
@@ -734,7 +742,7 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 			err = conn_get(S, UINT32_MAX - h, UINT32_MAX,
 				       (uint16_t)(h * S->p->nics_per_host), UINT16_MAX,
 				       CT_CLASS_OTHER, 0, &ci);
-			err = err ?: msg_add(S, when, ci, bytes);
+			err = err ?: msg_add(S, when, ci, bytes, CT_OP_OTHER);
 			iter_bytes[CT_CLASS_OTHER] += bytes;
 		}
 	/* a PFC storm: XOFF frames all through the iteration */
@@ -751,6 +759,7 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 		const struct msg *m = &S->msgs[i];
 		const struct conn *c = &S->conns[m->conn];
 
+		S->message_op = m->op;
 		if (cfg->transport == CT_SYNTH_TCP || c->cls == CT_CLASS_OTHER)
 			err = tcp_message(S, m->conn, m->desired, m->bytes);
 		else
@@ -760,6 +769,43 @@ static int render_iteration(struct synth *S, unsigned it, uint64_t t0, double st
 }
 
 /* ---- truth ------------------------------------------------------------------ */
+
+/*
+ * A flow's operations: "operation_bytes" ({op: bytes}, the operations its
+ * packets belong to, acknowledgements with their message's) and "operation",
+ * the one carrying most of its bytes (the first in enum order on a tie).
+ */
+static void truth_operation(json_object *o, const uint64_t *op_bytes)
+{
+	json_object *per = json_object_new_object();
+	unsigned top = CT_OP_OTHER;
+	uint64_t most = 0;
+
+	for (unsigned k = 0; k < CT_OP_COUNT; k++) {
+		if (!op_bytes[k])
+			continue;
+		json_object_object_add(per, ct_op_name(k), json_object_new_uint64(op_bytes[k]));
+		if (op_bytes[k] > most) {
+			most = op_bytes[k];
+			top = k;
+		}
+	}
+	json_object_object_add(o, "operation", json_object_new_string(ct_op_name(top)));
+	json_object_object_add(o, "operation_bytes", per);
+}
+
+/* The layout the profile trains with, and whether data parallelism is sharded (ZeRO). */
+static json_object *truth_layout(const struct ct_profile *p)
+{
+	json_object *l = json_object_new_object();
+
+	json_object_object_add(l, "p", json_object_new_int((int)p->p));
+	json_object_object_add(l, "t", json_object_new_int((int)p->t));
+	json_object_object_add(l, "d", json_object_new_int((int)p->d));
+	json_object_object_add(l, "ep", json_object_new_int((int)p->ep));
+	json_object_object_add(l, "sharded", json_object_new_boolean(p->zero > 0));
+	return l;
+}
 
 static void truth_flow(json_object *flows, const struct synth *S, const struct conn *c, int dir)
 {
@@ -795,6 +841,8 @@ static void truth_flow(json_object *flows, const struct synth *S, const struct c
 	}
 	json_object_object_add(o, "packets", json_object_new_uint64(c->packets[dir]));
 	json_object_object_add(o, "bytes", json_object_new_uint64(c->bytes[dir]));
+	if (S->cfg->truth_operations)
+		truth_operation(o, c->op_bytes[dir]);
 	json_object_array_add(flows, o);
 }
 
@@ -905,6 +953,9 @@ static int write_truth(const struct synth *S, FILE *out, const uint64_t *starts,
 		truth_flow(flows, S, &S->conns[i], DIR_REV);
 	}
 	json_object_object_add(root, "flows", flows);
+	/* only when asked for: a truth without them stays as it was (test/accuracy/frozen) */
+	if (S->cfg->truth_operations)
+		json_object_object_add(root, "layout", truth_layout(S->p));
 	/* only with an injection: a clean truth stays as it was (test/accuracy/frozen) */
 	if (injecting(&S->cfg->inject)) {
 		json_object *hosts = json_object_new_array();

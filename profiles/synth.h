@@ -52,6 +52,9 @@ struct ct_synth_config {
 	int noise;	   /* add storage TCP, CNPs/ECN marks and a retransmission */
 	uint64_t seed;
 	uint64_t start_ns; /* capture time of the first iteration */
+	/* the truth names each flow's collective operation and the layout (with
+	 * "sharded"); off, the truth is what it was before (test/accuracy/frozen) */
+	int truth_operations;
 	struct ct_synth_inject inject;
 };
 

@@ -27,6 +27,8 @@ PACKAGES="$PACKAGES valgrind"
 PACKAGES="$PACKAGES python3-torch python3-psutil python3-scapy"
 # the opt-in injected real runs (test/realtrain/injected.py) drop packets with nftables
 PACKAGES="$PACKAGES nftables"
+# test/realtrain's mpi scenario: Horovod-style DP over Open MPI's TCP transport (mpi4py)
+PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev python3-mpi4py"
 # the dashboard's schema check: Grafana's schema and tsc from npm (an npm already
 # there, e.g. with another nodejs, is used as it is)
 command -v npm >/dev/null || PACKAGES="$PACKAGES nodejs npm"
@@ -150,7 +152,8 @@ test)
 	install_node_modules
 	echo "== build and test"
 	build build
-	run_suites build --no-suite fuzz --no-suite accuracy --no-suite accuracy-full
+	run_suites build --no-suite fuzz --no-suite accuracy --no-suite accuracy-full \
+		--no-suite realtrain-spread
 	echo "== ASan + UBSan"
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -25,7 +25,16 @@ and optionally profile.json, or CAPTURE:TRUTH[:PROFILE]. For each case:
                   of them (unknown where no flow of the class crosses a NIC);
                   the layout is right when all agree.
   calibration     among flows reported with confidence >= 0.8: the share of
-                  their bytes that is right, and their share of all bytes.
+                  their bytes that is right, and their share of all bytes;
+                  the share of all bytes wrong at >= 0.8; bytes right per
+                  confidence bin (0-0.2 ... 0.8-1.0), per case and pooled
+                  over the cases (the calibration curve).
+  operation       (issue 29) bytes-weighted share of the truth's flows whose
+                  reported operation is right, and the operation confusion,
+                  where the truth names operations (figures.py); the layout
+                  also says whether `sharded` is right where the truth gives it.
+
+After the cases, a summary line: per figure the mean and the worst case.
 
 Nothing is gated: the exit status is 0 unless a case cannot be read or
 commtap fails. Pure python3, standard library only.
@@ -38,6 +47,9 @@ import struct
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
 
 CLASSES = ["TP", "PP", "DP", "EP", "EmbTableSyn", "Other"]
 PERIOD_CUTS = (3, 12)
@@ -103,12 +115,19 @@ def score(truth, report):
             confident += f["bytes"]
             confident_right += f["bytes"] if cls == f["class"] else 0
     right = sum(m[c][c] for c in CLASSES)
+    by_key = {figures.flow_key(f): f for f in report["flows"]}
+    op_right, op_confusion = figures.operations(truth, by_key)
     return {
         "accuracy": right / total if total else None,
         "bytes": total,
         "confusion": m,
         "confident_share": confident / total if total else None,
         "confident_accuracy": confident_right / confident if confident else None,
+        "calibration": confident_right / confident if confident else None,
+        "confident_wrong": figures.confident_wrong(truth, by_key),
+        "operation_accuracy": op_right,
+        "operation_confusion": op_confusion,
+        "reliability": figures.reliability(truth, by_key),
     }
 
 
@@ -228,6 +247,9 @@ def layout(truth, report):
         out["classes"][cls] = {"groups": len(want), "found": len(got), "same": same,
                                "groups_found": sum(g in got for g in want)}
     out["right"] = right
+    # `sharded` apart, so that "right" keeps its meaning for the gates
+    out["sharded"] = figures.sharded(truth, report)
+    out["right_with_sharded"] = right and out["sharded"]["right"] is not False
     return out
 
 
@@ -267,6 +289,11 @@ def show(res):
               % (method, pct(s["accuracy"]), s["bytes"] / 2**20, CONFIDENT,
                  pct(s["confident_share"]), pct(s["confident_accuracy"])))
         print(show_confusion(s["confusion"]))
+        print("  %-10s operation right %s, confident wrong %s%s"
+              % ("", pct(s["operation_accuracy"]), pct(s["confident_wrong"]),
+                 "  [%s]" % figures.show_op_confusion(s["operation_confusion"])
+                 if s["operation_confusion"] else ""))
+        print(figures.show_reliability(s["reliability"], "  " + " " * 11))
     for k, p in (res.get("period") or {}).items():
         label = "whole capture" if k == "all" else "first %s iterations" % k
         truth = "n/a" if p["truth_s"] is None else "%.4f s" % p["truth_s"]
@@ -283,11 +310,42 @@ def show(res):
             ", ".join("%s=%s" % kv for kv in lay["inferred_layout"].items()),
             "; truth %s" % ", ".join("%s=%s" % kv for kv in lay["truth"].items())
             if any(v is not None for v in lay["truth"].values()) else ""))
+        sh = lay["sharded"]
+        if sh["truth"] is not None:
+            print("    sharded %s (truth %s, inferred %s)"
+                  % ("right" if sh["right"] else "WRONG", sh["truth"], sh["inferred"]))
         for cls, c in lay["classes"].items():
             if c["groups"] or c["found"]:
                 print("    %-12s groups %d, found %d, %d of them exactly%s"
                       % (cls, c["groups"], c["found"], c["groups_found"],
                          " (same)" if c["same"] else ""))
+
+
+def case_figures(res, method="signatures"):
+    """The figures of one case for the summary: its method's, the layout's."""
+    s = dict(res["methods"][method])
+    lay = res.get("layout") or {}
+    s["layout_right"] = lay.get("right_with_sharded")
+    return s
+
+
+def totals(results):
+    """Over the cases, with no profile: the summary (mean and worst case per
+    figure), layouts right and the pooled reliability table."""
+    named = [(r["case"], case_figures(r)) for r in results]
+    table = figures.pool_reliability(s["reliability"] for _, s in named)
+    lays = [s["layout_right"] for _, s in named if s["layout_right"] is not None]
+    return {"summary": figures.summary(named),
+            "layout_right": {"right": sum(lays), "cases": len(lays)},
+            "reliability": figures.reliability_rows(table), "reliability_bytes": table}
+
+
+def show_totals(t):
+    print("== %d case(s), no profile" % t["layout_right"]["cases"])
+    print("  " + figures.show_summary(t["summary"]))
+    print("  layout right (with sharded where the truth says) in %d of %d"
+          % (t["layout_right"]["right"], t["layout_right"]["cases"]))
+    print(figures.show_reliability(t["reliability_bytes"], "  pooled "))
 
 
 def main():
@@ -312,12 +370,17 @@ def main():
             return 1
         if not as_json:
             show(results[-1])
+    overall = totals(results)
+    if not as_json:
+        show_totals(overall)
+    doc = {"schema": "commtap.accuracy/v1", "cases": results}
+    doc.update(overall)
     if as_json:
-        json.dump({"schema": "commtap.accuracy/v1", "cases": results}, sys.stdout, indent=1)
+        json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
     if json_out:
         with open(json_out, "w") as f:
-            json.dump({"schema": "commtap.accuracy/v1", "cases": results}, f, indent=1)
+            json.dump(doc, f, indent=1)
     return 0
 
 

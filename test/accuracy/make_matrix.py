@@ -16,6 +16,11 @@ couple of minutes on 2 cores), `frozen` (the held-out share: every case of
 seed 3 and every case of the layouts in HELD_OUT_LAYOUTS; see
 test/accuracy/frozen/README.md), `dev` (full minus frozen).
 
+Development cases (not frozen) are synthesized with --truth-operations:
+their truth names each flow's operation and the layout with `sharded`.
+Frozen cases are not: frozen/SHA256SUMS holds their truths as frozen, so
+their operations are not scored until those truths are frozen again.
+
 Profiles and captures go to the cache (default
 $COMMTAP_ACCURACY_CACHE or ~/.cache/commtap-accuracy), outside the tree;
 synth is deterministic per seed, so a case is made again when absent
@@ -39,6 +44,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import figures  # noqa: E402
 import score  # noqa: E402
 
 ITERATIONS = 12
@@ -231,11 +237,25 @@ def run(*cmd):
 
 
 def synth_cmd(commtap, profile, out, case, size_scale, time_scale, noise):
-    """With --noise: storage TCP, ECN marks with CNPs, a retransmission."""
+    """With --noise: storage TCP, ECN marks with CNPs, a retransmission. The
+    capture is the same either way; only a development case's truth names
+    operations (a frozen one stays as frozen)."""
     return [commtap, "synth", profile, "-o", out, "--iterations", str(ITERATIONS),
             "--transport", case["transport"], "--scale", "%.9g" % size_scale,
             "--time-scale", "%.9g" % time_scale, "--jitter", "0.05", "--snaplen", "128",
-            "--seed", str(case["seed"])] + (["--noise"] if noise else [])
+            "--seed", str(case["seed"])] + (["--noise"] if noise else []) + \
+        ([] if case["frozen"] else ["--truth-operations"])
+
+
+def cached(case, pcap, truth):
+    """Whether the cache holds the case as synth makes it now: a development
+    case's truth made before --truth-operations is made again."""
+    if not (os.path.exists(pcap) and os.path.exists(truth)):
+        return False
+    if case["frozen"]:
+        return True
+    with open(truth, "rb") as f:
+        return b'"operation_bytes"' in f.read()
 
 
 def merge(parts, pcap, truth_path, layout):
@@ -256,6 +276,8 @@ def merge(parts, pcap, truth_path, layout):
     merged["jobs"] = [{k: t[k] for k in ("profile", "iterations", "iteration_starts_ns",
                                           "mean_period_s")} for t in truths]
     merged["flows"] = [f for t in truths for f in t["flows"]]
+    if all("layout" in t for t in truths):  # several jobs: sharded when any is
+        merged["layout"]["sharded"] = any(t["layout"]["sharded"] for t in truths)
     per = {}
     for t in truths:
         for cls, v in t["bytes_per_class_per_iteration"].items():
@@ -280,7 +302,7 @@ def build(commtap, case, cache):
             json.dump(prof, f, indent=2)
             f.write("\n")
         profiles.append(path)
-    if os.path.exists(pcap) and os.path.exists(truth):
+    if cached(case, pcap, truth):
         return pcap, truth, profiles
     # one pair of scales for all the case's jobs, so shared-fabric jobs keep their ratios
     preds = [json.loads(run(commtap, "predict", "--json", p)) for p in profiles]
@@ -473,15 +495,23 @@ def main():
             if "--markdown" in args:
                 print(row_markdown(r), flush=True)
             elif "--json" not in args:
-                print("%-40s no profile %6s  profile %6s  labels %6s  period %s"
+                print("%-40s no profile %6s  profile %6s  labels %6s  period %s  "
+                      "op %s  conf. wrong %s"
                       % (c["name"], pct(r["no_profile"]["accuracy"]),
                          pct(r["profile"]["accuracy"]) if "profile" in r else "-",
                          pct(r["labels"]["accuracy"]),
                          "%.4g s" % r["no_profile"]["period_s"]
-                         if r["no_profile"]["period_s"] else "none"), flush=True)
+                         if r["no_profile"]["period_s"] else "none",
+                         pct(r["no_profile"]["operation_accuracy"]),
+                         pct(r["no_profile"]["confident_wrong"])), flush=True)
+        named = [(r["case"], r["no_profile"]) for r in rows]
         if "--json" in args:
             json.dump(rows, sys.stdout, indent=1)
             print()
+        else:
+            print(figures.show_summary(figures.summary(named)))
+            print(figures.show_reliability(
+                figures.pool_reliability(s["reliability"] for _, s in named), "pooled "))
         return 0
     if cmd == "check":
         if "--cache" not in args:  # check what synth makes now, not a cached copy

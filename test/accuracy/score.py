@@ -11,13 +11,21 @@ truth's bytes in flows given their true class (a flow analyze did not
 report counts as wrong), the confusion (truth -> reported, bytes), the
 period against the truth's mean (or, where the truth says there is no job,
 whether a period was claimed anyway), and calibration: the share of bytes
-right among flows reported with confidence >= 0.8.
+right among flows reported with confidence >= 0.8. Also (issue 29,
+figures.py): the operation recognised right (bytes-weighted, where the
+truth names operations) and its confusion, the bytes wrong at confidence
+>= 0.8, a reliability table (bytes right per confidence bin) and whether
+the inferred layout's `sharded` is right where the truth says.
 
 Exit status 0 when it scored; the figures are measurements, not pass/fail.
 """
 import json
+import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
 
 CLASSES = ["TP", "PP", "DP", "EP", "EmbTableSyn", "Other"]
 
@@ -73,7 +81,15 @@ def score(truth, report):
         "method": report["classification"]["method"],
         "inferred_layout": report["classification"].get("inferred_layout"),
     }
+    out["operation_accuracy"], out["operation_confusion"] = figures.operations(truth, got)
+    out["confident_wrong"] = figures.confident_wrong(truth, got)
+    out["reliability"] = figures.reliability(truth, got)
+    out["sharded"] = figures.sharded(truth, report)
     return out
+
+
+def pct(x):
+    return "-" if x is None else "%.1f%%" % (100 * x)
 
 
 def fmt_confusion(conf):
@@ -123,6 +139,12 @@ def main():
               % (mode, 100 * s["accuracy"], per,
                  "%.1f%%" % (100 * s["calibration"]) if s["calibration"] is not None else "-",
                  fmt_confusion(s["confusion"])))
+        print("%-10s operation right %s  confident wrong %s  sharded %s  [%s]"
+              % ("", pct(s["operation_accuracy"]), pct(s["confident_wrong"]),
+                 "-" if s["sharded"]["right"] is None
+                 else "right" if s["sharded"]["right"] else "WRONG",
+                 figures.show_op_confusion(s["operation_confusion"])))
+        print(figures.show_reliability(s["reliability"], " " * 11))
     return 0
 
 

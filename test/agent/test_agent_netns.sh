@@ -299,7 +299,7 @@ assert comms["0x7070"]["class"] == "TP", "a communicator inside one node is TP"
 assert "clocks" in gpu and "sync" in gpu["clocks"]
 PY
 	# the labels beside the report load in analyze
-	"$commtap" analyze --labels "$work/reports/commtap-labels.json" --json /dev/null \
+	"$commtap" analyze --labels "$work/reports/commtap-labels.json" --json "$work/labels-check.json" \
 		"$work/roce.pcap" || fail "commtap analyze rejects the agent's labels"
 	;;
 errors) # the loader's error paths

@@ -22,6 +22,8 @@
 #define B      "198.18.0.2"
 #define C      "198.18.0.3"
 #define D      "198.18.0.4"
+#define E      "198.18.0.5"
+#define F      "198.18.0.6"
 #define ITERS  20
 #define PERIOD (100 * MS)
 
@@ -215,6 +217,134 @@ static void test_two_rhythms(void **state)
 	free_all(&c, &per, &set, &log);
 }
 
+/*
+ * A parameter server: workers A-D push 1 MB to each of servers E and F at
+ * 60 ms (5 ms), the servers send 1 MB back to each at 80 ms. Each pair
+ * exchanges both ways at other times, like a pipeline's link, but E and F
+ * each exchange with four hosts (a pipeline stage with two at most) and
+ * the workers with the servers only: a star, its push and pull DP, with
+ * confidence. Read as pipelines, these were PP.
+ */
+static void test_parameter_server(void **state)
+{
+	const char *workers[4] = {A, B, C, D}, *servers[2] = {E, F};
+	struct ct_flow_key push[8], pull[8];
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	for (int w = 0; w < 4; w++)
+		for (int v = 0; v < 2; v++) {
+			int k = 2 * w + v;
+
+			push[k] = roce_key(workers[w], servers[v], 10 + (uint32_t)k);
+			pull[k] = roce_key(servers[v], workers[w], 30 + (uint32_t)k);
+			log_train(&log, &push[k], PERIOD, ITERS, 60 * MS, 5 * MS, 1000000);
+			log_train(&log, &pull[k], PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+		}
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	for (int k = 0; k < 8; k++) {
+		const struct ct_flow_class *fp = class_of(&c, &set, &push[k]);
+		const struct ct_flow_class *fl = class_of(&c, &set, &pull[k]);
+
+		assert_int_equal(fp->cls, CT_CLASS_DP);
+		assert_int_equal(fl->cls, CT_CLASS_DP);
+		assert_int_equal(fp->op, CT_OP_PUSHPULL);
+		assert_int_equal(fl->op, CT_OP_PUSHPULL);
+		assert_true(fp->confidence >= 0.8);
+	}
+	assert_int_equal(c.layout.p, 0);
+	free_all(&c, &per, &set, &log);
+}
+
+/*
+ * One ring A -> B -> C -> D -> A sending 100 kB eight times an iteration
+ * (at 0, 10, ... 70 ms, 2 ms each), nothing else: the job's only
+ * collective, busy through 80% of the iteration. ZeRO-3's all-gathers and
+ * TP across every host both look so: DP, the common layout, at a
+ * confidence below 0.5, the evidence naming both.
+ */
+static void test_lone_ring_busy(void **state)
+{
+	const char *h[4] = {A, B, C, D};
+	struct ct_flow_key k[4];
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		k[i] = roce_key(h[i], h[(i + 1) % 4], 100 + (uint32_t)i);
+		for (int l = 0; l < 8; l++)
+			log_train(&log, &k[i], PERIOD, ITERS, 10 * (uint64_t)l * MS, 2 * MS,
+				  100000);
+	}
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	for (int i = 0; i < 4; i++) {
+		const struct ct_flow_class *fc = class_of(&c, &set, &k[i]);
+
+		assert_int_equal(fc->cls, CT_CLASS_DP);
+		assert_int_equal(fc->op, CT_OP_ALLREDUCE);
+		assert_true(fc->confidence < 0.5);
+		assert_non_null(strstr(fc->evidence, "TP across every host"));
+	}
+	assert_int_equal(c.layout.sharded, 0);
+	free_all(&c, &per, &set, &log);
+}
+
+/*
+ * ZeRO-3 over A-D: an all-gather one way around the ring A -> B -> C ->
+ * D -> A, 100 kB eight times an iteration (forward and backward), and a
+ * reduce-scatter among every pair, 300 kB each way at 85 ms. Two
+ * operations (a ring, a mesh) over one group of hosts: one dimension's,
+ * sharded DP, with confidence; the ring the all-gather (the heavier), the
+ * mesh the reduce-scatter. A TP group and a DP group share one host at
+ * most, so neither is TP.
+ */
+static void test_sharded(void **state)
+{
+	const char *h[4] = {A, B, C, D};
+	struct ct_flow_key ring[4], mesh[12];
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+	int n = 0;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		ring[i] = roce_key(h[i], h[(i + 1) % 4], 100 + (uint32_t)i);
+		for (int l = 0; l < 8; l++)
+			log_train(&log, &ring[i], PERIOD, ITERS, 10 * (uint64_t)l * MS, 2 * MS,
+				  100000);
+		for (int j = 0; j < 4; j++)
+			if (j != i) {
+				mesh[n] = roce_key(h[i], h[j], 200 + (uint32_t)n);
+				log_train(&log, &mesh[n++], PERIOD, ITERS, 85 * MS, 5 * MS, 300000);
+			}
+	}
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(class_of(&c, &set, &ring[i])->cls, CT_CLASS_DP);
+		assert_int_equal(class_of(&c, &set, &ring[i])->op, CT_OP_ALLGATHER);
+		assert_true(class_of(&c, &set, &ring[i])->confidence >= 0.8);
+	}
+	for (int i = 0; i < 12; i++) {
+		assert_int_equal(class_of(&c, &set, &mesh[i])->cls, CT_CLASS_DP);
+		assert_int_equal(class_of(&c, &set, &mesh[i])->op, CT_OP_REDUCESCATTER);
+	}
+	assert_int_equal(c.layout.sharded, 1);
+	assert_int_equal(c.layout.t, 0);
+	assert_int_equal(c.layout.d, 4);
+	free_all(&c, &per, &set, &log);
+}
+
 /* With no periodicity at hand (per NULL), every flow is Other and nothing is grouped. */
 static void test_no_periodicity(void **state)
 {
@@ -245,6 +375,9 @@ int main(void)
 		cmocka_unit_test(test_host_view_ring),
 		cmocka_unit_test(test_pipeline_beside_collectives),
 		cmocka_unit_test(test_two_rhythms),
+		cmocka_unit_test(test_parameter_server),
+		cmocka_unit_test(test_lone_ring_busy),
+		cmocka_unit_test(test_sharded),
 		cmocka_unit_test(test_no_periodicity),
 	};
 

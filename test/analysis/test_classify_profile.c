@@ -207,10 +207,59 @@ static void test_two_classes_unplaced(void **state)
 	ct_burst_log_free(&log);
 }
 
+/*
+ * Rail-optimized hosts: two NICs each (host 0: 198.18.1.1 and .2.1, host 1:
+ * 198.18.1.2 and .2.2), the profile's hosts named by other addresses. The
+ * profile sends PP from host 0 to host 1. Both rails' flows are the hosts'
+ * (PP); a flow from an address of no NIC of the profile is Other. Before
+ * the NICs were looked up, every rail flow was Other (10.6-13.4% of bytes
+ * right on the development matrix's rail cases with their profile).
+ */
+static void test_rail_nics(void **state)
+{
+	static struct ct_addr hosts[2], nics[4];
+	struct ct_flow_key rail0 = roce_key("198.18.1.1", "198.18.1.2", 1);
+	struct ct_flow_key rail1 = roce_key("198.18.2.1", "198.18.2.2", 2);
+	struct ct_flow_key stranger = roce_key("198.18.3.1", "198.18.1.2", 3);
+	struct ct_flow_summary s[3] = {
+		summary_of(&rail0, 1 << 20, T0, T0 + 10 * MS),
+		summary_of(&rail1, 1 << 20, T0, T0 + 10 * MS),
+		summary_of(&stranger, 1 << 20, T0, T0 + 10 * MS),
+	};
+	const struct ct_expect_xfer xfers[1] = {
+		{.dst_rank = 1, .dst_host = 1, .cls = CT_CLASS_PP, .phase_end = 1, .bytes = 1e6},
+	};
+	struct ct_class_expect expect = {"rails", 2, hosts, xfers, 1};
+	struct ct_classification c;
+	struct ct_flow_set set;
+
+	(void)state;
+	hosts[0] = addr_of("198.18.0.1");
+	hosts[1] = addr_of("198.18.0.2");
+	nics[0] = addr_of("198.18.1.1"); /* host 0, NIC 0 */
+	nics[1] = addr_of("198.18.2.1"); /* host 0, NIC 1 */
+	nics[2] = addr_of("198.18.1.2"); /* host 1, NIC 0 */
+	nics[3] = addr_of("198.18.2.2"); /* host 1, NIC 1 */
+	expect.nic_addr = nics;
+	expect.nics_per_host = 2;
+	ct_flow_set_init(&set);
+	for (int i = 0; i < 3; i++)
+		set_add(&set, &s[i]);
+	ct_flow_set_sort(&set);
+	ct_flow_set_pair(&set, NULL, 0);
+	assert_int_equal(ct_classify(&set, NULL, NULL, &expect, &c), 0);
+	assert_class(&c, &set, &rail0, CT_CLASS_PP, CT_CLASS_BY_PROFILE);
+	assert_class(&c, &set, &rail1, CT_CLASS_PP, CT_CLASS_BY_PROFILE);
+	assert_class(&c, &set, &stranger, CT_CLASS_OTHER, CT_CLASS_BY_PROFILE);
+	ct_classification_free(&c);
+	ct_flow_set_free(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_class_per_pair),
+		cmocka_unit_test(test_rail_nics),
 		cmocka_unit_test(test_two_classes_by_phase),
 		cmocka_unit_test(test_two_classes_by_phase_shifted),
 		cmocka_unit_test(test_two_classes_unplaced),

@@ -11,7 +11,10 @@ capture three ways and compare every flow's class with the truth:
 
 Accuracy is the share of bytes (both directions of every flow) whose class
 is right; noise flows must come out Other. The confusion matrix (bytes, in
-KiB, truth rows by found columns) is printed for each case.
+KiB, truth rows by found columns) is printed for each case, and (issue 29,
+measured, not gated) the operation recognised right, the bytes wrong at
+confidence >= 0.8 and the bytes right per confidence bin
+(test/accuracy/figures.py; synth names each flow's operation).
 
   class_accuracy.py COMMTAP PROFILE roce|tcp [labels|profile|signatures ...]
 """
@@ -20,6 +23,9 @@ import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "accuracy"))
+import figures  # noqa: E402
 
 ITERATIONS = 12
 ITERATION_S = 0.05
@@ -75,7 +81,7 @@ def main():
         run(commtap, "synth", profile, "-o", pcap, "--iterations", str(ITERATIONS),
             "--transport", transport, "--scale", "%.9g" % size_scale,
             "--time-scale", "%.9g" % time_scale, "--jitter", "0.05", "--noise",
-            "--snaplen", "128", "--seed", "11")
+            "--snaplen", "128", "--seed", "11", "--truth-operations")
         truth_path = pcap[:-5] + ".truth.json"
         truth = json.load(open(truth_path))
         for method in methods:
@@ -93,6 +99,13 @@ def main():
                      "" if noise_ok else ", noise not all Other",
                      ", %d bytes of truth flows not in the report" % missing if missing else ""))
             print(show(m))
+            by_key = {figures.flow_key(f): f for f in report["flows"]}
+            op, op_conf = figures.operations(truth, by_key)
+            print("  operation right %s, confident wrong %.2f%%  [%s]"
+                  % ("-" if op is None else "%.2f%%" % (100 * op),
+                     100 * figures.confident_wrong(truth, by_key),
+                     figures.show_op_confusion(op_conf)))
+            print(figures.show_reliability(figures.reliability(truth, by_key)))
             if acc + 1e-12 < LIMITS[method] or not noise_ok:
                 failures.append(method)
     for f in failures:

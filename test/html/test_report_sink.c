@@ -3,7 +3,8 @@
  * The report sink and its atomic writes (export/report_sink.h,
  * atomic_file.h): the document a report is written from reads back equal
  * (model -> JSON -> model), a link planted where the temporary file would
- * go is never followed, a failed write leaves the previous file whole, an
+ * go is never followed, a link at the path is refused, a FIFO is written
+ * through (EPIPE when its reader leaves), a failed write leaves the previous file whole, an
  * output that is the input is refused, interval reports are numbered on
  * from what the directory holds; a streamed document (flows printed from
  * the report, in pieces) prints the whole document's bytes and /metrics
@@ -26,10 +27,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -321,7 +325,8 @@ static unsigned entries(void)
 /*
  * The last landed commit wrote REPORT_DIR/x.json.tmp with fopen("w"): the
  * directory's owner could plant a link there and have a root writer clobber
- * any file. The temporary name is now random and created O_EXCL.
+ * any file. The temporary name is now random and created O_EXCL, and a
+ * link at the path itself is refused (it was replaced by the report).
  */
 static void test_planted_link(void **state)
 {
@@ -333,6 +338,10 @@ static void test_planted_link(void **state)
 	assert_int_equal(ct_write_file_atomic(victim, write_text, "precious"), 0);
 	assert_int_equal(symlink(victim, tmp), 0);
 	assert_int_equal(symlink(victim, target), 0);
+	/* a link at the path itself is refused, the link and its target kept (issue 33) */
+	assert_int_equal(ct_write_file_atomic(target, write_text, "report"), -ELOOP);
+	assert_int_equal(readlink(target, buf, sizeof(buf)), (ssize_t)strlen(victim));
+	unlink(target);
 	assert_int_equal(ct_write_file_atomic(target, write_text, "report"), 0);
 	slurp(victim, buf, sizeof(buf));
 	assert_string_equal(buf, "precious");
@@ -340,6 +349,78 @@ static void test_planted_link(void **state)
 	assert_string_equal(buf, "report");
 	unlink(tmp);
 	assert_int_equal(entries(), 2);
+}
+
+/*
+ * A FIFO at the output path is written through, not replaced (issue 33: the
+ * rename put a regular file in its place and its reader got nothing).
+ */
+static void test_fifo_written_through(void **state)
+{
+	char fifo[128];
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) { /* the reader: exit 0 when it got the whole report, killed after 10 s */
+		char buf[64] = "";
+		FILE *f;
+		size_t n;
+
+		alarm(10); /* a FIFO replaced by a file has no writer: the open would wait */
+		f = fopen(fifo, "r");
+		n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		_exit(n == 6 && !memcmp(buf, "report", 6) ? 0 : 1);
+	}
+	assert_int_equal(ct_write_file_atomic(fifo, write_text, "report"), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(lstat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+}
+
+static int write_big(FILE *out, void *ctx)
+{
+	for (int i = 0; i < 1 << 14; i++)
+		if (fputs(ctx, out) < 0)
+			return -EIO;
+	return 0;
+}
+
+/*
+ * A FIFO whose reader goes away: the write fails with EPIPE (the writer's
+ * -EIO replaced by the errno write(2) gave) and SIGPIPE does not kill the
+ * producer, nor stays pending.
+ */
+static void test_fifo_reader_gone(void **state)
+{
+	char fifo[128], line[65];
+	sigset_t pending;
+	int status;
+	pid_t pid;
+
+	memset(line, 'x', 64);
+	line[64] = 0;
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) { /* opens, then leaves without reading (killed after 10 s) */
+		int fd;
+
+		alarm(10);
+		fd = open(fifo, O_RDONLY);
+		_exit(fd < 0);
+	}
+	/* 1 MiB: more than a pipe holds, so some write meets the closed end */
+	assert_int_equal(ct_write_file_atomic(fifo, write_big, line), -EPIPE);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(sigpending(&pending), 0);
+	assert_false(sigismember(&pending, SIGPIPE));
 }
 
 static void test_failed_write_keeps_previous(void **state)
@@ -404,6 +485,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_planted_link, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_written_through, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_reader_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_write_keeps_previous, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_is_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_numbering_resumes, setup, teardown),

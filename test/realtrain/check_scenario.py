@@ -3,9 +3,10 @@
 
   check_scenario.py COMMTAP SCENARIO
 
-Makes the capture when the cache has none or one made by other sources
-(${COMMTAP_CORPUS_CACHE:-/var/tmp/commtap-corpus}/real/SCENARIO), then
-gates on the truth and the harness:
+Makes the capture when the cache has none, one made by other sources or
+another version of the scenario (its truth's generator_sha256), or when
+COMMTAP_REALTRAIN_FRESH=1 (${COMMTAP_CORPUS_CACHE:-/var/tmp/commtap-corpus}/real/SCENARIO),
+then gates on the truth and the harness:
 
   - tcpdump dropped nothing, no frame longer than the MTU (segmented before
     the mirror), at least 12 measured iterations;
@@ -16,7 +17,12 @@ gates on the truth and the harness:
     next start, and the period of those first frames (least-squares slope
     over the iterations) is within 10% of the starts' (the first frame of
     a DDP iteration waits for the backward pass: a few hundred ms of
-    spread on a loaded machine).
+    spread on a loaded machine); for every job of the capture.
+
+A recording that fails these gates is not kept in the cache (moved to
+SCENARIO.rejected for a look): issue 29 item 6, a bad recording made under
+load stayed cached and failed every later run. A recording that passes them
+stays, whatever commtap makes of it: its figures are commtap's to answer for.
 
 Then prints corpus_accuracy.py's figures for the case and gates on the
 bytes classified right with no profile (at least BYTES_GATE) and on the
@@ -27,6 +33,7 @@ wide enough for their run-to-run variation; the recorded runs were
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,11 +52,16 @@ PERIOD_GATE = 0.03
 # 98.3-100%)
 BYTES_GATE = 0.90
 # scenarios whose bytes are printed, not gated, and why
+ISSUE29 = "gated once issue 29's rules land"
+ISSUE29_SCENARIOS = ("ddp8", "zero3", "ps", "pp4", "tp4", "two-jobs", "gradacc", "mpi")
 BYTES_NOT_GATED = {
     "ddp-noise": "the whole capture's period is lost beside the noise in some runs (the "
                  "recorded frozen run has none, docs/accuracy.md), and with no period no "
                  "flow is classified; gated once the period holds there",
 }
+BYTES_NOT_GATED.update({s: ISSUE29 for s in ISSUE29_SCENARIOS})
+# scenarios whose period after 12 iterations is printed, not gated, and why
+PERIOD_NOT_GATED = {s: ISSUE29 for s in ISSUE29_SCENARIOS}
 
 
 def cache_dir(scenario):
@@ -63,14 +75,14 @@ def current(case):
             t = json.load(f)
     except (OSError, ValueError):
         return None
-    return t if t.get("generator_sha256") == make_scenario.generator_digest() else None
+    return t if t.get("generator_sha256") == make_scenario.generator_digest(os.path.basename(case)) else None
 
 
 def first_frames(pcap, truth):
     """Per measured iteration, the time of the first job data frame at or after its start."""
     job = set(truth["layout"]["ranks"])
     bounds = truth["iteration_starts_ns"] + [truth["end_ns"]]
-    first = [None] * truth["iterations"]
+    first = [None] * len(truth["iteration_starts_ns"])
     i = 0
     for fr in pcapio.tcp_frames(pcap):  # frames are in time order
         if fr.payload <= 0 or fr.src not in job or fr.dst not in job:
@@ -111,27 +123,40 @@ def check(case, t):
              cap["tcpdump"].get("dropped by kernel", 0)))
     if share < LABELLED_MIN:
         fails.append("the truth labels %.2f%% of the job's bytes" % (100 * share))
-    starts = t["iteration_starts_ns"]
-    first = first_frames(os.path.join(case, "capture.pcap"), t)
-    missing = [i for i, f in enumerate(first) if f is None]
-    if missing:
-        fails.append("no job traffic in iterations %s" % missing)
-    else:
-        offsets = [(f - s) / 1e6 for f, s in zip(first, starts)]
-        truth_mean, burst_mean = slope(starts), slope(first)
-        err = abs(burst_mean - truth_mean) / truth_mean
-        print("period: first job frame %.1f..%.1f ms after each start (median %.1f); "
-              "their period (least squares) %.4f s, the starts' %.4f s, %.2f%% apart (limit %.0f%%)"
-              % (min(offsets), max(offsets), sorted(offsets)[len(offsets) // 2],
-                 burst_mean / 1e9, truth_mean / 1e9, 100 * err, 100 * PERIOD_TOLERANCE))
-        if err > PERIOD_TOLERANCE:
-            fails.append("the first bursts' period is %.2f%% from the truth's" % (100 * err))
+    for job in t.get("jobs") or [t]:
+        if job.get("iterations", MIN_ITERATIONS) < MIN_ITERATIONS:
+            fails.append("%s: %d measured iterations" % (job["name"], job["iterations"]))
+        fails += check_period(case, job, job.get("name", t["scenario"]))
     return fails
 
 
-def gate_period(acc):
+def check_period(case, job, name):
+    """The first bursts of every measured iteration against the job's own starts."""
+    starts = job["iteration_starts_ns"]
+    first = first_frames(os.path.join(case, "capture.pcap"), job)
+    missing = [i for i, f in enumerate(first) if f is None]
+    if missing:
+        return ["%s: no job traffic in iterations %s" % (name, missing)]
+    offsets = [(f - s) / 1e6 for f, s in zip(first, starts)]
+    truth_mean, burst_mean = slope(starts), slope(first)
+    err = abs(burst_mean - truth_mean) / truth_mean
+    print("period of %s: first job frame %.1f..%.1f ms after each start (median %.1f); "
+          "their period (least squares) %.4f s, the starts' %.4f s, %.2f%% apart (limit %.0f%%)"
+          % (name, min(offsets), max(offsets), sorted(offsets)[len(offsets) // 2],
+             burst_mean / 1e9, truth_mean / 1e9, 100 * err, 100 * PERIOD_TOLERANCE))
+    if err > PERIOD_TOLERANCE:
+        return ["%s: the first bursts' period is %.2f%% from the truth's" % (name, 100 * err)]
+    return []
+
+
+def gate_period(acc, scenario):
     row = acc["cases"][0].get("period", {}).get("12") or {}
     err = row.get("error")
+    if scenario in PERIOD_NOT_GATED:
+        print("period after 12 iterations: %s (not gated: %s)"
+              % ("%.2f%% off" % (100 * err) if err is not None else
+                 "none found (%s)" % (row.get("reason") or "none"), PERIOD_NOT_GATED[scenario]))
+        return []
     if err is None:
         return ["no period found after 12 iterations (%s)" % (row.get("reason") or "none")]
     print("period after 12 iterations: %.4f s against %.4f s, %.2f%% (gate %.0f%%)"
@@ -162,7 +187,7 @@ def main():
         return 2
     commtap, scenario = sys.argv[1:]
     case = cache_dir(scenario)
-    t = current(case)
+    t = None if os.environ.get("COMMTAP_REALTRAIN_FRESH") == "1" else current(case)
     if t is None:
         r = subprocess.run([sys.executable, os.path.join(HERE, "make_scenario.py"), scenario,
                             case])
@@ -172,6 +197,13 @@ def main():
     else:
         print("capture from the cache: %s" % case)
     fails = check(case, t)
+    if fails:
+        shutil.rmtree(case + ".rejected", ignore_errors=True)
+        os.rename(case, case + ".rejected")
+        print("the recording failed its own gates: not kept in the cache (%s.rejected)" % case)
+        for f in fails:
+            print("FAIL %s: %s" % (scenario, f))
+        return 1
     runner = os.path.join(HERE, "..", "accuracy", "corpus_accuracy.py")
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         r = subprocess.run([sys.executable, runner, "--json-out", out.name, commtap, case])
@@ -179,7 +211,7 @@ def main():
             fails.append("corpus_accuracy.py failed")
         else:
             acc = json.load(out)
-            fails += gate_period(acc) + gate_bytes(acc, scenario)
+            fails += gate_period(acc, scenario) + gate_bytes(acc, scenario)
     for f in fails:
         print("FAIL %s: %s" % (scenario, f))
     return 1 if fails else 0

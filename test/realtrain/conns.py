@@ -5,6 +5,7 @@ Sockets of family AF_INET6 carrying IPv4 (v4-mapped addresses, as the
 rendezvous store uses) are read from tcp6 and given as IPv4.
 """
 import ipaddress
+import os
 import struct
 
 ESTABLISHED = "01"
@@ -31,3 +32,31 @@ def established():
                 if cols[3] == ESTABLISHED:
                     out.add(_endpoint(cols[1]) + _endpoint(cols[2]))
     return out
+
+
+def _socket_inodes():
+    """The inodes of this process's sockets."""
+    out = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            out.add(int(link[8:-1]))
+    return out
+
+
+def established_split():
+    """(this process's ESTABLISHED connections, the namespace's others)."""
+    own_inodes = _socket_inodes()
+    own, others = set(), set()
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(path) as f:
+            next(f)
+            for line in f:
+                cols = line.split()
+                if cols[3] == ESTABLISHED:
+                    c = _endpoint(cols[1]) + _endpoint(cols[2])
+                    (own if int(cols[9]) in own_inodes else others).add(c)
+    return own, others

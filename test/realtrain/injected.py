@@ -57,7 +57,7 @@ def record(name):
         print("SKIP: " + why)
         return 77
     world, kind = CASES[name]
-    make_scenario.SCENARIOS[name] = (world, kind, False)
+    make_scenario.SCENARIOS[name] = ([(kind, world)], False)
     make_scenario.TORCH_PYTHON = os.path.join(HERE, "inject_rank.py")
     if name == "moe-straggler":
         os.environ["CT_INJECT_STRAGGLER"] = "%d:%g:%d" % (STRAGGLER_RANK, STRAGGLER_S,

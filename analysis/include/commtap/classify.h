@@ -33,6 +33,7 @@ enum ct_class_source {
 struct ct_flow_class {
 	uint8_t cls;	/* enum ct_class */
 	uint8_t source; /* enum ct_class_source */
+	uint8_t op;	/* enum ct_op: the collective operation the wire shows */
 	double confidence;
 	char evidence[CT_CLASS_EVIDENCE_LEN];
 };
@@ -96,6 +97,9 @@ struct ct_class_expect {
 	const struct ct_addr *host_addr; /* hosts entries */
 	const struct ct_expect_xfer *xfers;
 	size_t n_xfers;
+	/* NULL, or hosts x nics_per_host NIC addresses, host by host (rail-optimized hosts) */
+	const struct ct_addr *nic_addr;
+	unsigned nics_per_host;
 };
 
 /* One group of hosts joined by flows of one class (a TP group, a DP ring, a pipeline chain). */
@@ -117,6 +121,11 @@ struct ct_layout {
 	 * gives as unknown.
 	 */
 	unsigned p, t, d, ep;
+	/*
+	 * Data parallelism sharded (ZeRO, FSDP): its one group of hosts
+	 * carries two operations (all-gather and reduce-scatter).
+	 */
+	unsigned sharded;
 	struct ct_layout_group *groups; /* by class, then first host */
 	size_t n_groups;
 	struct ct_addr *group_hosts; /* in address order inside each group */
