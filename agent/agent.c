@@ -21,6 +21,7 @@
 #include "privilege.h"
 #include "probe.h"
 
+#include "app_args.h"
 #include "producer_options.h"
 #include "report_sink.h"
 
@@ -199,18 +200,19 @@ static const struct ct_param agent_params[] = {
 	CT_PARAM_TABLE_END,
 };
 
-static void usage(FILE *out, const struct ct_param_set *sets, unsigned n)
-{
-	fprintf(out, "usage: commtap agent --iface IF [--iface IF2 ...] [options]\n"
-		     "  Attach the host probe (XDP ingress, TC egress) and report the flows it "
-		     "sees:\n"
-		     "  commtap-report-NNNNNN.json every --interval in --report-dir, and\n"
-		     "  commtap-report-final.json on SIGINT/SIGTERM.\n");
-	ct_params_help(out, sets, n);
-	fprintf(out,
-		"Needs CAP_BPF and CAP_NET_ADMIN (root) and a kernel with BTF; once attached,\n"
-		"it reads and reports as --user without capabilities (docs/deploy-host.md).\n");
-}
+const struct ct_app_args agent_app_args = {
+	.prog = "commtap agent",
+	.usage = "usage: commtap agent --iface IF [--iface IF2 ...] [options]\n"
+		 "  Attach the host probe (XDP ingress, TC egress) and report the flows it "
+		 "sees:\n"
+		 "  commtap-report-NNNNNN.json every --interval in --report-dir, and\n"
+		 "  commtap-report-final.json on SIGINT/SIGTERM.\n",
+	.notes = "Needs CAP_BPF and CAP_NET_ADMIN (root) and a kernel with BTF; once attached,\n"
+		 "it reads and reports as --user without capabilities (docs/deploy-host.md).\n",
+};
+
+const struct ct_param *const agent_options[] = {agent_params, ct_gap_params, ct_report_params,
+						NULL};
 
 static int parse_args(int argc, char **argv, struct agent_opts *o)
 {
@@ -219,7 +221,6 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 		{ct_gap_params, &o->common},
 		{ct_report_params, &o->common},
 	};
-	unsigned n = sizeof(sets) / sizeof(sets[0]);
 	char err[512];
 	int first, rc;
 
@@ -229,16 +230,13 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 	o->probe.flow_entries = 262144;
 	o->ring_kib = 4096;
 	o->probe.sample_every = 1;
-	rc = ct_params_parse(sets, n, argc, argv, &first, err, sizeof(err));
-	if (rc == 1) {
-		usage(stdout, sets, n);
+	rc = ct_app_parse(&agent_app_args, sets, sizeof(sets) / sizeof(sets[0]), argc, argv,
+			  &first);
+	if (rc == 1)
 		exit(CT_EXIT_OK);
-	}
-	if (!rc && first != argc) {
-		snprintf(err, sizeof(err), "unexpected argument '%s' (try --help)", argv[first]);
-		rc = -EINVAL;
-	}
-	if (!rc && !o->ifaces.n) {
+	if (rc)
+		return rc;
+	if (!o->ifaces.n) {
 		snprintf(err, sizeof(err), "missing --iface (try --help)");
 		rc = -EINVAL;
 	}

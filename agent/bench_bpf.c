@@ -23,13 +23,14 @@
 #include <bpf/libbpf.h>
 #include <commtap/roce_opcode.h>
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "app_args.h"
 #include "baseline.skel.h"
 #include "empty.skel.h"
 #include "frames.h"
@@ -109,17 +110,56 @@ static void print_clocks(void)
 	       (res.tv_sec * 1e9 + res.tv_nsec) / 1e6);
 }
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: commtap-bench-bpf [--repeat N] [--runs N] [--flows N] [--compare OBJ]\n"
-		"  --repeat N     test-run repeats per measurement (default 2000000)\n"
-		"  --runs N       measurements per frame and program, median reported (default 5)\n"
-		"  --flows N      flow-table entries for the memory figure (default 1000000)\n"
-		"  --compare OBJ  also run the probe built as OBJ (a probe.bpf.o), interleaved\n"
-		"  --min          report the fastest run instead of the median (less sensitive to\n"
-		"                 other load; for comparing variants, not for the record)\n");
-}
+struct bench_bpf_opts {
+	uint32_t repeat, runs, flows;
+	const char *compare;
+	int use_min;
+};
+
+static const struct ct_param bench_bpf_params[] = {
+	{.name = "repeat",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = offsetof(struct bench_bpf_opts, repeat),
+	 .min = 1,
+	 .max = 1e9,
+	 .show_default = 1,
+	 .help = "test-run repeats per measurement"},
+	{.name = "runs",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = offsetof(struct bench_bpf_opts, runs),
+	 .min = 1,
+	 .max = MAX_RUNS,
+	 .show_default = 1,
+	 .help = "measurements per frame and program, median reported"},
+	{.name = "flows",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = offsetof(struct bench_bpf_opts, flows),
+	 .min = 1,
+	 .max = 1e9,
+	 .show_default = 1,
+	 .help = "flow-table entries for the memory figure"},
+	{.name = "compare",
+	 .type = CT_PARAM_STRING,
+	 .arg = "OBJ",
+	 .offset = offsetof(struct bench_bpf_opts, compare),
+	 .help = "also run the probe built as OBJ (a probe.bpf.o), interleaved"},
+	{.name = "min",
+	 .type = CT_PARAM_FLAG,
+	 .offset = offsetof(struct bench_bpf_opts, use_min),
+	 .help = "report the fastest run instead of the median (less sensitive to\n"
+		 "other load; for comparing variants, not for the record)"},
+	CT_PARAM_TABLE_END,
+};
+
+static const struct ct_app_args bench_bpf_args = {
+	.prog = "commtap-bench-bpf",
+	.usage = "usage: commtap-bench-bpf [--repeat N] [--runs N] [--flows N] [--compare OBJ]\n"
+		 "  The probe's cost per frame, run by BPF_PROG_TEST_RUN on representative "
+		 "frames.\n",
+};
 
 /* Set a const volatile array of the object's .rodata before load. */
 static int set_rodata(struct bpf_object *obj, const char *var, const void *val, size_t len)
@@ -208,58 +248,27 @@ static void flow_memory(const char *label, int fd, unsigned flows)
 
 int main(int argc, char **argv)
 {
-	/* clang-format off */
-	static const struct option longopts[] = {
-		{"repeat", required_argument, NULL, 'r'},
-		{"runs", required_argument, NULL, 'n'},
-		{"flows", required_argument, NULL, 'f'},
-		{"compare", required_argument, NULL, 'c'},
-		{"min", no_argument, NULL, 'm'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	/* clang-format on */
 	static struct frame frames[6];
 	static uint8_t v4[9200];
 	static double ns[C_N][MAX_RUNS];
-	unsigned repeat = 2000000, runs = 5, flows = 1000000;
-	const char *compare = NULL;
+	struct bench_bpf_opts o = {.repeat = 2000000, .runs = 5, .flows = 1000000};
+	const struct ct_param_set set = {bench_bpf_params, &o};
+	unsigned repeat, runs, flows;
+	const char *compare;
 	struct bpf_object *other = NULL;
 	struct ctp_probe *probe;
 	struct ctp_empty *empty;
 	struct ctp_baseline *base;
-	int fd[C_N], ncols, c, use_min = 0;
+	int fd[C_N], ncols, first, rc, use_min;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			repeat = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'n':
-			runs = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'f':
-			flows = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'c':
-			compare = optarg;
-			break;
-		case 'm':
-			use_min = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 1;
-		}
-	}
-	if (optind < argc || !repeat || !runs || runs > MAX_RUNS || !flows) {
-		fprintf(stderr, "commtap-bench-bpf: --repeat, --flows above 0, --runs 1..%d\n",
-			MAX_RUNS);
-		return 1;
-	}
+	rc = ct_app_parse(&bench_bpf_args, &set, 1, argc, argv, &first);
+	if (rc)
+		return rc == 1 ? 0 : 1;
+	repeat = o.repeat;
+	runs = o.runs;
+	flows = o.flows;
+	compare = o.compare;
+	use_min = o.use_min;
 	if (geteuid()) {
 		fprintf(stderr,
 			"commtap-bench-bpf: needs root (CAP_BPF) to load and run programs\n");

@@ -6,11 +6,12 @@
  */
 #include "privilege.h"
 
+#include <commtap/error.h>
+
 #include <errno.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +19,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return rc < 0 ? rc : -EINVAL;
-}
 
 static int fill_from(const struct passwd *pw, struct ct_run_as *u, char *err, size_t errlen)
 {
@@ -38,8 +29,8 @@ static int fill_from(const struct passwd *pw, struct ct_run_as *u, char *err, si
 	u->uid = pw->pw_uid;
 	u->gid = pw->pw_gid;
 	if (getgrouplist(pw->pw_name, pw->pw_gid, u->groups, &n) < 0)
-		return fail(err, errlen, -E2BIG, "user %s is in more than %d groups", pw->pw_name,
-			    CT_RUN_AS_MAX_GROUPS);
+		return ct_fail(err, errlen, -E2BIG, "user %s is in more than %d groups",
+			       pw->pw_name, CT_RUN_AS_MAX_GROUPS);
 	u->n_groups = n;
 	return 0;
 }
@@ -58,8 +49,8 @@ int ct_run_as_lookup(const char *name, struct ct_run_as *u, char *err, size_t er
 			pw = getpwuid((uid_t)id);
 	}
 	if (!pw)
-		return fail(err, errlen, errno ? -errno : -ENOENT, "--user %s: no such user%s%s",
-			    name, errno ? ": " : "", errno ? strerror(errno) : "");
+		return ct_fail(err, errlen, errno ? -errno : -ENOENT, "--user %s: no such user%s%s",
+			       name, errno ? ": " : "", errno ? strerror(errno) : "");
 	return fill_from(pw, u, err, errlen);
 }
 
@@ -69,7 +60,7 @@ int ct_run_as_owner_of(const char *path, struct ct_run_as *u, char *err, size_t 
 	struct stat st;
 
 	if (stat(path, &st))
-		return fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		return ct_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
 	if (!st.st_uid)
 		return 0;
 	pw = getpwuid(st.st_uid);
@@ -100,10 +91,10 @@ static int drop_bounding_set(char *err, size_t errlen)
 		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) <= 0)
 			continue;
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
-			return fail(err, errlen, -errno,
-				    "dropping capability %d from the bounding set: %s (needs "
-				    "CAP_SETPCAP)",
-				    cap, strerror(errno));
+			return ct_fail(err, errlen, -errno,
+				       "dropping capability %d from the bounding set: %s (needs "
+				       "CAP_SETPCAP)",
+				       cap, strerror(errno));
 	}
 	return 0;
 }
@@ -123,45 +114,45 @@ int ct_privileges_drop(const struct ct_run_as *u, char *err, size_t errlen)
 
 	/* ambient capabilities would survive the uid change: none */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
-		return fail(err, errlen, -errno, "clearing the ambient capabilities: %s",
-			    strerror(errno));
+		return ct_fail(err, errlen, -errno, "clearing the ambient capabilities: %s",
+			       strerror(errno));
 	rc = drop_bounding_set(err, errlen);
 	if (rc)
 		return rc;
 	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0))
-		return fail(err, errlen, -errno, "PR_SET_KEEPCAPS: %s", strerror(errno));
+		return ct_fail(err, errlen, -errno, "PR_SET_KEEPCAPS: %s", strerror(errno));
 	if (setgroups((size_t)u->n_groups, u->groups))
-		return fail(err, errlen, -errno, "setgroups for user %s: %s", u->name,
-			    strerror(errno));
+		return ct_fail(err, errlen, -errno, "setgroups for user %s: %s", u->name,
+			       strerror(errno));
 	if (setresgid(u->gid, u->gid, u->gid))
-		return fail(err, errlen, -errno, "setgid %u (user %s): %s", (unsigned)u->gid,
-			    u->name, strerror(errno));
+		return ct_fail(err, errlen, -errno, "setgid %u (user %s): %s", (unsigned)u->gid,
+			       u->name, strerror(errno));
 	if (setresuid(u->uid, u->uid, u->uid))
-		return fail(err, errlen, -errno, "setuid %u (user %s): %s", (unsigned)u->uid,
-			    u->name, strerror(errno));
+		return ct_fail(err, errlen, -errno, "setuid %u (user %s): %s", (unsigned)u->uid,
+			       u->name, strerror(errno));
 	/* the uid change cleared them already, unless the user is root itself */
 	if (cap_sets(caps, 1))
-		return fail(err, errlen, -errno, "capset: %s", strerror(errno));
+		return ct_fail(err, errlen, -errno, "capset: %s", strerror(errno));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return fail(err, errlen, -errno, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return ct_fail(err, errlen, -errno, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	/*
 	 * not dumpable, whatever fs.suid_dumpable says: other processes of the
 	 * user cannot ptrace the reader and take its map descriptors
 	 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
-		return fail(err, errlen, -errno, "PR_SET_DUMPABLE: %s", strerror(errno));
+		return ct_fail(err, errlen, -errno, "PR_SET_DUMPABLE: %s", strerror(errno));
 
 	/* the drop holds: no way back to another uid, no capability left */
 	if (getresuid(&ruid, &euid, &suid) || ruid != u->uid || euid != u->uid || suid != u->uid)
-		return fail(err, errlen, -EPERM, "the uid did not change to %u (user %s)",
-			    (unsigned)u->uid, u->name);
+		return ct_fail(err, errlen, -EPERM, "the uid did not change to %u (user %s)",
+			       (unsigned)u->uid, u->name);
 	if (u->uid && !setuid(0))
-		return fail(err, errlen, -EPERM, "root could be regained after dropping to %s",
-			    u->name);
+		return ct_fail(err, errlen, -EPERM, "root could be regained after dropping to %s",
+			       u->name);
 	if (cap_sets(caps, 0))
-		return fail(err, errlen, -errno, "capget: %s", strerror(errno));
+		return ct_fail(err, errlen, -errno, "capget: %s", strerror(errno));
 	if (caps[0].permitted || caps[1].permitted || caps[0].effective || caps[1].effective)
-		return fail(err, errlen, -EPERM, "capabilities are left after dropping to %s",
-			    u->name);
+		return ct_fail(err, errlen, -EPERM, "capabilities are left after dropping to %s",
+			       u->name);
 	return 0;
 }

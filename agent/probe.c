@@ -12,6 +12,7 @@
  */
 #include "probe.h"
 
+#include <commtap/error.h>
 #include <commtap/roce_opcode.h>
 
 #include "../ebpf/probe_abi.h"
@@ -98,16 +99,6 @@ static int xdp_debug_print(enum libxdp_print_level level, const char *fmt, va_li
 	return debug_print((enum libbpf_print_level)level, fmt, ap);
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return rc < 0 ? rc : -EINVAL;
-}
-
 /* Loading BPF needs CAP_BPF (or CAP_SYS_ADMIN), attaching CAP_NET_ADMIN. */
 static int check_capabilities(char *err, size_t errlen)
 {
@@ -119,13 +110,14 @@ static int check_capabilities(char *err, size_t errlen)
 		return 0; /* cannot tell: let the kernel decide */
 	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
 	if (!(eff & (1ull << CAP_BPF)) && !(eff & (1ull << CAP_SYS_ADMIN)))
-		return fail(err, errlen, -EPERM,
-			    "missing capability CAP_BPF (or CAP_SYS_ADMIN): run as root or grant "
-			    "it (setcap cap_bpf,cap_net_admin,cap_perfmon+ep)");
+		return ct_fail(
+			err, errlen, -EPERM,
+			"missing capability CAP_BPF (or CAP_SYS_ADMIN): run as root or grant "
+			"it (setcap cap_bpf,cap_net_admin,cap_perfmon+ep)");
 	if (!(eff & (1ull << CAP_NET_ADMIN)))
-		return fail(err, errlen, -EPERM,
-			    "missing capability CAP_NET_ADMIN (needed to attach XDP and TC "
-			    "programs): run as root or grant it");
+		return ct_fail(err, errlen, -EPERM,
+			       "missing capability CAP_NET_ADMIN (needed to attach XDP and TC "
+			       "programs): run as root or grant it");
 	return 0;
 }
 
@@ -137,9 +129,9 @@ static int ensure_bpffs(char *err, size_t errlen)
 	if (!statfs(BPF_FS_ROOT, &st) && st.f_type == BPF_FS_MAGIC_)
 		return 0;
 	if (mount("bpffs", BPF_FS_ROOT, "bpf", 0, "mode=0700"))
-		return fail(err, errlen, -errno,
-			    "%s is not a BPF filesystem and mounting one failed: %s", BPF_FS_ROOT,
-			    strerror(errno));
+		return ct_fail(err, errlen, -errno,
+			       "%s is not a BPF filesystem and mounting one failed: %s",
+			       BPF_FS_ROOT, strerror(errno));
 	return 0;
 }
 
@@ -172,9 +164,9 @@ static int set_pin_dir(struct ct_probe *p, const char *root, char *err, size_t e
 	struct stat st;
 
 	if (stat("/proc/self/ns/net", &st))
-		return fail(err, errlen, -errno,
-			    "cannot tell the network namespace (/proc/self/ns/net): %s",
-			    strerror(errno));
+		return ct_fail(err, errlen, -errno,
+			       "cannot tell the network namespace (/proc/self/ns/net): %s",
+			       strerror(errno));
 	p->netns = (unsigned long long)st.st_ino;
 	snprintf(p->ns_dir, sizeof(p->ns_dir), "%s/ns%llu", root, p->netns);
 	snprintf(p->pin_dir, sizeof(p->pin_dir), "%s/%d", p->ns_dir, p->ifindex);
@@ -190,15 +182,16 @@ static int lock_pins(struct ct_probe *p, char *err, size_t errlen)
 {
 	p->lock_fd = open(p->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (p->lock_fd < 0)
-		return fail(err, errlen, -errno, "cannot open %s: %s", p->pin_dir, strerror(errno));
+		return ct_fail(err, errlen, -errno, "cannot open %s: %s", p->pin_dir,
+			       strerror(errno));
 	if (!flock(p->lock_fd, LOCK_EX | LOCK_NB))
 		return 0;
 	if (errno == EWOULDBLOCK)
-		return fail(err, errlen, -EBUSY,
-			    "%s: another commtap agent is running on this interface (network "
-			    "namespace %llu, ifindex %d: %s is locked); stop it first",
-			    p->ifname, p->netns, p->ifindex, p->pin_dir);
-	return fail(err, errlen, -errno, "cannot lock %s: %s", p->pin_dir, strerror(errno));
+		return ct_fail(err, errlen, -EBUSY,
+			       "%s: another commtap agent is running on this interface (network "
+			       "namespace %llu, ifindex %d: %s is locked); stop it first",
+			       p->ifname, p->netns, p->ifindex, p->pin_dir);
+	return ct_fail(err, errlen, -errno, "cannot lock %s: %s", p->pin_dir, strerror(errno));
 }
 
 static void release_pins(struct ct_probe *p, int unpin)
@@ -246,12 +239,13 @@ static int xdp_state(struct ct_probe *p, char *err, size_t errlen)
 			xdp_multiprog__close(mp);
 			return 1;
 		}
-		rc = fail(err, errlen, -EBUSY,
-			  "%s: XDP program '%s' (id %u) is already attached by someone else, not "
-			  "through libxdp's dispatcher; commtap will not replace it (detach it, or "
-			  "load it with xdp-loader so both can run)",
-			  p->ifname, prog ? xdp_program__name(prog) : "?",
-			  prog ? xdp_program__id(prog) : 0);
+		rc = ct_fail(
+			err, errlen, -EBUSY,
+			"%s: XDP program '%s' (id %u) is already attached by someone else, not "
+			"through libxdp's dispatcher; commtap will not replace it (detach it, or "
+			"load it with xdp-loader so both can run)",
+			p->ifname, prog ? xdp_program__name(prog) : "?",
+			prog ? xdp_program__id(prog) : 0);
 	} else {
 		for (prog = xdp_multiprog__next_prog(NULL, mp); prog;
 		     prog = xdp_multiprog__next_prog(prog, mp))
@@ -358,15 +352,16 @@ static int check_pinned_abi(const struct ct_probe *p, char *err, size_t errlen)
 	int rc = pinned_abi(p, &version);
 
 	if (rc)
-		return fail(err, errlen, rc, "%s: cannot read %s/abi: %s", p->ifname, p->pin_dir,
-			    strerror(-rc));
+		return ct_fail(err, errlen, rc, "%s: cannot read %s/abi: %s", p->ifname, p->pin_dir,
+			       strerror(-rc));
 	if (!version || version == CTP_ABI_VERSION)
 		return 0;
-	return fail(err, errlen, -EPROTO,
-		    "%s: the probe pinned in %s has map layout version %u, this agent reads "
-		    "version %u: its counters cannot be continued; stop it with the agent that "
-		    "started it (without --persist), or detach its XDP/TC programs and remove %s",
-		    p->ifname, p->pin_dir, version, CTP_ABI_VERSION, p->pin_dir);
+	return ct_fail(
+		err, errlen, -EPROTO,
+		"%s: the probe pinned in %s has map layout version %u, this agent reads "
+		"version %u: its counters cannot be continued; stop it with the agent that "
+		"started it (without --persist), or detach its XDP/TC programs and remove %s",
+		p->ifname, p->pin_dir, version, CTP_ABI_VERSION, p->pin_dir);
 }
 
 /* Write the layout version into the (pinned) abi map. */
@@ -375,8 +370,8 @@ static int write_abi(struct ct_probe *p, char *err, size_t errlen)
 	uint32_t zero = 0, version = CTP_ABI_VERSION;
 
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.ctp_abi), &zero, &version, BPF_ANY))
-		return fail(err, errlen, -errno, "%s: cannot write the probe's abi map: %s",
-			    p->ifname, strerror(errno));
+		return ct_fail(err, errlen, -errno, "%s: cannot write the probe's abi map: %s",
+			       p->ifname, strerror(errno));
 	return 0;
 }
 
@@ -386,8 +381,8 @@ static int open_skeleton(struct ct_probe *p, const struct ct_probe_config *cfg, 
 	struct ctp_probe *s = ctp_probe__open();
 
 	if (!s)
-		return fail(err, errlen, -errno, "%s: cannot open the BPF object: %s", p->ifname,
-			    strerror(errno));
+		return ct_fail(err, errlen, -errno, "%s: cannot open the BPF object: %s", p->ifname,
+			       strerror(errno));
 	p->skel = s;
 	ct_probe_fill_opcodes(s->rodata->ctp_opcode_info);
 	s->rodata->ctp_burst_gap_ns = cfg->burst_gap_ns;
@@ -445,15 +440,15 @@ static int attach_xdp(struct ct_probe *p, const struct ct_probe_config *cfg,
 	rc = (int)libxdp_get_error(p->xdp);
 	if (rc) {
 		p->xdp = NULL;
-		return fail(err, errlen, rc, "%s: libxdp cannot use the probe: %s", p->ifname,
-			    strerror(-rc));
+		return ct_fail(err, errlen, rc, "%s: libxdp cannot use the probe: %s", p->ifname,
+			       strerror(-rc));
 	}
 	xdp_note[0] = 0;
 	rc = xdp_program__attach(p->xdp, p->ifindex, mode, 0);
 	if (rc) {
 		libxdp_strerror(rc, msg, sizeof(msg));
-		return fail(err, errlen, rc, "%s: attaching XDP (%s mode) failed: %s", p->ifname,
-			    mode == XDP_MODE_SKB ? "generic" : "native", msg);
+		return ct_fail(err, errlen, rc, "%s: attaching XDP (%s mode) failed: %s", p->ifname,
+			       mode == XDP_MODE_SKB ? "generic" : "native", msg);
 	}
 	p->xdp_mode = mode;
 	p->dispatcher = xdp_dispatcher_in_use(p->ifindex);
@@ -477,8 +472,8 @@ static int attach_tc(struct ct_probe *p, char *err, size_t errlen)
 	int rc = bpf_tc_hook_create(&hook);
 
 	if (rc && rc != -EEXIST)
-		return fail(err, errlen, rc, "%s: cannot create the clsact qdisc: %s", p->ifname,
-			    strerror(-rc));
+		return ct_fail(err, errlen, rc, "%s: cannot create the clsact qdisc: %s", p->ifname,
+			       strerror(-rc));
 	p->tc_hook_created = !rc;
 	if (!bpf_tc_query(&hook, &opts)) {
 		struct bpf_prog_info info = {0};
@@ -488,10 +483,10 @@ static int attach_tc(struct ct_probe *p, char *err, size_t errlen)
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
 		    strcmp(info.name, TC_PROG_NAME)) {
 			close(fd);
-			return fail(err, errlen, -EBUSY,
-				    "%s: TC egress filter handle 0x%x priority %u holds someone "
-				    "else's program '%s'; commtap will not replace it",
-				    p->ifname, CT_TC_HANDLE, CT_TC_PRIO, info.name);
+			return ct_fail(err, errlen, -EBUSY,
+				       "%s: TC egress filter handle 0x%x priority %u holds someone "
+				       "else's program '%s'; commtap will not replace it",
+				       p->ifname, CT_TC_HANDLE, CT_TC_PRIO, info.name);
 		}
 		if (fd >= 0)
 			close(fd);
@@ -503,8 +498,8 @@ static int attach_tc(struct ct_probe *p, char *err, size_t errlen)
 	opts.prog_fd = bpf_program__fd(p->skel->progs.ct_tc_egress);
 	rc = bpf_tc_attach(&hook, &opts);
 	if (rc)
-		return fail(err, errlen, rc, "%s: attaching the TC egress program failed: %s",
-			    p->ifname, strerror(-rc));
+		return ct_fail(err, errlen, rc, "%s: attaching the TC egress program failed: %s",
+			       p->ifname, strerror(-rc));
 	return 0;
 }
 
@@ -527,21 +522,21 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 	libbpf_set_print(debug_print);
 	libxdp_set_print(xdp_debug_print);
 	if (strlen(ifname) >= IF_NAMESIZE || !if_nametoindex(ifname))
-		return fail(err, errlen, -ENODEV, "no such interface: %s", ifname);
+		return ct_fail(err, errlen, -ENODEV, "no such interface: %s", ifname);
 	rc = check_capabilities(err, errlen);
 	if (rc)
 		return rc;
 	if (access(KERNEL_BTF, R_OK))
-		return fail(err, errlen, -EOPNOTSUPP,
-			    "the kernel has no BTF (%s is missing): the probe needs a kernel "
-			    "built with CONFIG_DEBUG_INFO_BTF=y",
-			    KERNEL_BTF);
+		return ct_fail(err, errlen, -EOPNOTSUPP,
+			       "the kernel has no BTF (%s is missing): the probe needs a kernel "
+			       "built with CONFIG_DEBUG_INFO_BTF=y",
+			       KERNEL_BTF);
 	rc = ensure_bpffs(err, errlen);
 	if (rc)
 		return rc;
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return ct_fail(err, errlen, -ENOMEM, "out of memory");
 	p->lock_fd = -1;
 	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
 	p->ifindex = (int)if_nametoindex(ifname);
@@ -550,7 +545,7 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 		goto err;
 	rc = mkdir_p(p->pin_dir);
 	if (rc) {
-		fail(err, errlen, rc, "cannot create %s: %s", p->pin_dir, strerror(-rc));
+		ct_fail(err, errlen, rc, "cannot create %s: %s", p->pin_dir, strerror(-rc));
 		goto err;
 	}
 	rc = lock_pins(p, err, errlen);
@@ -570,8 +565,8 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 		p->resumed = 1;
 		rc = open_skeleton(p, cfg, 0, err, errlen);
 		if (!rc && (rc = ctp_probe__load(p->skel)))
-			fail(err, errlen, rc, "%s: loading the probe failed: %s", ifname,
-			     strerror(-rc));
+			ct_fail(err, errlen, rc, "%s: loading the probe failed: %s", ifname,
+				strerror(-rc));
 	} else {
 		rc = attach_xdp(p, cfg, cfg->skb_mode ? XDP_MODE_SKB : XDP_MODE_NATIVE, err,
 				errlen);

@@ -7,6 +7,7 @@
  * an error names the file and the JSON path.
  */
 #include <commtap/classify.h>
+#include <commtap/error.h>
 
 #include <commtap/log.h>
 
@@ -14,31 +15,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-struct label_loader {
-	const char *file;
-	char *err;
-	size_t errlen;
-};
-
-__attribute__((format(printf, 3, 4))) static int label_fail(struct label_loader *L,
-							    const char *path, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(L->err, L->errlen, "%s: %s: %s", L->file, path, msg);
-	return -EINVAL;
-}
 
 static int key_cmp(const void *a, const void *b)
 {
@@ -88,7 +69,7 @@ static int merge_same_flow(struct ct_labels *l, char *why, size_t len)
 }
 
 /* An integer field in [0, max]; -ENOENT when absent. */
-static int get_uint(struct label_loader *L, json_object *o, const char *key, const char *path,
+static int get_uint(struct ct_load_err *L, json_object *o, const char *key, const char *path,
 		    int64_t max, int64_t *out)
 {
 	json_object *v;
@@ -97,24 +78,24 @@ static int get_uint(struct label_loader *L, json_object *o, const char *key, con
 		return -ENOENT;
 	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
 	    json_object_get_int64(v) > max)
-		return label_fail(L, path, "\"%s\": expected an integer in [0, %lld]", key,
-				  (long long)max);
+		return ct_load_fail(L, path, "\"%s\": expected an integer in [0, %lld]", key,
+				    (long long)max);
 	*out = json_object_get_int64(v);
 	return 0;
 }
 
-static int get_string(struct label_loader *L, json_object *o, const char *key, const char *path,
+static int get_string(struct ct_load_err *L, json_object *o, const char *key, const char *path,
 		      const char **out)
 {
 	json_object *v;
 
 	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return label_fail(L, path, "\"%s\": expected a string", key);
+		return ct_load_fail(L, path, "\"%s\": expected a string", key);
 	*out = json_object_get_string(v);
 	return 0;
 }
 
-static int parse_label(struct label_loader *L, json_object *o, const char *path,
+static int parse_label(struct ct_load_err *L, json_object *o, const char *path,
 		       struct ct_label *out)
 {
 	const char *transport, *src, *dst, *cls = NULL;
@@ -124,7 +105,7 @@ static int parse_label(struct label_loader *L, json_object *o, const char *path,
 
 	memset(out, 0, sizeof(*out));
 	if (!json_object_is_type(o, json_type_object))
-		return label_fail(L, path, "expected an object");
+		return ct_load_fail(L, path, "expected an object");
 	if ((rc = get_string(L, o, "transport", path, &transport)) ||
 	    (rc = get_string(L, o, "src", path, &src)) ||
 	    (rc = get_string(L, o, "dst", path, &dst)))
@@ -136,15 +117,15 @@ static int parse_label(struct label_loader *L, json_object *o, const char *path,
 					   : NULL;
 
 		if (!name || !*name || strlen(name) >= sizeof(out->job))
-			return label_fail(L, path,
-					  "\"job\": expected a name of 1 to %zu characters",
-					  sizeof(out->job) - 1);
+			return ct_load_fail(L, path,
+					    "\"job\": expected a name of 1 to %zu characters",
+					    sizeof(out->job) - 1);
 		/* the fleet's ct_job already means these (docs/metrics.md) */
 		if (!strcmp(name, "none") || !strcmp(name, "_other"))
-			return label_fail(L, path,
-					  "\"job\": \"%s\" is reserved (flows of no job, of the "
-					  "jobs past the busiest)",
-					  name);
+			return ct_load_fail(L, path,
+					    "\"job\": \"%s\" is reserved (flows of no job, of the "
+					    "jobs past the busiest)",
+					    name);
 		memcpy(out->job, name, strlen(name) + 1);
 	}
 	if (json_object_object_get_ex(o, "class", NULL) || !out->job[0]) {
@@ -153,12 +134,12 @@ static int parse_label(struct label_loader *L, json_object *o, const char *path,
 			return rc;
 	}
 	if (ct_addr_parse(src, &out->key.src))
-		return label_fail(L, path, "\"src\": \"%s\" is not an IPv4 or IPv6 address", src);
+		return ct_load_fail(L, path, "\"src\": \"%s\" is not an IPv4 or IPv6 address", src);
 	if (ct_addr_parse(dst, &out->key.dst))
-		return label_fail(L, path, "\"dst\": \"%s\" is not an IPv4 or IPv6 address", dst);
+		return ct_load_fail(L, path, "\"dst\": \"%s\" is not an IPv4 or IPv6 address", dst);
 	c = cls ? ct_class_from_name(cls) : CT_CLASS_OTHER;
 	if (c < 0)
-		return label_fail(
+		return ct_load_fail(
 			L, path,
 			"\"class\": \"%s\" is not one of TP, PP, DP, EP, EmbTableSyn, Other", cls);
 	out->cls = (uint8_t)c;
@@ -166,9 +147,9 @@ static int parse_label(struct label_loader *L, json_object *o, const char *path,
 	if (!strcmp(transport, "roce")) {
 		rc = get_uint(L, o, "qpn", path, 0xffffff, &qpn);
 		if (rc == -ENOENT)
-			return label_fail(L, path,
-					  "\"qpn\": missing (a RoCE flow is named by its "
-					  "destination QP)");
+			return ct_load_fail(L, path,
+					    "\"qpn\": missing (a RoCE flow is named by its "
+					    "destination QP)");
 		if (rc)
 			return rc;
 		out->key.transport = CT_TRANSPORT_ROCE;
@@ -177,20 +158,20 @@ static int parse_label(struct label_loader *L, json_object *o, const char *path,
 		rc = get_uint(L, o, "sport", path, 65535, &sport);
 		rc = rc ?: get_uint(L, o, "dport", path, 65535, &dport);
 		if (rc == -ENOENT)
-			return label_fail(L, path,
-					  "\"sport\" and \"dport\": both needed for a TCP "
-					  "flow");
+			return ct_load_fail(L, path,
+					    "\"sport\" and \"dport\": both needed for a TCP "
+					    "flow");
 		if (rc)
 			return rc;
 		out->key.transport = CT_TRANSPORT_TCP;
 		out->key.id = (uint32_t)sport << 16 | (uint32_t)dport;
 	} else {
-		return label_fail(L, path, "\"transport\": \"%s\" is not \"roce\" or \"tcp\"",
-				  transport);
+		return ct_load_fail(L, path, "\"transport\": \"%s\" is not \"roce\" or \"tcp\"",
+				    transport);
 	}
 	if (json_object_object_get_ex(o, "comm", &comm)) {
 		if (!json_object_is_type(comm, json_type_string))
-			return label_fail(L, path, "\"comm\": expected a string");
+			return ct_load_fail(L, path, "\"comm\": expected a string");
 		snprintf(out->comm, sizeof(out->comm), "%s", json_object_get_string(comm));
 	}
 	return 0;
@@ -201,22 +182,22 @@ static int labels_from_root(json_object *root, const char *path, struct ct_label
 			    size_t errlen)
 {
 	const char *base = strrchr(path, '/');
-	struct label_loader L = {base ? base + 1 : path, err, errlen};
+	struct ct_load_err L = {base ? base + 1 : path, err, errlen};
 	json_object *schema, *flows;
 	char where[64], why[200];
 	int rc = 0;
 	size_t n;
 
 	if (!json_object_is_type(root, json_type_object))
-		return label_fail(&L, "$", "expected a JSON object");
+		return ct_load_fail(&L, "$", "expected a JSON object");
 	if (!json_object_object_get_ex(root, "schema", &schema) ||
 	    !json_object_is_type(schema, json_type_string) ||
 	    (strcmp(json_object_get_string(schema), "commtap.labels/v1") &&
 	     strcmp(json_object_get_string(schema), "commtap.truth/v1")))
-		return label_fail(&L, "$.schema", "expected \"commtap.labels/v1\"");
+		return ct_load_fail(&L, "$.schema", "expected \"commtap.labels/v1\"");
 	if (!json_object_object_get_ex(root, "flows", &flows) ||
 	    !json_object_is_type(flows, json_type_array))
-		return label_fail(&L, "$.flows", "expected a list of flows");
+		return ct_load_fail(&L, "$.flows", "expected a list of flows");
 	n = json_object_array_length(flows);
 	out->l = calloc(n ? n : 1, sizeof(*out->l));
 	if (!out->l) {
@@ -232,7 +213,7 @@ static int labels_from_root(json_object *root, const char *path, struct ct_label
 	out->n = n;
 	ct_labels_sort(out);
 	if (merge_same_flow(out, why, sizeof(why)))
-		rc = label_fail(&L, "$.flows", "%s", why);
+		rc = ct_load_fail(&L, "$.flows", "%s", why);
 out:
 	if (rc)
 		ct_labels_free(out);

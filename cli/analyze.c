@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "progress.h"
 
+#include "app_args.h"
 #include "producer_options.h"
 #include "report_sink.h"
 
@@ -86,17 +87,22 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-static void usage(FILE *out, const struct ct_param_set *sets, unsigned n)
-{
-	fprintf(out, "usage: commtap analyze [options] CAPTURE\n"
-		     "  Analyze a pcap or pcapng capture (Ethernet) and print its flows.\n");
-	ct_params_help(out, sets, n);
-	fprintf(out, "  With --listen, the final report is served after the capture until\n"
-		     "  SIGINT/SIGTERM.\n"
-		     "exit status: 0 ok, 1 error (nothing written, or a file that could not be: "
-		     "the messages say which were), 2 capture broke off (report of what was read "
-		     "written)\n");
-}
+const struct ct_app_args analyze_app_args = {
+	.prog = "commtap analyze",
+	.usage = "usage: commtap analyze [options] CAPTURE\n"
+		 "  Analyze a pcap or pcapng capture (Ethernet) and print its flows.\n",
+	.notes = "  With --listen, the final report is served after the capture until\n"
+		 "  SIGINT/SIGTERM.\n"
+		 "exit status: 0 ok, 1 error (nothing written, or a file that could not be: "
+		 "the messages say which were), 2 capture broke off (report of what was read "
+		 "written)\n",
+	.min_pos = 1,
+	.max_pos = 1,
+	.pos_meaning = "CAPTURE file",
+};
+
+const struct ct_param *const analyze_options[] = {analyze_params, ct_table_params, ct_gap_params,
+						  ct_report_params, NULL};
 
 static int parse_args(int argc, char **argv, struct analyze_opts *o)
 {
@@ -106,25 +112,18 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		{ct_gap_params, &o->common},
 		{ct_report_params, &o->common},
 	};
-	unsigned n = sizeof(sets) / sizeof(sets[0]);
 	char err[512];
 	int first, rc;
 
 	ct_producer_options_init(&o->common);
 	o->report_flows = REPORT_FLOWS_DEFAULT;
-	rc = ct_params_parse(sets, n, argc, argv, &first, err, sizeof(err));
-	if (rc == 1) {
-		usage(stdout, sets, n);
+	rc = ct_app_parse(&analyze_app_args, sets, sizeof(sets) / sizeof(sets[0]), argc, argv,
+			  &first);
+	if (rc == 1)
 		exit(CT_EXIT_OK);
-	}
-	if (!rc && first != argc - 1) {
-		snprintf(err, sizeof(err), "%s (try --help)",
-			 first == argc ? "missing CAPTURE file"
-				       : "more than one CAPTURE file given");
-		rc = -EINVAL;
-	}
-	if (!rc)
-		rc = ct_producer_options_finish(&o->common, err, sizeof(err));
+	if (rc)
+		return rc;
+	rc = ct_producer_options_finish(&o->common, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "commtap analyze: %s\n", err);
 		return rc;

@@ -20,6 +20,7 @@
 #include <commtap/classify.h>
 #include <commtap/dataplane.h>
 #include <commtap/flow_set.h>
+#include <commtap/frame_build.h>
 #include <commtap/params.h>
 #include <commtap/periodicity.h>
 #include <commtap/roce_opcode.h>
@@ -164,46 +165,34 @@ static unsigned qp_dst(unsigned q)
  */
 static uint32_t roce_frame(uint8_t *f, const struct roce_hdr *h)
 {
-	const struct ct_opcode_info *info = &ct_opcode_table[h->opcode];
-	uint32_t udp_len = 8 + 12 + info->ext_len + h->payload + 4;
-	uint8_t *ip = f + IP_OFF, *udp = f + UDP_OFF, *bth = f + BTH_OFF, *ext = bth + 12;
+	struct ct_roce_frame r = {
+		.ip = {.tos = 26 << 2 | 2}, /* DSCP 26, ECT(0) */
+		.sport = h->sport,
+		.bth = {
+			.opcode = h->opcode,
+			/* SE with immediate data */
+			.se = (ct_opcode_table[h->opcode].ext & CT_EXT_IMMDT) != 0,
+			.ackreq = h->ackreq,
+			.dqpn = h->dqpn,
+			.psn = h->psn,
+			.va = 0x7f00ull << 32 | (uint32_t)(h->psn << 12),
+			.rkey = 0x1234,
+			.dma_len = h->dma_len,
+			.imm = h->dma_len, /* NCCL puts the size in the immediate */
+			.syndrome = 0x1f,  /* ACK, credits not limited */
+			.msn = h->msn,
+		},
+		.payload = h->payload,
+	};
 
+	/* locally administered MACs naming the hosts */
+	r.ip.dst_mac[0] = r.ip.src_mac[0] = 0x02;
+	r.ip.dst_mac[5] = (uint8_t)h->dst;
+	r.ip.src_mac[5] = (uint8_t)h->src;
+	put_host_ip(r.ip.src, h->src);
+	put_host_ip(r.ip.dst, h->dst);
 	memset(f, 0, SNAP);
-	f[0] = f[6] = 0x02; /* locally administered MACs */
-	f[5] = (uint8_t)h->dst;
-	f[11] = (uint8_t)h->src;
-	ct_put16(f + 12, CT_ETHERTYPE_IPV4);
-	ip[0] = 0x45;
-	ip[1] = 26 << 2 | 2; /* DSCP 26, ECT(0) */
-	ct_put16(ip + 2, (uint16_t)(20 + udp_len));
-	ip[6] = 0x40; /* DF */
-	ip[8] = 64;
-	ip[9] = 17;
-	put_host_ip(ip + 12, h->src);
-	put_host_ip(ip + 16, h->dst);
-	ct_put16(udp, h->sport);
-	ct_put16(udp + 2, CT_ROCE_UDP_PORT);
-	ct_put16(udp + 4, (uint16_t)udp_len);
-	bth[0] = h->opcode;
-	bth[1] = (info->ext & CT_EXT_IMMDT) ? 0x80 : 0; /* SE with immediate data */
-	ct_put16(bth + 2, 0xffff);
-	put24(bth + 5, h->dqpn);
-	bth[8] = h->ackreq ? 0x80 : 0;
-	put24(bth + 9, h->psn);
-	if (info->ext & CT_EXT_RETH) {
-		ct_put32(ext, 0x7f00);		 /* VA, high half */
-		ct_put32(ext + 4, h->psn << 12); /* VA, low half */
-		ct_put32(ext + 8, 0x1234);	 /* R_Key */
-		ct_put32(ext + 12, h->dma_len);
-		ext += 16;
-	}
-	if (info->ext & CT_EXT_IMMDT)
-		ct_put32(ext, h->dma_len); /* NCCL puts the size in the immediate */
-	if (info->ext & CT_EXT_AETH) {
-		ext[0] = 0x1f; /* ACK, credits not limited */
-		put24(ext + 1, h->msn);
-	}
-	return 14 + 20 + udp_len;
+	return (uint32_t)ct_roce_frame_write(f, SNAP, &r, NULL);
 }
 
 /* Store a frame at s->pkts[i] as a mirror copies it: at most SNAP bytes. */
@@ -658,33 +647,29 @@ static const struct ct_param bench_params[] = {
 	CT_PARAM_TABLE_END,
 };
 
+const struct ct_app_args bench_app_args = {
+	.prog = "commtap bench",
+	.usage = "usage: commtap bench [options]\n"
+		 "  The engine's cost per packet on synthetic RoCEv2 mirror traffic, against a\n"
+		 "  loop that only reads the headers.\n",
+};
+
+const struct ct_param *const bench_options[] = {bench_params, NULL};
+
 static int parse_opts(int argc, char **argv, struct bench_opts *o)
 {
 	const struct ct_param_set set = {bench_params, o};
-	char err[512];
 	int first, rc;
 
 	*o = (struct bench_opts){.packets = DEFAULT_PACKETS,
 				 .qps = DEFAULT_QPS,
 				 .active = DEFAULT_ACTIVE,
 				 .runs = DEFAULT_RUNS};
-	rc = ct_params_parse(&set, 1, argc, argv, &first, err, sizeof(err));
-	if (rc == 1) {
-		printf("usage: commtap bench [options]\n"
-		       "  The engine's cost per packet on synthetic RoCEv2 mirror traffic, against "
-		       "a\n"
-		       "  loop that only reads the headers.\n");
-		ct_params_help(stdout, &set, 1);
+	rc = ct_app_parse(&bench_app_args, &set, 1, argc, argv, &first);
+	if (rc == 1)
 		exit(CT_EXIT_OK);
-	}
-	if (!rc && first < argc) {
-		snprintf(err, sizeof(err), "unexpected argument '%s'", argv[first]);
-		rc = -EINVAL;
-	}
-	if (rc) {
-		fprintf(stderr, "commtap bench: %s\n", err);
+	if (rc)
 		return rc;
-	}
 	if (o->cpu_time)
 		bench_clock = CLOCK_THREAD_CPUTIME_ID;
 	return 0;

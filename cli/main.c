@@ -12,27 +12,6 @@
 #define COMMTAP_VERSION "0.0.0"
 #endif
 
-struct command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
-};
-
-static const struct command commands[] = {
-	{"analyze", cmd_analyze, "analyze a pcap/pcapng capture and report its flows"},
-	{"predict", cmd_predict, "predict a job's traffic from its profile"},
-	{"synth", cmd_synth, "render a profile's traffic as a capture with its ground truth"},
-	{"report", cmd_report, "draw reports as one self-contained HTML page"},
-	{"merge", cmd_merge, "merge the reports of several vantage points into one"},
-	{"trace", cmd_trace, "write reports as a timeline for Perfetto / chrome://tracing"},
-#ifdef COMMTAP_HAVE_AGENT
-	{"agent", cmd_agent, "attach the eBPF host probe to interfaces and report their flows"},
-#endif
-#ifndef COMMTAP_NO_BENCH
-	{"bench", cmd_bench, "measure the engine's per-packet cost on synthetic RoCEv2 traffic"},
-#endif
-};
-
 /* -v/--verbose anywhere before "--": the libraries' debug messages too. Removed from argv. */
 static int take_verbose(int argc, char **argv)
 {
@@ -57,8 +36,8 @@ static int take_verbose(int argc, char **argv)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: commtap [-v|--verbose] COMMAND [options]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	for (size_t i = 0; i < cli_n_commands; i++)
+		fprintf(out, "  %-10s %s\n", cli_commands[i].name, cli_commands[i].summary);
 	fprintf(out, "\n'commtap COMMAND --help' describes a command's options.\n");
 }
 
@@ -77,14 +56,14 @@ int main(int argc, char **argv)
 		printf("commtap %s\n", COMMTAP_VERSION);
 		return CT_EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name)) {
+	for (size_t i = 0; i < cli_n_commands; i++)
+		if (!strcmp(argv[1], cli_commands[i].name)) {
 			char prefix[64];
 
 			/* the libraries' messages, one line each, named after the subcommand */
-			snprintf(prefix, sizeof(prefix), "commtap %s", commands[i].name);
+			snprintf(prefix, sizeof(prefix), "commtap %s", cli_commands[i].name);
 			ct_log_to_stderr(prefix);
-			return commands[i].run(argc - 1, argv + 1);
+			return cli_commands[i].run(argc - 1, argv + 1);
 		}
 	fprintf(stderr, "commtap: unknown command '%s' (try 'commtap --help')\n", argv[1]);
 	return CT_EXIT_ERROR;

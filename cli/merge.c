@@ -10,6 +10,7 @@
 #include <commtap/params.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,15 +30,19 @@ static const struct ct_param merge_params[] = {
 	CT_PARAM_TABLE_END,
 };
 
-static void usage(FILE *out, const struct ct_param_set *set)
-{
-	fprintf(out, "usage: commtap merge REPORT.json [MORE.json ...] -o MERGED.json\n"
-		     "  Merge the reports of several vantage points (agents, mirror ports) of the\n"
-		     "  same interval into one commtap.report/v1: flows deduplicated by key, the\n"
-		     "  host matrix over all hosts, counters summed, the job period of the most\n"
-		     "  confident report.\n");
-	ct_params_help(out, set, 1);
-}
+const struct ct_app_args merge_app_args = {
+	.prog = "commtap merge",
+	.usage = "usage: commtap merge REPORT.json [MORE.json ...] -o MERGED.json\n"
+		 "  Merge the reports of several vantage points (agents, mirror ports) of the\n"
+		 "  same interval into one commtap.report/v1: flows deduplicated by key, the\n"
+		 "  host matrix over all hosts, counters summed, the job period of the most\n"
+		 "  confident report.\n",
+	.min_pos = 1,
+	.max_pos = UINT_MAX,
+	.pos_meaning = "REPORT.json",
+};
+
+const struct ct_param *const merge_options[] = {merge_params, NULL};
 
 /* Load the reports named on the command line; on error, say which and why once. */
 int ct_cli_load_reports(const char *cmd, int n, char **paths, json_object ***out)
@@ -98,21 +103,13 @@ int cmd_merge(int argc, char **argv)
 	struct merge_args a = {0};
 	const struct ct_param_set set = {merge_params, &a};
 	json_object **docs, *merged;
-	char err[512];
-	int first, n, rc = ct_params_parse(&set, 1, argc, argv, &first, err, sizeof(err));
+	int first, n, rc = ct_app_parse(&merge_app_args, &set, 1, argc, argv, &first);
 
-	if (rc == 1) {
-		usage(stdout, &set);
-		return CT_EXIT_OK;
-	}
+	if (rc)
+		return rc == 1 ? CT_EXIT_OK : CT_EXIT_ERROR;
 	n = argc - first;
-	if (!rc && (!n || !a.output)) {
-		snprintf(err, sizeof(err), "%s (try --help)",
-			 !n ? "no report given" : "no output given (-o FILE)");
-		rc = -EINVAL;
-	}
-	if (rc) {
-		fprintf(stderr, "commtap merge: %s\n", err);
+	if (!a.output) {
+		fprintf(stderr, "commtap merge: no output given (-o FILE) (try --help)\n");
 		return CT_EXIT_ERROR;
 	}
 	if (ct_cli_load_reports("merge", n, argv + first, &docs))

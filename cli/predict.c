@@ -498,6 +498,17 @@ static const struct ct_param predict_params[] = {
 	CT_PARAM_TABLE_END,
 };
 
+const struct ct_app_args predict_app_args = {
+	.prog = "commtap predict",
+	.usage = "usage: commtap predict [--json] PROFILE\n"
+		 "  Predict a job's traffic from its profile (docs/profiles.md).\n",
+	.min_pos = 1,
+	.max_pos = 1,
+	.pos_meaning = "PROFILE",
+};
+
+const struct ct_param *const predict_options[] = {predict_params, NULL};
+
 int cmd_predict(int argc, char **argv)
 {
 	struct predict_args a = {0};
@@ -505,23 +516,10 @@ int cmd_predict(int argc, char **argv)
 	struct ct_profile profile;
 	struct ct_prediction pred;
 	char err[512];
-	int first, rc = ct_params_parse(&set, 1, argc, argv, &first, err, sizeof(err));
+	int first, rc = ct_app_parse(&predict_app_args, &set, 1, argc, argv, &first);
 
-	if (rc == 1) {
-		printf("usage: commtap predict [--json] PROFILE\n"
-		       "  Predict a job's traffic from its profile (docs/profiles.md).\n");
-		ct_params_help(stdout, &set, 1);
-		return CT_EXIT_OK;
-	}
-	if (!rc && first != argc - 1) {
-		snprintf(err, sizeof(err), "%s (try --help)",
-			 first == argc ? "missing PROFILE" : "more than one PROFILE given");
-		rc = -EINVAL;
-	}
-	if (rc) {
-		fprintf(stderr, "commtap predict: %s\n", err);
-		return CT_EXIT_ERROR;
-	}
+	if (rc)
+		return rc == 1 ? CT_EXIT_OK : CT_EXIT_ERROR;
 	rc = ct_profile_load(argv[first], &profile, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "commtap predict: %s\n", err);

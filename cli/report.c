@@ -11,6 +11,7 @@
 #include "model.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -94,14 +95,17 @@ static const struct ct_param report_params[] = {
 	CT_PARAM_TABLE_END,
 };
 
-static void usage(FILE *out, const struct ct_param_set *set)
-{
-	fprintf(out,
-		"usage: commtap report REPORT.json [MORE.json ...] -o REPORT.html\n"
-		"  Draw one self-contained HTML page (no script, nothing fetched) from a report,\n"
-		"  or from several merged into one cluster view (as commtap merge does).\n");
-	ct_params_help(out, set, 1);
-}
+const struct ct_app_args report_app_args = {
+	.prog = "commtap report",
+	.usage = "usage: commtap report REPORT.json [MORE.json ...] -o REPORT.html\n"
+		 "  Draw one self-contained HTML page (no script, nothing fetched) from a report,\n"
+		 "  or from several merged into one cluster view (as commtap merge does).\n",
+	.min_pos = 1,
+	.max_pos = UINT_MAX,
+	.pos_meaning = "REPORT.json",
+};
+
+const struct ct_param *const report_options[] = {report_params, NULL};
 
 /* Options into o; the first report at argv[*first]. */
 static int parse_args(int argc, char **argv, struct report_opts *o, int *first)
@@ -111,14 +115,13 @@ static int parse_args(int argc, char **argv, struct report_opts *o, int *first)
 	int rc;
 
 	o->scale = o->time_scale = 1;
-	rc = ct_params_parse(&set, 1, argc, argv, first, err, sizeof(err));
-	if (rc == 1) {
-		usage(stdout, &set);
+	rc = ct_app_parse(&report_app_args, &set, 1, argc, argv, first);
+	if (rc == 1)
 		exit(CT_EXIT_OK);
-	}
-	if (!rc && (*first == argc || !o->output)) {
-		snprintf(err, sizeof(err), "%s (try --help)",
-			 *first == argc ? "no report given" : "no output given (-o FILE)");
+	if (rc)
+		return rc;
+	if (!o->output) {
+		snprintf(err, sizeof(err), "no output given (-o FILE) (try --help)");
 		rc = -EINVAL;
 	}
 	for (int i = *first; !rc && i < argc; i++)

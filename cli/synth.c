@@ -7,12 +7,13 @@
 
 #include <commtap/params.h>
 
+#include "app_args.h"
 #include "model.h"
 #include "profile.h"
 #include "synth.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,55 +39,12 @@ static int write_frame(void *ctx, uint64_t ts_ns, const uint8_t *frame, uint32_t
 	return 0;
 }
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: commtap synth [options] PROFILE -o OUT.pcap\n"
-		"  Render a profile's predicted traffic as a capture, with OUT.truth.json.\n"
-		"  -o, --output FILE     the pcap to write (nanosecond timestamps)\n"
-		"  --truth FILE          ground truth JSON (default: OUT with .truth.json)\n"
-		"  --iterations N        iterations to render (default 5)\n"
-		"  --transport roce|tcp  NCCL over RoCEv2 (default) or NCCL's socket transport\n"
-		"  --scale X             multiply message sizes by X (default 1)\n"
-		"  --time-scale X        multiply schedule times by X (default 1)\n"
-		"  --jitter X            vary each iteration's length by +-X (e.g. 0.05)\n"
-		"  --snaplen N           keep N bytes of each frame (header-only capture)\n"
-		"  --vlan N              802.1Q tags on each frame, 0..2 (default 0)\n"
-		"  --mtu N               RoCE path MTU (default 4096) or TCP IP MTU (default "
-		"9000)\n"
-		"  --channels N          NCCL channels (QPs or sockets) per peer (default: the\n"
-		"                        profile's nccl.channels, else 2)\n"
-		"  --noise               add storage TCP, ECN marks with CNPs, a retransmission\n"
-		"  --truth-operations    the truth names each flow's collective operation and\n"
-		"                        the layout (without it the truth is as it was)\n"
-		"  --seed N              random seed (default 1)\n"
-		"  anomalies to inject (hosts are the profile's host indices; from iteration\n"
-		"  FROM on, default 0; the truth lists them; docs/anomalies.md):\n"
-		"  --straggler H:SECONDS[:FROM]  host H's sends start late, the iteration waits\n"
-		"  --slow-link A-B:FACTOR[:FROM] the A-B link serializes FACTOR times slower\n"
-		"  --lossy-link A-B:RATE[:FROM]  packets on A-B lost with chance RATE (RoCE:\n"
-		"                                before the mirror, NAK, go-back-N; TCP: after\n"
-		"                                it, retransmitted)\n"
-		"  --congest H:FRACTION[:FROM]   packets toward H CE-marked (RoCE: with CNPs)\n"
-		"  --pfc-storm PRIO:PER_S[:FROM] PFC XOFF frames on a priority, PER_S a second\n");
-}
-
-static int number(const char *flag, const char *text, double min, double max, double *out)
-{
-	char err[256];
-	int rc = ct_parse_number(flag + 2, text, min, max, 0, out, err, sizeof(err));
-
-	if (rc)
-		fprintf(stderr, "commtap synth: %s\n", err);
-	return rc;
-}
-
 /*
- * An injection's argument: "A:V[:FROM]" or, with two hosts, "A-B:V[:FROM]".
- * Returns 0 or -EINVAL after saying what is wrong.
+ * An injection's argument: "A:V[:FROM]" or, with two hosts, "A-B:V[:FROM]",
+ * V a number in [vmin, vmax]. Returns 0 or -EINVAL with the reason in err.
  */
-static int inject_arg(const char *flag, const char *text, int two, double vmin, double vmax, int *a,
-		      int *b, double *v, unsigned *from)
+static int inject_arg(const char *name, const char *text, int two, double vmin, double vmax, int *a,
+		      int *b, double *v, unsigned *from, char *err, size_t errlen)
 {
 	unsigned x, y = 0, f = 0;
 	int used = 0, got;
@@ -96,11 +54,12 @@ static int inject_arg(const char *flag, const char *text, int two, double vmin, 
 		  : sscanf(text, "%u:%63[^:]%n", &x, rest, &used);
 	if (got != (two ? 3 : 2) || (text[used] && sscanf(text + used, ":%u", &f) != 1) ||
 	    (two && x == y)) {
-		fprintf(stderr, "commtap synth: %s: expected %s, got '%s'\n", flag,
-			two ? "A-B:VALUE[:FROM] (two different hosts)" : "HOST:VALUE[:FROM]", text);
+		snprintf(err, errlen, "--%s: expected %s, got '%s'", name,
+			 two ? "A-B:VALUE[:FROM] (two different hosts)" : "HOST:VALUE[:FROM]",
+			 text);
 		return -EINVAL;
 	}
-	if (number(flag, rest, vmin, vmax, v))
+	if (ct_parse_number(name, rest, vmin, vmax, 0, v, err, errlen))
 		return -EINVAL;
 	*a = (int)x;
 	if (b)
@@ -109,154 +68,250 @@ static int inject_arg(const char *flag, const char *text, int two, double vmin, 
 	return 0;
 }
 
+/* The injections' options: value is the configuration's struct ct_synth_inject. */
+static int parse_straggler(const char *text, void *value, char *err, size_t errlen)
+{
+	struct ct_synth_inject *in = value;
+
+	return inject_arg("straggler", text, 0, 0, 1e3, &in->straggler, NULL, &in->straggler_s,
+			  &in->straggler_from, err, errlen);
+}
+
+static int parse_slow_link(const char *text, void *value, char *err, size_t errlen)
+{
+	struct ct_synth_inject *in = value;
+
+	return inject_arg("slow-link", text, 1, 1, 1e3, &in->slow_a, &in->slow_b, &in->slow_factor,
+			  &in->slow_from, err, errlen);
+}
+
+static int parse_lossy_link(const char *text, void *value, char *err, size_t errlen)
+{
+	struct ct_synth_inject *in = value;
+
+	return inject_arg("lossy-link", text, 1, 0, 0.5, &in->lossy_a, &in->lossy_b, &in->loss_rate,
+			  &in->lossy_from, err, errlen);
+}
+
+static int parse_congest(const char *text, void *value, char *err, size_t errlen)
+{
+	struct ct_synth_inject *in = value;
+
+	return inject_arg("congest", text, 0, 0, 1, &in->congest, NULL, &in->congest_fraction,
+			  &in->congest_from, err, errlen);
+}
+
+static int parse_pfc_storm(const char *text, void *value, char *err, size_t errlen)
+{
+	struct ct_synth_inject *in = value;
+
+	return inject_arg("pfc-storm", text, 0, 0, 1e6, &in->pfc_priority, NULL, &in->pfc_per_s,
+			  &in->pfc_from, err, errlen);
+}
+
+static int parse_transport(const char *text, void *value, char *err, size_t errlen)
+{
+	enum ct_synth_transport *t = value;
+
+	if (!strcmp(text, "roce")) {
+		*t = CT_SYNTH_ROCE;
+	} else if (!strcmp(text, "tcp")) {
+		*t = CT_SYNTH_TCP;
+	} else {
+		snprintf(err, errlen, "--transport: expected roce or tcp, got '%s'", text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct synth_args {
+	const char *output, *truth;
+	struct ct_synth_config cfg;
+};
+
+#define CFG(field) offsetof(struct synth_args, cfg.field)
+
+static const struct ct_param synth_params[] = {
+	{.name = "output",
+	 .short_name = 'o',
+	 .type = CT_PARAM_STRING,
+	 .arg = "FILE",
+	 .offset = offsetof(struct synth_args, output),
+	 .help = "the pcap to write (nanosecond timestamps)"},
+	{.name = "truth",
+	 .type = CT_PARAM_STRING,
+	 .arg = "FILE",
+	 .offset = offsetof(struct synth_args, truth),
+	 .help = "ground truth JSON (default: OUT with .truth.json)"},
+	{.name = "iterations",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = CFG(iterations),
+	 .min = 1,
+	 .max = 1e6,
+	 .show_default = 1,
+	 .help = "iterations to render"},
+	{.name = "transport",
+	 .type = CT_PARAM_CUSTOM,
+	 .arg = "roce|tcp",
+	 .offset = CFG(transport),
+	 .parse = parse_transport,
+	 .help = "NCCL over RoCEv2 (default) or NCCL's socket transport"},
+	{.name = "scale",
+	 .type = CT_PARAM_DOUBLE,
+	 .arg = "X",
+	 .offset = CFG(size_scale),
+	 .min = 1e-12,
+	 .max = 1e3,
+	 .show_default = 1,
+	 .help = "multiply message sizes by X"},
+	{.name = "time-scale",
+	 .type = CT_PARAM_DOUBLE,
+	 .arg = "X",
+	 .offset = CFG(time_scale),
+	 .min = 1e-12,
+	 .max = 1e3,
+	 .show_default = 1,
+	 .help = "multiply schedule times by X"},
+	{.name = "jitter",
+	 .type = CT_PARAM_DOUBLE,
+	 .arg = "X",
+	 .offset = CFG(jitter),
+	 .min = 0,
+	 .max = 0.5,
+	 .help = "vary each iteration's length by +-X (e.g. 0.05)"},
+	{.name = "snaplen",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = CFG(snaplen),
+	 .min = 64,
+	 .max = 65535,
+	 .help = "keep N bytes of each frame (header-only capture)"},
+	{.name = "vlan",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = CFG(vlan_tags),
+	 .min = 0,
+	 .max = CT_SYNTH_MAX_VLAN,
+	 .show_default = 1,
+	 .help = "802.1Q tags on each frame, 0..2"},
+	{.name = "mtu",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = CFG(mtu),
+	 .min = 256,
+	 .max = 9000,
+	 .help = "RoCE path MTU (default 4096) or TCP IP MTU (default 9000)"},
+	{.name = "channels",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = CFG(channels),
+	 .min = 1,
+	 .max = 64,
+	 .help = "NCCL channels (QPs or sockets) per peer (default: the\n"
+		 "profile's nccl.channels, else 2)"},
+	{.name = "noise",
+	 .type = CT_PARAM_FLAG,
+	 .offset = CFG(noise),
+	 .help = "add storage TCP, ECN marks with CNPs, a retransmission"},
+	{.name = "truth-operations",
+	 .type = CT_PARAM_FLAG,
+	 .offset = CFG(truth_operations),
+	 .help = "the truth names each flow's collective operation and\n"
+		 "the layout (without it the truth is as it was)"},
+	{.name = "seed",
+	 .type = CT_PARAM_U64,
+	 .arg = "N",
+	 .offset = CFG(seed),
+	 .min = 0,
+	 .max = 1e18,
+	 .show_default = 1,
+	 .help = "random seed"},
+	{.name = "straggler",
+	 .type = CT_PARAM_CUSTOM,
+	 .arg = "H:SECONDS[:FROM]",
+	 .offset = CFG(inject),
+	 .parse = parse_straggler,
+	 .help = "host H's sends start late, the iteration waits"},
+	{.name = "slow-link",
+	 .type = CT_PARAM_CUSTOM,
+	 .arg = "A-B:FACTOR[:FROM]",
+	 .offset = CFG(inject),
+	 .parse = parse_slow_link,
+	 .help = "the A-B link serializes FACTOR times slower"},
+	{.name = "lossy-link",
+	 .type = CT_PARAM_CUSTOM,
+	 .arg = "A-B:RATE[:FROM]",
+	 .offset = CFG(inject),
+	 .parse = parse_lossy_link,
+	 .help = "packets on A-B lost with chance RATE (RoCE: before the\n"
+		 "mirror, NAK, go-back-N; TCP: after it, retransmitted)"},
+	{.name = "congest",
+	 .type = CT_PARAM_CUSTOM,
+	 .arg = "H:FRACTION[:FROM]",
+	 .offset = CFG(inject),
+	 .parse = parse_congest,
+	 .help = "packets toward H CE-marked (RoCE: with CNPs)"},
+	{.name = "pfc-storm",
+	 .type = CT_PARAM_CUSTOM,
+	 .arg = "PRIO:PER_S[:FROM]",
+	 .offset = CFG(inject),
+	 .parse = parse_pfc_storm,
+	 .help = "PFC XOFF frames on a priority, PER_S a second"},
+	CT_PARAM_TABLE_END,
+};
+
+const struct ct_app_args synth_app_args = {
+	.prog = "commtap synth",
+	.usage = "usage: commtap synth [options] PROFILE -o OUT.pcap\n"
+		 "  Render a profile's predicted traffic as a capture, with OUT.truth.json.\n",
+	.notes = "  Anomalies to inject: hosts are the profile's host indices, from iteration\n"
+		 "  FROM on (default 0); the truth lists them (docs/anomalies.md).\n",
+	.min_pos = 1,
+	.max_pos = 1,
+	.pos_meaning = "PROFILE",
+};
+
+const struct ct_param *const synth_options[] = {synth_params, NULL};
+
 int cmd_synth(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"truth", required_argument, NULL, 'T'},
-		{"iterations", required_argument, NULL, 'n'},
-		{"transport", required_argument, NULL, 't'},
-		{"scale", required_argument, NULL, 's'},
-		{"time-scale", required_argument, NULL, 'S'},
-		{"jitter", required_argument, NULL, 'j'},
-		{"snaplen", required_argument, NULL, 'l'},
-		{"vlan", required_argument, NULL, 'V'},
-		{"mtu", required_argument, NULL, 'm'},
-		{"channels", required_argument, NULL, 'c'},
-		{"noise", no_argument, NULL, 'N'},
-		{"truth-operations", no_argument, NULL, 6},
-		{"seed", required_argument, NULL, 'r'},
-		{"straggler", required_argument, NULL, 1},
-		{"slow-link", required_argument, NULL, 2},
-		{"lossy-link", required_argument, NULL, 3},
-		{"congest", required_argument, NULL, 4},
-		{"pfc-storm", required_argument, NULL, 5},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	struct synth_args a = {0};
+	const struct ct_param_set set = {synth_params, &a};
 	struct ct_synth_config cfg;
 	struct ct_profile profile;
 	struct ct_prediction pred;
 	struct pcap_out out = {0};
-	const char *output = NULL, *truth_path = NULL;
+	const char *output, *truth_path, *profile_path;
 	char truth_buf[4096], err[512];
 	FILE *truth = NULL;
 	pcap_t *dead = NULL;
-	double v;
-	int c, rc, status = CT_EXIT_ERROR;
+	int first, rc, status = CT_EXIT_ERROR;
 
-	ct_synth_config_default(&cfg);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		rc = 0;
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'T':
-			truth_path = optarg;
-			break;
-		case 'n':
-			rc = number("--iterations", optarg, 1, 1e6, &v);
-			cfg.iterations = (unsigned)v;
-			break;
-		case 't':
-			if (!strcmp(optarg, "roce")) {
-				cfg.transport = CT_SYNTH_ROCE;
-			} else if (!strcmp(optarg, "tcp")) {
-				cfg.transport = CT_SYNTH_TCP;
-			} else {
-				fprintf(stderr, "commtap synth: --transport: expected roce or tcp, got '%s'\n",
-					optarg);
-				rc = -EINVAL;
-			}
-			break;
-		case 's':
-			rc = number("--scale", optarg, 1e-12, 1e3, &cfg.size_scale);
-			break;
-		case 'S':
-			rc = number("--time-scale", optarg, 1e-12, 1e3, &cfg.time_scale);
-			break;
-		case 'j':
-			rc = number("--jitter", optarg, 0, 0.5, &cfg.jitter);
-			break;
-		case 'l':
-			rc = number("--snaplen", optarg, 64, 65535, &v);
-			cfg.snaplen = (unsigned)v;
-			break;
-		case 'V':
-			rc = number("--vlan", optarg, 0, CT_SYNTH_MAX_VLAN, &v);
-			cfg.vlan_tags = (unsigned)v;
-			break;
-		case 'm':
-			rc = number("--mtu", optarg, 256, 9000, &v);
-			cfg.mtu = (unsigned)v;
-			break;
-		case 'c':
-			rc = number("--channels", optarg, 1, 64, &v);
-			cfg.channels = (unsigned)v;
-			break;
-		case 'N':
-			cfg.noise = 1;
-			break;
-		case 6:
-			cfg.truth_operations = 1;
-			break;
-		case 'r':
-			rc = number("--seed", optarg, 0, 1e18, &v);
-			cfg.seed = (uint64_t)v;
-			break;
-		case 1:
-			rc = inject_arg("--straggler", optarg, 0, 0, 1e3, &cfg.inject.straggler,
-					NULL, &cfg.inject.straggler_s, &cfg.inject.straggler_from);
-			break;
-		case 2:
-			rc = inject_arg("--slow-link", optarg, 1, 1, 1e3, &cfg.inject.slow_a,
-					&cfg.inject.slow_b, &cfg.inject.slow_factor,
-					&cfg.inject.slow_from);
-			break;
-		case 3:
-			rc = inject_arg("--lossy-link", optarg, 1, 0, 0.5, &cfg.inject.lossy_a,
-					&cfg.inject.lossy_b, &cfg.inject.loss_rate,
-					&cfg.inject.lossy_from);
-			break;
-		case 4:
-			rc = inject_arg("--congest", optarg, 0, 0, 1, &cfg.inject.congest, NULL,
-					&cfg.inject.congest_fraction, &cfg.inject.congest_from);
-			break;
-		case 5:
-			rc = inject_arg("--pfc-storm", optarg, 0, 0, 1e6, &cfg.inject.pfc_priority,
-					NULL, &cfg.inject.pfc_per_s, &cfg.inject.pfc_from);
-			break;
-		case 'h':
-			usage(stdout);
-			return CT_EXIT_OK;
-		default:
-			fprintf(stderr, "commtap synth: unknown or incomplete option '%s' (try --help)\n",
-				argv[optind - 1]);
-			return CT_EXIT_ERROR;
-		}
-		if (rc)
-			return CT_EXIT_ERROR;
-	}
-	if (optind != argc - 1 || !output) {
-		fprintf(stderr, "commtap synth: %s (try --help)\n",
-			!output ? "missing -o OUT.pcap" : "expected exactly one PROFILE");
+	ct_synth_config_default(&a.cfg);
+	rc = ct_app_parse(&synth_app_args, &set, 1, argc, argv, &first);
+	if (rc)
+		return rc == 1 ? CT_EXIT_OK : CT_EXIT_ERROR;
+	if (!a.output) {
+		fprintf(stderr, "commtap synth: missing -o OUT.pcap (try --help)\n");
 		return CT_EXIT_ERROR;
 	}
+	cfg = a.cfg;
+	output = a.output;
+	truth_path = a.truth;
+	profile_path = argv[first];
 	if (cfg.transport == CT_SYNTH_ROCE && cfg.mtu && (cfg.mtu & (cfg.mtu - 1) || cfg.mtu > 4096)) {
 		fprintf(stderr, "commtap synth: --mtu: a RoCE path MTU is 256, 512, 1024, 2048 or 4096\n");
 		return CT_EXIT_ERROR;
 	}
-	rc = ct_profile_load(argv[optind], &profile, err, sizeof(err));
+	rc = ct_profile_load(profile_path, &profile, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "commtap synth: %s\n", err);
 		return CT_EXIT_ERROR;
 	}
 	rc = ct_predict(&profile, &pred);
 	if (rc) {
-		fprintf(stderr, "commtap synth: %s: %s\n", argv[optind],
+		fprintf(stderr, "commtap synth: %s: %s\n", profile_path,
 			ct_predict_strerror(&pred, rc));
 		ct_profile_free(&profile);
 		return CT_EXIT_ERROR;
@@ -273,7 +328,7 @@ int cmd_synth(int argc, char **argv)
 			fprintf(stderr,
 				"commtap synth: %s: an injection names host %d, the profile has "
 				"hosts 0..%u (PFC priorities 0..7)\n",
-				argv[optind], hmax, profile.hosts - 1);
+				profile_path, hmax, profile.hosts - 1);
 			ct_prediction_free(&pred);
 			ct_profile_free(&profile);
 			return CT_EXIT_ERROR;
@@ -281,7 +336,7 @@ int cmd_synth(int argc, char **argv)
 	}
 	rc = ct_synth_check(&profile, &pred, &cfg, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "commtap synth: %s: %s\n", argv[optind], err);
+		fprintf(stderr, "commtap synth: %s: %s\n", profile_path, err);
 		ct_prediction_free(&pred);
 		ct_profile_free(&profile);
 		return CT_EXIT_ERROR;

@@ -10,6 +10,7 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,17 +55,20 @@ static const struct ct_param trace_params[] = {
 	CT_PARAM_TABLE_END,
 };
 
-static void usage(FILE *out, const struct ct_param_set *set)
-{
-	fprintf(out,
-		"usage: commtap trace REPORT.json [MORE.json ...] -o TRACE.json\n"
-		"  Write the report as a timeline in the Trace Event Format (JSON) for\n"
-		"  ui.perfetto.dev or chrome://tracing: a process per sending host, a track per\n"
-		"  busy flow with its bursts, bytes on the wire per class as counters, the\n"
-		"  iterations, and the GPU section's iterations when the report has one.\n"
-		"  Several reports are merged into one cluster view first (as commtap merge).\n");
-	ct_params_help(out, set, 1);
-}
+const struct ct_app_args trace_app_args = {
+	.prog = "commtap trace",
+	.usage = "usage: commtap trace REPORT.json [MORE.json ...] -o TRACE.json\n"
+		 "  Write the report as a timeline in the Trace Event Format (JSON) for\n"
+		 "  ui.perfetto.dev or chrome://tracing: a process per sending host, a track per\n"
+		 "  busy flow with its bursts, bytes on the wire per class as counters, the\n"
+		 "  iterations, and the GPU section's iterations when the report has one.\n"
+		 "  Several reports are merged into one cluster view first (as commtap merge).\n",
+	.min_pos = 1,
+	.max_pos = UINT_MAX,
+	.pos_meaning = "REPORT.json",
+};
+
+const struct ct_param *const trace_options[] = {trace_params, NULL};
 
 /* Options into o; the first report at argv[*first]. */
 static int parse_args(int argc, char **argv, const char **output, struct ct_trace_opts *o,
@@ -72,21 +76,15 @@ static int parse_args(int argc, char **argv, const char **output, struct ct_trac
 {
 	struct trace_args a = {.flows = CT_TRACE_DEFAULT_FLOWS, .bins = CT_TRACE_DEFAULT_BINS};
 	const struct ct_param_set set = {trace_params, &a};
-	char err[512];
-	int rc = ct_params_parse(&set, 1, argc, argv, first, err, sizeof(err));
+	int rc = ct_app_parse(&trace_app_args, &set, 1, argc, argv, first);
 
-	if (rc == 1) {
-		usage(stdout, &set);
+	if (rc == 1)
 		exit(CT_EXIT_OK);
-	}
-	if (!rc && (*first == argc || !a.output)) {
-		snprintf(err, sizeof(err), "%s (try --help)",
-			 *first == argc ? "no report given" : "no output given (-o FILE)");
-		rc = -EINVAL;
-	}
-	if (rc) {
-		fprintf(stderr, "commtap trace: %s\n", err);
+	if (rc)
 		return rc;
+	if (!a.output) {
+		fprintf(stderr, "commtap trace: no output given (-o FILE) (try --help)\n");
+		return -EINVAL;
 	}
 	*output = a.output;
 	o->flows = a.flows;

@@ -18,9 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const tr_class_names[TR_CLASSES] = {"TP",	       "PP",	"DP",	       "EP",
-						"EmbTableSyn", "Other", "unclassified"};
-
 enum { PID_JOB = 1, PID_GPU = 2, PID_HOST0 = 3 };
 
 struct tr_out {
@@ -31,10 +28,9 @@ struct tr_out {
 
 static int class_index(const char *name)
 {
-	for (int c = 0; name && c < TR_CLASSES - 1; c++)
-		if (!strcmp(name, tr_class_names[c]))
-			return c;
-	return TR_CLASSES - 1;
+	int c = name ? ct_class_from_name(name) : -1;
+
+	return c < 0 ? TR_UNCLASSIFIED : c;
 }
 
 static void put_str(FILE *f, const char *s)
@@ -249,9 +245,9 @@ static int write_flow(struct tr_out *o, const struct tr_flow *t, int pid, int *n
 
 		if (l)
 			snprintf(name, sizeof(name), "%s [%s] overlapping bursts %u", key,
-				 tr_class_names[t->cls], l + 1);
+				 tr_class_name(t->cls), l + 1);
 		else
-			snprintf(name, sizeof(name), "%s [%s]", key, tr_class_names[t->cls]);
+			snprintf(name, sizeof(name), "%s [%s]", key, tr_class_name(t->cls));
 		meta(o, "thread_name", pid, tid, name, 0);
 		meta(o, "thread_sort_index", pid, tid, NULL, sort * 16 + l);
 		for (size_t k = 0; k < t->nb; k++) {
@@ -259,7 +255,7 @@ static int write_flow(struct tr_out *o, const struct tr_flow *t, int pid, int *n
 
 			if (lane[k] != l)
 				continue;
-			slice_open(o, pid, tid, "burst", tr_class_names[t->cls], b->start, b->end);
+			slice_open(o, pid, tid, "burst", tr_class_name(t->cls), b->start, b->end);
 			fprintf(o->f,
 				",\"args\":{\"flow\":%" PRIu64 ",\"burst\":%zu,\"bytes\":%" PRIu64
 				",\"messages\":%" PRIu64 ",",
@@ -402,7 +398,7 @@ static int write_counters(struct tr_out *o, const struct tr_flow *flows, size_t 
 		}
 		if (!any)
 			continue;
-		snprintf(name, sizeof(name), "wire bytes %s", tr_class_names[c]);
+		snprintf(name, sizeof(name), "wire bytes %s", tr_class_name(c));
 		for (size_t i = 0; i < nbins + 1; i++) {
 			if (!bins[i] && (!i || !bins[i - 1]))
 				continue;
@@ -482,7 +478,7 @@ static void write_gpu(struct tr_out *o, json_object *doc, const struct gpu_iter 
 		for (int c = 0; c < TR_CLASSES - 1; c++) {
 			char key[32];
 
-			snprintf(key, sizeof(key), "t_%s", tr_class_names[c]);
+			snprintf(key, sizeof(key), "t_%s", tr_class_name(c));
 			if (ct_doc_get(it, key))
 				fprintf(o->f, ",\"%s_ms\":%.6f", key, ct_doc_num(it, key) * 1e3);
 		}
@@ -539,7 +535,7 @@ static void write_other_data(struct tr_out *o, json_object *doc, const struct tr
 		json_object_object_add(x, "counter_bytes", u64_obj(placed[c]));
 		json_object_object_add(x, "not_placed_bytes",
 				       u64_obj(report[c] > placed[c] ? report[c] - placed[c] : 0));
-		json_object_object_add(cb, tr_class_names[c], x);
+		json_object_object_add(cb, tr_class_name(c), x);
 	}
 	json_object_object_add(d, "class_bytes", cb);
 	if (gpu) {

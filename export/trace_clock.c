@@ -38,11 +38,11 @@ static int boundary_class(json_object *iters)
 		for (int c = 0; c < TR_CLASSES - 1; c++) {
 			char key[32];
 
-			snprintf(key, sizeof(key), "t_%s", tr_class_names[c]);
+			snprintf(key, sizeof(key), "t_%s", tr_class_name(c));
 			t[c] += ct_doc_num(ct_doc_at(iters, i), key);
 		}
-	if (t[2] > 0)
-		return 2; /* DP */
+	if (t[CT_CLASS_DP] > 0)
+		return CT_CLASS_DP;
 	for (int c = 0; c < TR_CLASSES - 1; c++)
 		if (t[c] > 0 && (best < 0 || t[c] > t[best]))
 			best = c;
@@ -117,7 +117,7 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 			 "not estimated: the gpu section's iterations spend no time in any class");
 		return;
 	}
-	c->boundary_class = tr_class_names[cls];
+	c->boundary_class = tr_class_name(cls);
 	if (!strcmp(ct_doc_str(ct_doc_get(doc, "clock"), "source") ?: "", "ebpf")) {
 		c->estimated = c->same_clock = 1;
 		snprintf(c->why, sizeof(c->why),
@@ -128,13 +128,13 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 			 "started, is not measured (gpu_host_sync bounds the clock's error)");
 		return;
 	}
-	joined = ct_doc_get(ct_doc_get(gpu, "operations_joined"), tr_class_names[cls]);
+	joined = ct_doc_get(ct_doc_get(gpu, "operations_joined"), tr_class_name(cls));
 	if (ct_doc_get(gpu, "operations_joined") && !ct_doc_u64(joined, "wire_bytes")) {
 		snprintf(c->why, sizeof(c->why),
 			 "not estimated: the %s collectives that end the gpu section's iterations "
 			 "put no bytes on the wire (operations_joined), so the wire cannot show "
 			 "where they end",
-			 tr_class_names[cls]);
+			 tr_class_name(cls));
 		return;
 	}
 	for (size_t f = 0; f < n && !labelled; f++)
@@ -150,7 +150,7 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 		snprintf(c->why, sizeof(c->why),
 			 "not estimated: the wire shows %s bursts in %zu iterations%s; two or more "
 			 "iterations of a periodic job are needed",
-			 tr_class_names[cls], nw, period > 0 ? "" : " and no iteration period");
+			 tr_class_name(cls), nw, period > 0 ? "" : " and no iteration period");
 		goto out;
 	}
 	/* Each GPU iteration end against the nearest wire end of its class. */
@@ -182,7 +182,7 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 			 "wire's %s burst ends (they scatter by %.3f ms, over a quarter of the "
 			 "%.3f ms "
 			 "iteration)",
-			 tr_class_names[cls], spread / 1e6, period * 1e3);
+			 tr_class_name(cls), spread / 1e6, period * 1e3);
 		goto out;
 	}
 	c->estimated = 1;
@@ -196,7 +196,7 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 		 "iterations. The lag from a collective's last wire byte to its completion on the "
 		 "GPU "
 		 "is inside the estimate",
-		 c->pairs, tr_class_names[cls], tr_class_names[cls],
+		 c->pairs, tr_class_name(cls), tr_class_name(cls),
 		 labelled ? "the flows labelled from the GPU host's communicators"
 			  : "every flow of the class (the report has no labels)",
 		 period * 1e3 / 2);

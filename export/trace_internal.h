@@ -7,9 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The report's classes, then flows without a known class. */
-#define TR_CLASSES 7
-extern const char *const tr_class_names[TR_CLASSES];
+#include <commtap/traffic_class.h>
+
+/* The report's classes (ct_class_name's, Other last), then flows without a known class. */
+#define TR_UNCLASSIFIED (CT_CLASS_OTHER + 1)
+#define TR_CLASSES	(TR_UNCLASSIFIED + 1)
+
+static inline const char *tr_class_name(int c)
+{
+	return c == TR_UNCLASSIFIED ? "unclassified" : ct_class_name((enum ct_class)c);
+}
 
 struct tr_burst {
 	uint64_t start, end, bytes, messages;

@@ -6,33 +6,15 @@
  */
 #include "profile.h"
 
+#include <commtap/error.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct loader {
-	const char *file;
-	char *err;
-	size_t errlen;
-};
-
-__attribute__((format(printf, 3, 4))) static int fail(struct loader *L, const char *path,
-						       const char *fmt, ...)
-{
-	char msg[384];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(L->err, L->errlen, "%s: %s: %s", L->file, path, msg);
-	return -EINVAL;
-}
 
 static const char *shown(json_object *v)
 {
@@ -40,7 +22,7 @@ static const char *shown(json_object *v)
 }
 
 /* Reject keys that are not in allowed (a NULL-terminated list). */
-static int check_keys(struct loader *L, json_object *obj, const char *path,
+static int check_keys(struct ct_load_err *L, json_object *obj, const char *path,
 		      const char *const *allowed)
 {
 	json_object_object_foreach(obj, key, val)
@@ -59,14 +41,14 @@ static int check_keys(struct loader *L, json_object *obj, const char *path,
 				if (a[1])
 					strncat(expected, ", ", sizeof(expected) - strlen(expected) - 1);
 			}
-			return fail(L, path, "unknown key \"%s\" (expected one of: %s)", key,
-				    expected);
+			return ct_load_fail(L, path, "unknown key \"%s\" (expected one of: %s)",
+					    key, expected);
 		}
 	}
 	return 0;
 }
 
-static int get_object(struct loader *L, json_object *parent, const char *path, const char *key,
+static int get_object(struct ct_load_err *L, json_object *parent, const char *path, const char *key,
 		      bool required, json_object **out, char *subpath, size_t sublen)
 {
 	json_object *v;
@@ -75,17 +57,17 @@ static int get_object(struct loader *L, json_object *parent, const char *path, c
 	*out = NULL;
 	if (!json_object_object_get_ex(parent, key, &v)) {
 		if (required)
-			return fail(L, subpath, "missing (expected an object)");
+			return ct_load_fail(L, subpath, "missing (expected an object)");
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_object))
-		return fail(L, subpath, "expected an object, got %s", shown(v));
+		return ct_load_fail(L, subpath, "expected an object, got %s", shown(v));
 	*out = v;
 	return 0;
 }
 
 /* An integer field in [min, max]; absent and not required leaves *out. */
-static int get_uint(struct loader *L, json_object *obj, const char *path, const char *key,
+static int get_uint(struct ct_load_err *L, json_object *obj, const char *path, const char *key,
 		    bool required, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char p[256];
@@ -95,22 +77,22 @@ static int get_uint(struct loader *L, json_object *obj, const char *path, const 
 	snprintf(p, sizeof(p), "%s.%s", path, key);
 	if (!json_object_object_get_ex(obj, key, &v)) {
 		if (required)
-			return fail(L, p, "missing (expected an integer in [%llu, %llu])",
-				    (unsigned long long)min, (unsigned long long)max);
+			return ct_load_fail(L, p, "missing (expected an integer in [%llu, %llu])",
+					    (unsigned long long)min, (unsigned long long)max);
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_int))
-		return fail(L, p, "expected an integer in [%llu, %llu], got %s",
-			    (unsigned long long)min, (unsigned long long)max, shown(v));
+		return ct_load_fail(L, p, "expected an integer in [%llu, %llu], got %s",
+				    (unsigned long long)min, (unsigned long long)max, shown(v));
 	x = json_object_get_int64(v);
 	if (x < 0 || (uint64_t)x < min || (uint64_t)x > max)
-		return fail(L, p, "expected an integer in [%llu, %llu], got %s",
-			    (unsigned long long)min, (unsigned long long)max, shown(v));
+		return ct_load_fail(L, p, "expected an integer in [%llu, %llu], got %s",
+				    (unsigned long long)min, (unsigned long long)max, shown(v));
 	*out = (uint64_t)x;
 	return 0;
 }
 
-static int get_unsigned(struct loader *L, json_object *obj, const char *path, const char *key,
+static int get_unsigned(struct ct_load_err *L, json_object *obj, const char *path, const char *key,
 			bool required, unsigned min, unsigned max, unsigned *out)
 {
 	uint64_t v = *out;
@@ -120,7 +102,7 @@ static int get_unsigned(struct loader *L, json_object *obj, const char *path, co
 	return err;
 }
 
-static int get_double(struct loader *L, json_object *obj, const char *path, const char *key,
+static int get_double(struct ct_load_err *L, json_object *obj, const char *path, const char *key,
 		      bool required, double min, double max, double *out)
 {
 	char p[256];
@@ -130,19 +112,22 @@ static int get_double(struct loader *L, json_object *obj, const char *path, cons
 	snprintf(p, sizeof(p), "%s.%s", path, key);
 	if (!json_object_object_get_ex(obj, key, &v)) {
 		if (required)
-			return fail(L, p, "missing (expected a number in [%g, %g])", min, max);
+			return ct_load_fail(L, p, "missing (expected a number in [%g, %g])", min,
+					    max);
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
-		return fail(L, p, "expected a number in [%g, %g], got %s", min, max, shown(v));
+		return ct_load_fail(L, p, "expected a number in [%g, %g], got %s", min, max,
+				    shown(v));
 	x = json_object_get_double(v);
 	if (!(x >= min && x <= max))
-		return fail(L, p, "expected a number in [%g, %g], got %s", min, max, shown(v));
+		return ct_load_fail(L, p, "expected a number in [%g, %g], got %s", min, max,
+				    shown(v));
 	*out = x;
 	return 0;
 }
 
-static int get_bool(struct loader *L, json_object *obj, const char *path, const char *key,
+static int get_bool(struct ct_load_err *L, json_object *obj, const char *path, const char *key,
 		    bool *out)
 {
 	char p[256];
@@ -152,13 +137,13 @@ static int get_bool(struct loader *L, json_object *obj, const char *path, const 
 	if (!json_object_object_get_ex(obj, key, &v))
 		return 0;
 	if (!json_object_is_type(v, json_type_boolean))
-		return fail(L, p, "expected true or false, got %s", shown(v));
+		return ct_load_fail(L, p, "expected true or false, got %s", shown(v));
 	*out = json_object_get_boolean(v);
 	return 0;
 }
 
 /* A string field; with choices, it must be one of them (its index in *choice). */
-static int get_string(struct loader *L, json_object *obj, const char *path, const char *key,
+static int get_string(struct ct_load_err *L, json_object *obj, const char *path, const char *key,
 		      bool required, const char *const *choices, char *out, size_t outlen,
 		      int *choice)
 {
@@ -169,14 +154,14 @@ static int get_string(struct loader *L, json_object *obj, const char *path, cons
 	snprintf(p, sizeof(p), "%s.%s", path, key);
 	if (!json_object_object_get_ex(obj, key, &v)) {
 		if (required)
-			return fail(L, p, "missing (expected a string)");
+			return ct_load_fail(L, p, "missing (expected a string)");
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_string))
-		return fail(L, p, "expected a string, got %s", shown(v));
+		return ct_load_fail(L, p, "expected a string, got %s", shown(v));
 	s = json_object_get_string(v);
 	if (strlen(s) >= outlen)
-		return fail(L, p, "longer than %zu characters", outlen - 1);
+		return ct_load_fail(L, p, "longer than %zu characters", outlen - 1);
 	if (choices) {
 		char expected[256] = "";
 		int i;
@@ -190,7 +175,7 @@ static int get_string(struct loader *L, json_object *obj, const char *path, cons
 				if (choices[j + 1])
 					strncat(expected, ", ", sizeof(expected) - strlen(expected) - 1);
 			}
-			return fail(L, p, "expected one of %s, got %s", expected, shown(v));
+			return ct_load_fail(L, p, "expected one of %s, got %s", expected, shown(v));
 		}
 		if (choice)
 			*choice = i;
@@ -199,7 +184,7 @@ static int get_string(struct loader *L, json_object *obj, const char *path, cons
 	return 0;
 }
 
-static int precision_bytes(struct loader *L, json_object *m, const char *path, unsigned dflt,
+static int precision_bytes(struct ct_load_err *L, json_object *m, const char *path, unsigned dflt,
 			   unsigned *out)
 {
 	static const char *const names[] = {"fp16", "bf16", "fp32", NULL};
@@ -214,7 +199,7 @@ static int precision_bytes(struct loader *L, json_object *m, const char *path, u
 	return 0;
 }
 
-static int load_transformer(struct loader *L, json_object *m, struct ct_profile *p)
+static int load_transformer(struct ct_load_err *L, json_object *m, struct ct_profile *p)
 {
 	static const char *const gpt_keys[] = {"kind", "layers", "hidden", "seq_len", "vocab",
 					       "global_batch", "micro_batch", "micro_batches",
@@ -247,7 +232,7 @@ static int load_transformer(struct loader *L, json_object *m, struct ct_profile 
 	return err;
 }
 
-static int load_ddp(struct loader *L, json_object *m, struct ct_profile *p)
+static int load_ddp(struct ct_load_err *L, json_object *m, struct ct_profile *p)
 {
 	static const char *const keys[] = {"kind", "architecture", "layer_params", "seq_len",
 					   "batch_per_gpu", "precision", "bucket_mb",
@@ -273,12 +258,14 @@ static int load_ddp(struct loader *L, json_object *m, struct ct_profile *p)
 
 	if (json_object_object_get_ex(m, "layer_params", &list)) {
 		if (p->arch[0])
-			return fail(L, "$.model", "give either \"architecture\" or "
-						  "\"layer_params\", not both");
+			return ct_load_fail(L, "$.model",
+					    "give either \"architecture\" or "
+					    "\"layer_params\", not both");
 		if (!json_object_is_type(list, json_type_array) || !json_object_array_length(list))
-			return fail(L, "$.model.layer_params",
-				    "expected a non-empty array of parameter counts, got %s",
-				    shown(list));
+			return ct_load_fail(
+				L, "$.model.layer_params",
+				"expected a non-empty array of parameter counts, got %s",
+				shown(list));
 		p->n_layer_params = json_object_array_length(list);
 		p->layer_params = calloc(p->n_layer_params, sizeof(*p->layer_params));
 		if (!p->layer_params)
@@ -289,17 +276,19 @@ static int load_ddp(struct loader *L, json_object *m, struct ct_profile *p)
 
 			snprintf(ip, sizeof(ip), "$.model.layer_params[%zu]", i);
 			if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0)
-				return fail(L, ip, "expected a positive integer, got %s", shown(v));
+				return ct_load_fail(L, ip, "expected a positive integer, got %s",
+						    shown(v));
 			p->layer_params[i] = (uint64_t)json_object_get_int64(v);
 		}
 	} else if (!p->arch[0]) {
-		return fail(L, "$.model", "missing \"architecture\" (a named model) or "
-					  "\"layer_params\" (parameter counts in registration order)");
+		return ct_load_fail(L, "$.model",
+				    "missing \"architecture\" (a named model) or "
+				    "\"layer_params\" (parameter counts in registration order)");
 	}
 	return 0;
 }
 
-static int load_model(struct loader *L, json_object *root, struct ct_profile *p)
+static int load_model(struct ct_load_err *L, json_object *root, struct ct_profile *p)
 {
 	static const char *const kinds[] = {"gpt", "ddp", "moe", NULL};
 	static const enum ct_model_kind kind_of[] = {CT_MODEL_GPT, CT_MODEL_DDP, CT_MODEL_MOE};
@@ -315,7 +304,7 @@ static int load_model(struct loader *L, json_object *root, struct ct_profile *p)
 	return p->kind == CT_MODEL_DDP ? load_ddp(L, m, p) : load_transformer(L, m, p);
 }
 
-static int load_parallelism(struct loader *L, json_object *root, struct ct_profile *p)
+static int load_parallelism(struct ct_load_err *L, json_object *root, struct ct_profile *p)
 {
 	static const char *const keys[] = {"p",		"t",	    "d",
 					   "ep",	"schedule", "virtual_stages",
@@ -344,13 +333,13 @@ static int load_parallelism(struct loader *L, json_object *root, struct ct_profi
 				    &interleaved);
 	err = err ?: get_unsigned(L, o, sub, "virtual_stages", false, 2, 64, &p->virtual_stages);
 	if (!err && interleaved && !p->virtual_stages)
-		err = fail(
+		err = ct_load_fail(
 			L, "$.parallelism.virtual_stages",
 			"missing (schedule \"interleaved-1f1b\" needs the model chunks per stage, "
 			">= 2)");
 	if (!err && !interleaved && p->virtual_stages)
-		err = fail(L, "$.parallelism.virtual_stages",
-			   "only with schedule \"interleaved-1f1b\"");
+		err = ct_load_fail(L, "$.parallelism.virtual_stages",
+				   "only with schedule \"interleaved-1f1b\"");
 	err = err ?: get_bool(L, o, sub, "recompute", &p->recompute);
 	err = err ?: get_unsigned(L, o, sub, "zero", false, 0, 3, &p->zero);
 	err = err ?: get_bool(L, o, sub, "zero_overlap", &p->zero_overlap);
@@ -358,7 +347,7 @@ static int load_parallelism(struct loader *L, json_object *root, struct ct_profi
 }
 
 /* Interleaved 1F1B as Megatron runs it: m a multiple of p, whole layers per chunk. */
-static int validate_interleave(struct loader *L, struct ct_profile *p)
+static int validate_interleave(struct ct_load_err *L, struct ct_profile *p)
 {
 	unsigned v = p->virtual_stages;
 
@@ -367,41 +356,44 @@ static int validate_interleave(struct loader *L, struct ct_profile *p)
 		return 0;
 	}
 	if (p->kind != CT_MODEL_GPT || p->p < 2)
-		return fail(L, "$.parallelism.virtual_stages",
-			    "interleaving needs model kind \"gpt\" and p >= 2, got p = %u", p->p);
+		return ct_load_fail(L, "$.parallelism.virtual_stages",
+				    "interleaving needs model kind \"gpt\" and p >= 2, got p = %u",
+				    p->p);
 	if (p->micro_batches % p->p)
-		return fail(
+		return ct_load_fail(
 			L, "$.parallelism.virtual_stages",
 			"interleaving needs the micro-batches (m = %u) to be a multiple of p = %u",
 			p->micro_batches, p->p);
 	if (p->layers % (p->p * v))
-		return fail(L, "$.parallelism.virtual_stages",
-			    "%u layers do not split into p·v = %u·%u chunks", p->layers, p->p, v);
+		return ct_load_fail(L, "$.parallelism.virtual_stages",
+				    "%u layers do not split into p·v = %u·%u chunks", p->layers,
+				    p->p, v);
 	return 0;
 }
 
 /* ZeRO shards what the DP replicas hold: stage 1 the optimizer, stage 3 the parameters. */
-static int validate_zero(struct loader *L, const struct ct_profile *p)
+static int validate_zero(struct ct_load_err *L, const struct ct_profile *p)
 {
 	if (p->zero == 2)
-		return fail(L, "$.parallelism.zero",
-			    "ZeRO-2 is not modelled (0, 1 or 3; its traffic is ZeRO-1's)");
+		return ct_load_fail(L, "$.parallelism.zero",
+				    "ZeRO-2 is not modelled (0, 1 or 3; its traffic is ZeRO-1's)");
 	if (p->zero && p->kind != CT_MODEL_GPT)
-		return fail(L, "$.parallelism.zero",
-			    "ZeRO is modelled for model kind \"gpt\" only");
+		return ct_load_fail(L, "$.parallelism.zero",
+				    "ZeRO is modelled for model kind \"gpt\" only");
 	if (p->zero && p->d < 2)
-		return fail(
+		return ct_load_fail(
 			L, "$.parallelism.zero",
 			"ZeRO-%u shards over the data-parallel replicas: needs d >= 2, got d = %u",
 			p->zero, p->d);
 	if (p->zero == 3 && p->p != 1)
-		return fail(L, "$.parallelism.zero",
-			    "ZeRO-3 gathers every layer from the DP replicas and runs without a "
-			    "pipeline: needs p = 1, got p = %u",
-			    p->p);
+		return ct_load_fail(
+			L, "$.parallelism.zero",
+			"ZeRO-3 gathers every layer from the DP replicas and runs without a "
+			"pipeline: needs p = 1, got p = %u",
+			p->p);
 	if (p->zero_overlap && p->zero != 1)
-		return fail(L, "$.parallelism.zero_overlap", "needs \"zero\": 1, got zero = %u",
-			    p->zero);
+		return ct_load_fail(L, "$.parallelism.zero_overlap",
+				    "needs \"zero\": 1, got zero = %u", p->zero);
 	return 0;
 }
 
@@ -409,7 +401,7 @@ static int validate_zero(struct loader *L, const struct ct_profile *p)
  * 8 steps × 16 B; LL128 120 elements × 640 threads × 8 steps × 8 B. */
 static const uint64_t nccl_default_buffsize[] = {4u << 20, 524288, 4915200};
 
-static int load_nccl(struct loader *L, json_object *root, struct ct_profile *p)
+static int load_nccl(struct ct_load_err *L, json_object *root, struct ct_profile *p)
 {
 	static const char *const keys[] = {"protocol",	    "algorithm", "buffsize",
 					   "p2p_chunksize", "channels",	 NULL};
@@ -438,50 +430,56 @@ static int load_nccl(struct loader *L, json_object *root, struct ct_profile *p)
 		return err;
 	/* a step must hold whole lines: 8 steps of a multiple of 128 bytes */
 	if (n->buffsize % (8 * 128))
-		return fail(L, "$.nccl.buffsize",
-			    "%llu bytes is not 8 steps of a multiple of 128 bytes",
-			    (unsigned long long)n->buffsize);
+		return ct_load_fail(L, "$.nccl.buffsize",
+				    "%llu bytes is not 8 steps of a multiple of 128 bytes",
+				    (unsigned long long)n->buffsize);
 	return 0;
 }
 
 /* Combinations that cannot describe a real job. */
-static int validate(struct loader *L, struct ct_profile *p)
+static int validate(struct ct_load_err *L, struct ct_profile *p)
 {
 	if (p->kind == CT_MODEL_DDP) {
 		if (p->p != 1 || p->t != 1)
-			return fail(L, "$.parallelism", "a DDP job has p = t = 1, got p=%u t=%u",
-				    p->p, p->t);
+			return ct_load_fail(L, "$.parallelism",
+					    "a DDP job has p = t = 1, got p=%u t=%u", p->p, p->t);
 		if (!p->d)
 			p->d = p->gpus;
 		if (p->d != p->gpus)
-			return fail(L, "$.parallelism.d", "d = %u but the job has %u GPUs "
-						 "($.placement.gpus)", p->d, p->gpus);
+			return ct_load_fail(L, "$.parallelism.d",
+					    "d = %u but the job has %u GPUs "
+					    "($.placement.gpus)",
+					    p->d, p->gpus);
 		return validate_interleave(L, p) ?: validate_zero(L, p);
 	}
 	if ((uint64_t)p->p * p->t * p->d != p->gpus)
-		return fail(L, "$.parallelism",
-			    "p·t·d = %u·%u·%u = %llu but the job has %u GPUs ($.placement.gpus)",
-			    p->p, p->t, p->d, (unsigned long long)p->p * p->t * p->d, p->gpus);
+		return ct_load_fail(
+			L, "$.parallelism",
+			"p·t·d = %u·%u·%u = %llu but the job has %u GPUs ($.placement.gpus)", p->p,
+			p->t, p->d, (unsigned long long)p->p * p->t * p->d, p->gpus);
 	if ((uint64_t)p->micro_batch * p->micro_batches * p->d != p->global_batch)
-		return fail(L, "$.model.global_batch",
-			    "gb = %u but b·m·d = %u·%u·%u = %llu", p->global_batch, p->micro_batch,
-			    p->micro_batches, p->d,
-			    (unsigned long long)p->micro_batch * p->micro_batches * p->d);
+		return ct_load_fail(L, "$.model.global_batch",
+				    "gb = %u but b·m·d = %u·%u·%u = %llu", p->global_batch,
+				    p->micro_batch, p->micro_batches, p->d,
+				    (unsigned long long)p->micro_batch * p->micro_batches * p->d);
 	if (p->layers < p->p)
-		return fail(L, "$.model.layers", "%u layers cannot fill %u pipeline stages",
-			    p->layers, p->p);
+		return ct_load_fail(L, "$.model.layers", "%u layers cannot fill %u pipeline stages",
+				    p->layers, p->p);
 	if (p->hidden % p->t)
-		return fail(L, "$.model.hidden", "hidden size %u is not divisible by t = %u",
-			    p->hidden, p->t);
+		return ct_load_fail(L, "$.model.hidden",
+				    "hidden size %u is not divisible by t = %u", p->hidden, p->t);
 	if (p->kind == CT_MODEL_MOE) {
 		if (p->d % p->ep)
-			return fail(L, "$.parallelism.ep",
-				    "ep = %u must divide the data-parallel size d = %u", p->ep, p->d);
+			return ct_load_fail(L, "$.parallelism.ep",
+					    "ep = %u must divide the data-parallel size d = %u",
+					    p->ep, p->d);
 		if (p->experts % p->ep)
-			return fail(L, "$.model.experts", "%u experts cannot be split over ep = %u",
-				    p->experts, p->ep);
+			return ct_load_fail(L, "$.model.experts",
+					    "%u experts cannot be split over ep = %u", p->experts,
+					    p->ep);
 	} else if (p->ep != 1) {
-		return fail(L, "$.parallelism.ep", "expert parallelism needs model kind \"moe\"");
+		return ct_load_fail(L, "$.parallelism.ep",
+				    "expert parallelism needs model kind \"moe\"");
 	}
 	return validate_interleave(L, p) ?: validate_zero(L, p);
 }
@@ -507,7 +505,7 @@ static void map_ranks(struct ct_profile *p)
  * NIC k at h·nics_per_host + k). With one NIC per host they are the hosts'
  * addresses; with several and no list, rail k of host h is 198.19.k.(h+1).
  */
-static int load_nics(struct loader *L, json_object *o, struct ct_profile *p)
+static int load_nics(struct ct_load_err *L, json_object *o, struct ct_profile *p)
 {
 	json_object *list;
 	unsigned *seen;
@@ -517,8 +515,9 @@ static int load_nics(struct loader *L, json_object *o, struct ct_profile *p)
 	if (err)
 		return err;
 	if (p->gpus_per_host % N)
-		return fail(L, "$.placement.nics_per_host",
-			    "%u GPUs per host cannot share %u NICs evenly", p->gpus_per_host, N);
+		return ct_load_fail(L, "$.placement.nics_per_host",
+				    "%u GPUs per host cannot share %u NICs evenly",
+				    p->gpus_per_host, N);
 	p->nics_per_host = N;
 	p->nics = p->hosts * N;
 	p->rank_nic = calloc(p->gpus, sizeof(*p->rank_nic));
@@ -549,13 +548,15 @@ static int load_nics(struct loader *L, json_object *o, struct ct_profile *p)
 		return 0;
 	}
 	if (p->host_addr_given)
-		return fail(L, "$.placement.nics",
-			    "give the hosts' addresses either in \"hosts\" or, NIC by NIC, here");
+		return ct_load_fail(
+			L, "$.placement.nics",
+			"give the hosts' addresses either in \"hosts\" or, NIC by NIC, here");
 	if (!json_object_is_type(list, json_type_array) ||
 	    json_object_array_length(list) != p->nics)
-		return fail(L, "$.placement.nics",
-			    "expected an array of %u addresses (%u hosts × %u NICs, host by host)",
-			    p->nics, p->hosts, N);
+		return ct_load_fail(
+			L, "$.placement.nics",
+			"expected an array of %u addresses (%u hosts × %u NICs, host by host)",
+			p->nics, p->hosts, N);
 	for (unsigned i = 0; i < p->nics; i++) {
 		json_object *v = json_object_array_get_idx(list, i);
 		char ip[64];
@@ -563,7 +564,8 @@ static int load_nics(struct loader *L, json_object *o, struct ct_profile *p)
 		snprintf(ip, sizeof(ip), "$.placement.nics[%u]", i);
 		if (!json_object_is_type(v, json_type_string) ||
 		    ct_addr_parse(json_object_get_string(v), &p->nic_addr[i]))
-			return fail(L, ip, "expected an IPv4 or IPv6 address, got %s", shown(v));
+			return ct_load_fail(L, ip, "expected an IPv4 or IPv6 address, got %s",
+					    shown(v));
 	}
 	/* flows map to hosts by their first NIC's address */
 	for (unsigned h = 0; h < p->hosts; h++)
@@ -572,7 +574,7 @@ static int load_nics(struct loader *L, json_object *o, struct ct_profile *p)
 	return 0;
 }
 
-static int load_placement(struct loader *L, json_object *root, struct ct_profile *p)
+static int load_placement(struct ct_load_err *L, json_object *root, struct ct_profile *p)
 {
 	static const char *const keys[] = {"gpus",  "gpus_per_host", "mapping", "rank_hosts",
 					   "hosts", "nics_per_host", "nics",	NULL};
@@ -593,12 +595,13 @@ static int load_placement(struct loader *L, json_object *root, struct ct_profile
 	if (err)
 		return err;
 	if (!p->gpus_per_host)
-		return fail(L, "$.placement.gpus_per_host",
-			    "missing, and the hardware platform does not give it");
+		return ct_load_fail(L, "$.placement.gpus_per_host",
+				    "missing, and the hardware platform does not give it");
 	if (p->gpus % p->gpus_per_host && p->mapping != CT_MAP_EXPLICIT)
-		return fail(L, "$.placement.gpus",
-			    "%u GPUs do not fill hosts of %u GPUs (use mapping \"explicit\")", p->gpus,
-			    p->gpus_per_host);
+		return ct_load_fail(
+			L, "$.placement.gpus",
+			"%u GPUs do not fill hosts of %u GPUs (use mapping \"explicit\")", p->gpus,
+			p->gpus_per_host);
 	p->hosts = (p->gpus + p->gpus_per_host - 1) / p->gpus_per_host;
 	p->rank_host = calloc(p->gpus, sizeof(*p->rank_host));
 	if (!p->rank_host)
@@ -606,12 +609,13 @@ static int load_placement(struct loader *L, json_object *root, struct ct_profile
 
 	if (p->mapping == CT_MAP_EXPLICIT) {
 		if (!json_object_object_get_ex(o, "rank_hosts", &list))
-			return fail(L, "$.placement.rank_hosts",
-				    "missing (mapping \"explicit\" needs a host index per rank)");
+			return ct_load_fail(
+				L, "$.placement.rank_hosts",
+				"missing (mapping \"explicit\" needs a host index per rank)");
 		if (!json_object_is_type(list, json_type_array) ||
 		    json_object_array_length(list) != p->gpus)
-			return fail(L, "$.placement.rank_hosts", "expected an array of %u host indices",
-				    p->gpus);
+			return ct_load_fail(L, "$.placement.rank_hosts",
+					    "expected an array of %u host indices", p->gpus);
 		p->hosts = 0;
 		for (unsigned r = 0; r < p->gpus; r++) {
 			json_object *v = json_object_array_get_idx(list, r);
@@ -620,14 +624,16 @@ static int load_placement(struct loader *L, json_object *root, struct ct_profile
 			snprintf(ip, sizeof(ip), "$.placement.rank_hosts[%u]", r);
 			if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
 			    json_object_get_int64(v) >= (int64_t)p->gpus)
-				return fail(L, ip, "expected a host index in [0, %u), got %s", p->gpus,
-					    shown(v));
+				return ct_load_fail(L, ip,
+						    "expected a host index in [0, %u), got %s",
+						    p->gpus, shown(v));
 			p->rank_host[r] = (unsigned)json_object_get_int64(v);
 			if (p->rank_host[r] + 1 > p->hosts)
 				p->hosts = p->rank_host[r] + 1;
 		}
 	} else if (json_object_object_get_ex(o, "rank_hosts", &list)) {
-		return fail(L, "$.placement.rank_hosts", "only allowed with mapping \"explicit\"");
+		return ct_load_fail(L, "$.placement.rank_hosts",
+				    "only allowed with mapping \"explicit\"");
 	} else {
 		map_ranks(p);
 	}
@@ -638,8 +644,8 @@ static int load_placement(struct loader *L, json_object *root, struct ct_profile
 	if (json_object_object_get_ex(o, "hosts", &list)) {
 		if (!json_object_is_type(list, json_type_array) ||
 		    json_object_array_length(list) != p->hosts)
-			return fail(L, "$.placement.hosts", "expected an array of %u addresses",
-				    p->hosts);
+			return ct_load_fail(L, "$.placement.hosts",
+					    "expected an array of %u addresses", p->hosts);
 		for (unsigned h = 0; h < p->hosts; h++) {
 			json_object *v = json_object_array_get_idx(list, h);
 			char ip[64];
@@ -647,8 +653,9 @@ static int load_placement(struct loader *L, json_object *root, struct ct_profile
 			snprintf(ip, sizeof(ip), "$.placement.hosts[%u]", h);
 			if (!json_object_is_type(v, json_type_string) ||
 			    ct_addr_parse(json_object_get_string(v), &p->host_addr[h]))
-				return fail(L, ip, "expected an IPv4 or IPv6 address, got %s",
-					    shown(v));
+				return ct_load_fail(L, ip,
+						    "expected an IPv4 or IPv6 address, got %s",
+						    shown(v));
 		}
 		p->host_addr_given = true;
 	} else {
@@ -663,7 +670,7 @@ static int load_placement(struct loader *L, json_object *root, struct ct_profile
 	return load_nics(L, o, p);
 }
 
-static int load_hardware(struct loader *L, json_object *root, struct ct_profile *p)
+static int load_hardware(struct ct_load_err *L, json_object *root, struct ct_profile *p)
 {
 	static const char *const keys[] = {"platform", "peak_flops", "flops_kind", "mu",
 					   "nic_gbps", "intra_host", "intra_host_GBps",
@@ -961,7 +968,7 @@ static unsigned line_of(const char *text, size_t off)
 	return line;
 }
 
-static int parse_file(struct loader *L, const char *path, json_object **root)
+static int parse_file(struct ct_load_err *L, const char *path, json_object **root)
 {
 	struct json_tokener *tok;
 	char *text;
@@ -1018,7 +1025,7 @@ static int parse_file(struct loader *L, const char *path, json_object **root)
 			 tok ? json_tokener_error_desc(json_tokener_get_error(tok)) : "no memory");
 		err = -EINVAL;
 	} else if (!json_object_is_type(*root, json_type_object)) {
-		err = fail(L, "$", "expected a JSON object");
+		err = ct_load_fail(L, "$", "expected a JSON object");
 		json_object_put(*root);
 		*root = NULL;
 	} else {
@@ -1053,7 +1060,7 @@ int ct_profile_load(const char *path, struct ct_profile *p, char *err, size_t er
 {
 	static const char *const keys[] = {"name",	"description", "model", "parallelism",
 					   "placement", "hardware",    "nccl",	NULL};
-	struct loader L = {path, err, errlen};
+	struct ct_load_err L = {path, err, errlen};
 	const char *base = strrchr(path, '/');
 	json_object *root = NULL;
 	int rc;

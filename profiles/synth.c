@@ -16,6 +16,7 @@
 #include "synth.h"
 
 #include <commtap/byteorder.h>
+#include <commtap/frame_build.h>
 
 #include <arpa/inet.h>
 #include <commtap/grow.h>
@@ -487,124 +488,98 @@ static uint32_t pfc_frame(struct synth *S, uint32_t *wire_len, uint32_t *truth_l
 	return ETH_MIN;
 }
 
-/* Build a packet's frame; returns its length (before Ethernet padding). */
+/* Ethernet, tags and IP of a packet's frame (src, dst: the sending and receiving NICs). */
+static void frame_ip(const struct synth *S, const struct pkt *k, uint16_t sh, uint16_t dh,
+		     struct ct_frame_ip *h)
+{
+	struct ct_addr st1, st2;
+	const struct ct_addr *src = nic_addr(S, sh, &st1), *dst = nic_addr(S, dh, &st2);
+
+	memset(h, 0, sizeof(*h));
+	/* locally administered MACs naming the host */
+	h->dst_mac[0] = h->src_mac[0] = 0x02;
+	ct_put16(h->dst_mac + 4, dh);
+	ct_put16(h->src_mac + 4, sh);
+	/* tags: an S-tag outside a C-tag when there are two; VLAN 100 + depth, PCP 3 */
+	h->n_vlan = S->cfg->vlan_tags;
+	for (unsigned t = 0; t < h->n_vlan; t++) {
+		h->vlan[t].tpid = t == 0 && h->n_vlan > 1 ? 0x88a8 : 0x8100;
+		h->vlan[t].pcp = 3;
+		h->vlan[t].vid = (uint16_t)(100 + t);
+	}
+	h->ipv6 = !ct_addr_is_v4(src);
+	memcpy(h->src, h->ipv6 ? src->b : src->b + 12, h->ipv6 ? 16 : 4);
+	memcpy(h->dst, h->ipv6 ? dst->b : dst->b + 12, h->ipv6 ? 16 : 4);
+	/* DSCP 26 for data, 48 for CNPs (NCCL's and the NICs' defaults), then ECN */
+	h->tos = (uint8_t)((k->type == PKT_CNP ? 48 << 2 : 26 << 2) | k->ecn);
+}
+
+/* A RoCEv2 packet's BTH and extension headers (the opcode's, ct_opcode_table). */
+static void frame_bth(const struct synth *S, const struct pkt *k, struct ct_roce_hdr *b)
+{
+	const struct conn *c = &S->conns[k->conn];
+
+	memset(b, 0, sizeof(*b));
+	b->opcode = k->opcode;
+	b->dqpn = k->dir == DIR_FWD ? c->qp_dst : c->qp_src;
+	b->psn = k->psn & 0xffffff;
+	if (k->type == PKT_DATA || k->type == PKT_CTS) {
+		/* AckReq on a message's end */
+		b->ackreq = k->opcode == 0x09 || k->opcode == 0x0b || k->opcode == 0x0a;
+		b->rkey = 0x1000 + k->conn; /* RETH */
+		b->dma_len = k->reth_len;
+		b->imm = k->conn; /* ImmDt */
+	} else if (k->type == PKT_ACK) {
+		b->syndrome = 0x1f; /* AETH: ACK */
+		b->msn = k->aux & 0xffffff;
+	} else if (k->type == PKT_NAK) {
+		b->syndrome = AETH_NAK_SEQ;
+		b->msn = k->aux & 0xffffff;
+	}
+}
+
+/*
+ * Build a packet's frame: its headers (the payload's bytes are written by
+ * emit_until). Returns the headers' length.
+ */
 static uint32_t build_frame(struct synth *S, const struct pkt *k, uint32_t *wire_len,
 			    uint32_t *truth_len)
 {
 	const struct conn *c = &S->conns[k->conn];
 	uint16_t sh = k->dir == DIR_FWD ? c->src_nic : c->dst_nic;
 	uint16_t dh = k->dir == DIR_FWD ? c->dst_nic : c->src_nic;
-	struct ct_addr st1, st2;
-	const struct ct_addr *src, *dst;
-	int v4, tcp = S->cfg->transport == CT_SYNTH_TCP || c->cls == CT_CLASS_OTHER;
-	uint8_t *f = S->frame, *ip, *l4;
-	unsigned iphl, l4len, hdr;
-	uint32_t payload = k->payload;
-
-	unsigned l2 = 14 + 4 * S->cfg->vlan_tags;
+	uint16_t sp = k->dir == DIR_FWD ? c->port_src : c->port_dst;
+	int tcp = S->cfg->transport == CT_SYNTH_TCP || c->cls == CT_CLASS_OTHER;
+	uint8_t *f = S->frame;
+	size_t hdr;
 
 	if (k->type == PKT_PFC)
 		return pfc_frame(S, wire_len, truth_len);
-	src = nic_addr(S, sh, &st1);
-	dst = nic_addr(S, dh, &st2);
-	v4 = ct_addr_is_v4(src);
-	iphl = v4 ? 20 : 40;
-	/* Ethernet: locally administered MACs naming the host */
-	memset(f, 0, 12);
-	f[0] = f[6] = 0x02;
-	ct_put16(f + 4, dh);
-	ct_put16(f + 10, sh);
-	/* tags: an S-tag outside a C-tag when there are two; VLAN 100 + depth, PCP 3 */
-	for (unsigned t = 0; t < S->cfg->vlan_tags; t++) {
-		int outer = t == 0 && S->cfg->vlan_tags > 1;
-
-		ct_put16(f + 12 + 4 * t, outer ? 0x88a8 : 0x8100);
-		ct_put16(f + 14 + 4 * t, (uint16_t)(3u << 13 | (100 + t)));
-	}
-	ct_put16(f + l2 - 2, v4 ? 0x0800 : 0x86dd);
-	ip = f + l2;
-	l4 = ip + iphl;
-
 	if (tcp) {
-		uint16_t sp = k->dir == DIR_FWD ? c->port_src : c->port_dst;
-		uint16_t dp = k->dir == DIR_FWD ? c->port_dst : c->port_src;
+		struct ct_frame_ip ip;
+		uint8_t *l4;
 
-		hdr = 20;
-		memset(l4, 0, hdr);
+		frame_ip(S, k, sh, dh, &ip);
+		l4 = f + ct_frame_ip_write(f, &ip, 6, 20 + k->payload);
+		memset(l4, 0, 20);
 		ct_put16(l4, sp);
-		ct_put16(l4 + 2, dp);
+		ct_put16(l4 + 2, k->dir == DIR_FWD ? c->port_dst : c->port_src);
 		ct_put32(l4 + 4, k->psn);
 		ct_put32(l4 + 8, k->aux);
 		l4[12] = 5 << 4;
 		l4[13] = k->opcode;
 		ct_put16(l4 + 14, 65535);
+		hdr = (size_t)(l4 + 20 - f);
+		*truth_len = (uint32_t)hdr + k->payload;
 	} else {
-		uint8_t *b = l4 + 8;
-		uint16_t sp = k->dir == DIR_FWD ? c->port_src : c->port_dst;
-		uint32_t dqpn = k->dir == DIR_FWD ? c->qp_dst : c->qp_src;
-		unsigned ext = 0;
+		struct ct_roce_frame r = {.sport = sp, .payload = k->payload};
 
-		memset(l4, 0, 8 + 12);
-		ct_put16(l4, sp);
-		ct_put16(l4 + 2, CT_ROCE_UDP_PORT);
-		b[0] = k->opcode;
-		ct_put16(b + 2, 0xffff);
-		ct_put32(b + 4, dqpn & 0xffffff);
-		ct_put32(b + 8, k->psn & 0xffffff);
-		if (k->type == PKT_DATA || k->type == PKT_CTS) {
-			if (k->opcode == 0x09 || k->opcode == 0x0b || k->opcode == 0x0a || k->opcode == 0x06)
-				b[8] |= k->opcode == 0x06 ? 0 : 0x80; /* AckReq on a message's end */
-			if (k->opcode == 0x06 || k->opcode == 0x0a || k->opcode == 0x0b) {
-				memset(b + 12, 0, 16); /* RETH: VA, R_Key, DMA length */
-				ct_put32(b + 12 + 8, 0x1000 + k->conn);
-				ct_put32(b + 12 + 12, k->reth_len);
-				ext += 16;
-			}
-			if (k->opcode == 0x09 || k->opcode == 0x0b) {
-				ct_put32(b + 12 + ext, k->conn); /* ImmDt */
-				ext += 4;
-			}
-		} else if (k->type == PKT_ACK) {
-			ct_put32(b + 12, (uint32_t)0x1f << 24 | (k->aux & 0xffffff)); /* AETH: ACK */
-			ext = 4;
-		} else if (k->type == PKT_NAK) {
-			ct_put32(b + 12, (uint32_t)AETH_NAK_SEQ << 24 | (k->aux & 0xffffff));
-			ext = 4;
-		} else { /* CNP */
-			memset(b + 12, 0, 16);
-			ext = 16;
-		}
-		hdr = 8 + 12 + ext;
-		payload += 4; /* ICRC */
+		frame_ip(S, k, sh, dh, &r.ip);
+		frame_bth(S, k, &r.bth);
+		*truth_len = (uint32_t)ct_roce_frame_write(f, MAX_FRAME, &r, &hdr);
 	}
-	l4len = hdr + payload;
-
-	/* IP header */
-	if (v4) {
-		memset(ip, 0, 20);
-		ip[0] = 0x45;
-		ip[1] = (uint8_t)((k->type == PKT_CNP ? 48 << 2 : 26 << 2) | k->ecn);
-		ct_put16(ip + 2, (uint16_t)(20 + l4len));
-		ct_put16(ip + 6, 0x4000);
-		ip[8] = 64;
-		ip[9] = tcp ? 6 : 17;
-		memcpy(ip + 12, src->b + 12, 4);
-		memcpy(ip + 16, dst->b + 12, 4);
-	} else {
-		uint8_t tc = (uint8_t)((k->type == PKT_CNP ? 48 << 2 : 26 << 2) | k->ecn);
-
-		ct_put32(ip, 6u << 28 | (uint32_t)tc << 20);
-		ct_put16(ip + 4, (uint16_t)l4len);
-		ip[6] = tcp ? 6 : 17;
-		ip[7] = 64;
-		memcpy(ip + 8, src->b, 16);
-		memcpy(ip + 24, dst->b, 16);
-	}
-	if (!tcp)
-		ct_put16(l4 + 4, (uint16_t)l4len); /* UDP length */
-	*truth_len = l2 + iphl + l4len;
 	*wire_len = *truth_len < ETH_MIN ? ETH_MIN : *truth_len;
-	return l2 + iphl + hdr;
+	return (uint32_t)hdr;
 }
 
 static int emit_until(struct synth *S, uint64_t limit, ct_synth_emit_fn emit, void *ctx);

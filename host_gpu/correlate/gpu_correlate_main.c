@@ -9,10 +9,13 @@
  *               [--labels OUT] [--report OUT] [--nic-gbps G]
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <commtap/params.h>
 
 #include "commtap/gpu_names.h"
 #include "gpu_corr.h"
@@ -183,69 +186,110 @@ static int usage(void)
 	return 2;
 }
 
+struct correlate_opts {
+	const char *rings, *pcap, *local, *profile, *qpmap, *labels, *report;
+	uint32_t pid;
+	double nic;
+};
+
+#define CORR(field) offsetof(struct correlate_opts, field)
+
+static const struct ct_param correlate_params[] = {
+	{.name = "rings",
+	 .type = CT_PARAM_STRING,
+	 .arg = "DIR",
+	 .offset = CORR(rings),
+	 .help = "the job's GPU rings (required)"},
+	{.name = "pcap",
+	 .type = CT_PARAM_STRING,
+	 .arg = "FILE",
+	 .offset = CORR(pcap),
+	 .help = "the host's capture (required)"},
+	{.name = "local",
+	 .type = CT_PARAM_STRING,
+	 .arg = "ADDR",
+	 .offset = CORR(local),
+	 .help = "this host's address (required)"},
+	{.name = "profile",
+	 .type = CT_PARAM_STRING,
+	 .arg = "FILE",
+	 .offset = CORR(profile),
+	 .help = "the job's profile: its prediction joins the report"},
+	{.name = "qp-map",
+	 .type = CT_PARAM_STRING,
+	 .arg = "live|none|QP-TABLE",
+	 .offset = CORR(qpmap),
+	 .help = "where the QP numbers come from (default live)"},
+	{.name = "pid",
+	 .type = CT_PARAM_U32,
+	 .arg = "PID",
+	 .offset = CORR(pid),
+	 .min = 0,
+	 .max = INT32_MAX,
+	 .help = "the process whose GPU section is reported (default: the\n"
+		 "first communicator's)"},
+	{.name = "labels",
+	 .type = CT_PARAM_STRING,
+	 .arg = "OUT",
+	 .offset = CORR(labels),
+	 .help = "write the flows' labels here"},
+	{.name = "report",
+	 .type = CT_PARAM_STRING,
+	 .arg = "OUT",
+	 .offset = CORR(report),
+	 .help = "the GPU section ('-' for stdout, the default)"},
+	{.name = "nic-gbps",
+	 .type = CT_PARAM_DOUBLE,
+	 .arg = "G",
+	 .offset = CORR(nic),
+	 .min = 0,
+	 .above_min = 1,
+	 .max = 1e5,
+	 .show_default = 1,
+	 .help = "the NIC's rate (a profile's hardware.nic_gbps wins)"},
+	CT_PARAM_TABLE_END,
+};
+
 static int correlate(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"rings", required_argument, NULL, 'r'},
-		{"pcap", required_argument, NULL, 'c'},
-		{"local", required_argument, NULL, 'l'},
-		{"profile", required_argument, NULL, 'p'},
-		{"qp-map", required_argument, NULL, 'q'},
-		{"pid", required_argument, NULL, 'i'},
-		{"labels", required_argument, NULL, 'L'},
-		{"report", required_argument, NULL, 'R'},
-		{"nic-gbps", required_argument, NULL, 'n'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *rings = NULL, *pcap = NULL, *local_s = NULL, *profile = NULL, *qpmap = "live";
-	const char *labels = NULL, *report = "-";
+	struct correlate_opts o = {.qpmap = "live", .report = "-", .nic = 100};
+	const struct ct_param_set set = {correlate_params, &o};
+	const char *rings, *pcap, *local_s, *profile, *qpmap, *labels, *report;
 	struct ct_profile prof;
 	struct ct_prediction pred;
 	bool have_prof = false;
 	struct ct_addr local;
 	struct gc_job job;
 	struct gc_flows fl;
-	double nic = 100;
-	int32_t pid = 0;
+	double nic;
+	int32_t pid;
 	char err[512];
-	int c, rc = 1;
+	int c, first, rc = 1;
 	FILE *out;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			rings = optarg;
-			break;
-		case 'c':
-			pcap = optarg;
-			break;
-		case 'l':
-			local_s = optarg;
-			break;
-		case 'p':
-			profile = optarg;
-			break;
-		case 'q':
-			qpmap = optarg;
-			break;
-		case 'i':
-			pid = atoi(optarg);
-			break;
-		case 'L':
-			labels = optarg;
-			break;
-		case 'R':
-			report = optarg;
-			break;
-		case 'n':
-			nic = atof(optarg);
-			break;
-		default:
-			return usage();
-		}
+	rc = ct_params_parse(&set, 1, argc, argv, &first, err, sizeof(err));
+	if (rc == 1) {
+		printf("usage: commtap-gpu correlate --rings DIR --pcap FILE --local ADDR "
+		       "[options]\n");
+		ct_params_help(stdout, &set, 1);
+		return 0;
 	}
-	if (!rings || !pcap || !local_s || optind != argc)
+	if (rc) {
+		fprintf(stderr, "commtap-gpu correlate: %s\n", err);
+		return 2;
+	}
+	if (!o.rings || !o.pcap || !o.local || first != argc)
 		return usage();
+	rings = o.rings;
+	pcap = o.pcap;
+	local_s = o.local;
+	profile = o.profile;
+	qpmap = o.qpmap;
+	labels = o.labels;
+	report = o.report;
+	pid = (int32_t)o.pid;
+	nic = o.nic;
+	rc = 1;
 	if (ct_addr_parse(local_s, &local)) {
 		fprintf(stderr, "commtap-gpu: --local %s: not an IPv4 or IPv6 address\n", local_s);
 		return 2;

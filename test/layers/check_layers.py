@@ -13,7 +13,9 @@ Layers, lowest first (docs/architecture.md):
                                    use profiles; profiles may not use analysis)
   3 export/, ebpf/, host_gpu/      reports people read; the host producers'
                                    own libraries
-  4 cli/, agent/, dataplane/dpdk/  the apps: none includes another app's headers
+  4 app_common/                    what the apps share (their options, the
+                                   command-line reader)
+  5 cli/, agent/, mirror/          the apps: none includes another app's headers
 Tests (test/, host_gpu/test/) may include anything and are not checked.
 
   check_layers.py SOURCE_ROOT BUILD_ROOT
@@ -23,11 +25,11 @@ import os
 import subprocess
 import sys
 
-APPS = ("cli", "agent", "dataplane/dpdk")
+APPS = ("cli", "agent", "mirror")
 LAYERS = [
-    ("common", 0), ("dataplane/dpdk", 4), ("dataplane", 1), ("profiles", 2),
+    ("common", 0), ("dataplane", 1), ("profiles", 2),
     ("analysis", 2), ("export", 3), ("ebpf", 3), ("host_gpu", 3),
-    ("cli", 4), ("agent", 4),
+    ("app_common", 4), ("cli", 5), ("agent", 5), ("mirror", 5),
 ]
 EXEMPT = ("test/", "host_gpu/test/")
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * commtap-mirror's NIC clock conversion (dataplane/dpdk/mirror_clock.c):
+ * commtap-mirror's NIC clock conversion (mirror/mirror_clock.c):
  * the line through two readings turns raw RX timestamps into ns since the
  * epoch, for the clocks NICs have (a free-running counter at the core
  * clock, a PTP clock in ns), and clocks that are not clocks are refused.

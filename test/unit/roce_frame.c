@@ -1,42 +1,35 @@
 // SPDX-License-Identifier: MIT
 #include "roce_frame.h"
 
+#include <commtap/frame_build.h>
 #include <commtap/parse.h>
-#include <commtap/roce_opcode.h>
 
 void roce_frame_udp_on(struct frame_builder *fb, const struct roce_frame *r)
 {
-	const struct ct_opcode_info *info = &ct_opcode_table[r->opcode];
-	const uint16_t ext = info->ext;
-	const struct fb_bth bth = {
+	const struct ct_roce_hdr bth = {
 		.opcode = r->opcode,
 		.se = r->se,
 		.pad = r->pad,
 		.dqpn = r->dqpn,
 		.ackreq = r->ackreq,
 		.psn = r->psn,
+		.va = r->va,
+		.rkey = r->rkey,
+		.dma_len = r->dma_len,
+		.swap_add = 1, /* AtomicETH */
+		.syndrome = r->syndrome,
+		.msn = r->msn,
+		.orig = 0x0102030405060708ull, /* AtomicAckETH */
+		.imm = r->imm,
+		.qkey = r->qkey,
+		.sqpn = r->sqpn,
+		.srqn = r->srqn,
 	};
+	size_t n = ct_roce_hdr_len(r->opcode);
 
 	fb_udp(fb, r->sport ? r->sport : 49152, CT_ROCE_UDP_PORT);
-	fb_bth(fb, &bth);
-	if (ext & CT_EXT_DETH)
-		fb_deth(fb, r->qkey, r->sqpn);
-	if (ext & CT_EXT_XRCETH)
-		fb_xrceth(fb, r->srqn);
-	if (ext & CT_EXT_RETH)
-		fb_reth(fb, r->va, r->rkey, r->dma_len);
-	if (ext & CT_EXT_ATOMICETH)
-		fb_atomic_eth(fb, r->va, r->rkey, 1, 0);
-	if (ext & CT_EXT_AETH)
-		fb_aeth(fb, r->syndrome, r->msn);
-	if (ext & CT_EXT_ATOMICACKETH)
-		fb_atomic_ack_eth(fb, 0x0102030405060708ull);
-	if (ext & CT_EXT_IMMDT)
-		fb_immdt(fb, r->imm);
-	if (ext & CT_EXT_IETH)
-		fb_ieth(fb, r->imm);
-	if (ext & CT_EXT_CNP)
-		fb_cnp_reserved(fb);
+	/* the BTH and extension headers: the product's builder (commtap/frame_build.h) */
+	ct_roce_hdr_write(fb->buf + fb_fill(fb, 0, n), &bth);
 	if (r->payload)
 		fb_bytes(fb, r->payload, r->payload_len);
 	else

@@ -108,7 +108,7 @@ static struct json_object *mirror_section(struct mirror *m, const struct ct_snap
 	return o;
 }
 
-int mirror_put_report(struct mirror *m, int final)
+int mirror_put_report(struct mirror *m, int final, int stopping)
 {
 	struct ct_snapshot all;
 	struct ct_report r = {0};
@@ -140,7 +140,7 @@ int mirror_put_report(struct mirror *m, int final)
 	r.nic_gbps = m->o.common.nic_gbps;
 	section = mirror_section(m, &all, final);
 	ct_report_add_section(&r, "mirror", section);
-	err = ct_report_sink_analyse(m->sink, &in, &r, final, final && mirror_stop_requested());
+	err = ct_report_sink_analyse(m->sink, &in, &r, final, final && stopping);
 out:
 	json_object_put(section);
 	ct_burst_log_free(&bursts);

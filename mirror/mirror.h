@@ -111,11 +111,12 @@ struct mirror {
 	uint64_t prev_packets, prev_bytes, prev_tsc, start_tsc;
 };
 
-/* Whether SIGINT/SIGTERM asked the mirror to stop (the final report then meets a deadline). */
-int mirror_stop_requested(void);
-
-/* mirror_report.c: merge the workers' snapshots (already taken) and hand a report to the sink. */
-int mirror_put_report(struct mirror *m, int final);
+/*
+ * mirror_report.c: merge the workers' snapshots (already taken) and hand a
+ * report to the sink. stopping: SIGINT/SIGTERM asked the mirror to stop (the
+ * final report then meets a deadline); mirror_main.c owns that flag.
+ */
+int mirror_put_report(struct mirror *m, int final, int stopping);
 void mirror_telemetry_register(struct mirror *m);
 
 #endif

@@ -2,6 +2,8 @@
 /* commtap-mirror's own options (after the EAL's and "--"). */
 #include "mirror.h"
 
+#include "app_args.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,14 @@ static const struct ct_param mirror_params[] = {
 	CT_PARAM_TABLE_END,
 };
 
+static const struct ct_app_args mirror_args = {
+	.prog = "commtap-mirror",
+	.usage = "usage: commtap-mirror [EAL options] -- [options]\n"
+		 "  Analyze the traffic of a DPDK port (a switch's mirror session): reports\n"
+		 "  every --interval and a final one (commtap-report-final.json) in\n"
+		 "  --report-dir.\n",
+};
+
 int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o)
 {
 	const struct ct_param_set sets[] = {
@@ -95,30 +105,18 @@ int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o)
 		{ct_gap_params, &o->common},
 		{ct_report_params, &o->common},
 	};
-	unsigned n = sizeof(sets) / sizeof(sets[0]);
 	char err[512];
 	int first, rc;
 
 	memset(o, 0, sizeof(*o));
 	ct_producer_options_init(&o->common);
-	rc = ct_params_parse(sets, n, argc, argv, &first, err, sizeof(err));
-	if (rc == 1) {
-		printf("usage: commtap-mirror [EAL options] -- [options]\n"
-		       "  Analyze the traffic of a DPDK port (a switch's mirror session): reports\n"
-		       "  every --interval and a final one (commtap-report-final.json) in\n"
-		       "  --report-dir.\n");
-		ct_params_help(stdout, sets, n);
+	rc = ct_app_parse(&mirror_args, sets, sizeof(sets) / sizeof(sets[0]), argc, argv, &first);
+	if (rc == 1)
 		exit(0);
-	}
-	if (!rc && first != argc) {
-		snprintf(err, sizeof(err), "unexpected argument '%s' (try --help)", argv[first]);
-		rc = -EINVAL;
-	}
-	if (!rc)
-		rc = ct_producer_options_finish(&o->common, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "commtap-mirror: %s\n", err);
+	if (rc)
 		return rc;
-	}
-	return 0;
+	rc = ct_producer_options_finish(&o->common, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "commtap-mirror: %s\n", err);
+	return rc;
 }

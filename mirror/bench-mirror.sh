@@ -22,7 +22,7 @@ mbufs=$((packets + 16384))
 run() { # lcores rx_pcap-args mode-flags...
 	local lcores=$1 pcaps=$2
 	shift 2
-	"$build/dataplane/dpdk/commtap-mirror" --no-huge -m 1536 --no-pci --lcores "$lcores" \
+	"$build/mirror/commtap-mirror" --no-huge -m 1536 --no-pci --lcores "$lcores" \
 		--file-prefix "ct-bench-$$" --vdev "net_pcap0,${pcaps},infinite_rx=1" -- \
 		--duration "$secs" --bench --mbufs "$mbufs" --mbuf-data 256 "$@" 2>/dev/null |
 		grep '^worker [0-9]* (lcore'

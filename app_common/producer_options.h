@@ -5,8 +5,8 @@
  * the ones it takes beside its own, so the three parse, check and describe
  * them the same way.
  */
-#ifndef COMMTAP_EXPORT_PRODUCER_OPTIONS_H
-#define COMMTAP_EXPORT_PRODUCER_OPTIONS_H
+#ifndef COMMTAP_APP_PRODUCER_OPTIONS_H
+#define COMMTAP_APP_PRODUCER_OPTIONS_H
 
 #include <stddef.h>
 #include <stdint.h>

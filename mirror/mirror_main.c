@@ -38,11 +38,6 @@
 #define MBUF_DATA_ROOM (RTE_PKTMBUF_HEADROOM + 9728)
 
 static volatile sig_atomic_t stop_requested;
-
-int mirror_stop_requested(void)
-{
-	return stop_requested;
-}
 static volatile int workers_quit;
 static volatile int distributor_done; /* nothing more will enter the rings */
 
@@ -782,7 +777,7 @@ int main(int argc, char **argv)
 			{
 				uint64_t t0 = rte_rdtsc();
 
-				mirror_put_report(m, 0);
+				mirror_put_report(m, 0, 0);
 				if (n_report_times < REPORT_TIMES)
 					report_cycles[n_report_times++] = rte_rdtsc() - t0;
 			}
@@ -821,7 +816,7 @@ int main(int argc, char **argv)
 	if (!m->o.bare) {
 		snapshot_all(m, 1, 1);
 		if (m->o.common.report_dir || m->o.json_path)
-			status |= mirror_put_report(m, 1) ? 1 : 0;
+			status |= mirror_put_report(m, 1, stop_requested) ? 1 : 0;
 		/* every failed write, interval reports included, is the exit status's */
 		status |= ct_report_sink_failures(m->sink) ? 1 : 0;
 	}
