@@ -25,11 +25,10 @@ load stayed cached and failed every later run. A recording that passes them
 stays, whatever commtap makes of it: its figures are commtap's to answer for.
 
 Then prints corpus_accuracy.py's figures for the case and gates on the
-bytes classified right with no profile (at least BYTES_GATE) and on the
-period found with no profile after 12 iterations: within PERIOD_GATE of
-the framework's own mean (issue 19: fresh real runs gate with a tolerance
-wide enough for their run-to-run variation; the recorded runs were
-0.3-1.8% off, docs/accuracy.md).
+bytes classified right with no profile, on the bytes wrong at confidence
+0.8 or more, and on the period found with no profile after 12 iterations
+against the framework's own mean, each per scenario (GATES: the worst of
+five fresh recordings on this machine, with a margin; docs/accuracy.md).
 """
 import json
 import os
@@ -46,22 +45,35 @@ import pcapio  # noqa: E402
 LABELLED_MIN = 0.99
 PERIOD_TOLERANCE = 0.10
 MIN_ITERATIONS = 12
-PERIOD_GATE = 0.03
-# bytes right with no profile (issue 19: fresh real runs gate with tolerances
-# wide enough for their run-to-run variation; the development runs scored
-# 98.3-100%)
-BYTES_GATE = 0.90
-# scenarios whose bytes are printed, not gated, and why
-ISSUE29 = "gated once issue 29's rules land"
-ISSUE29_SCENARIOS = ("ddp8", "zero3", "ps", "pp4", "tp4", "two-jobs", "gradacc", "mpi")
-BYTES_NOT_GATED = {
-    "ddp-noise": "the whole capture's period is lost beside the noise in some runs (the "
-                 "recorded frozen run has none, docs/accuracy.md), and with no period no "
-                 "flow is classified; gated once the period holds there",
+# Gates per scenario, set from five fresh recordings each on this loaded
+# 2-core machine (test/realtrain/spread.py, docs/accuracy.md "Issue 29"):
+# (least bytes right with no profile, most period error after 12
+# iterations, most bytes wrong at confidence >= 0.8), each the worst of the
+# five with a margin; None: not gated, for the reason in NOT_GATED. A gate
+# on the luckiest recording would fail one CI run in five.
+GATES = {
+    "ddp": (None, 0.05, 0.01),
+    "ptd": (0.50, 0.03, 0.25),
+    "moe": (0.95, None, 0.01),
+    "ddp-noise": (None, None, None),
+    "ddp8": (0.95, 0.03, 0.01),
+    "zero3": (0.75, 0.05, 0.25),
+    "ps": (None, None, 0.01),
+    "pp4": (None, None, 0.15),
+    "tp4": (0.80, 0.03, 0.01),
+    "two-jobs": (0.15, 0.03, 0.01),
+    "gradacc": (0.95, 0.03, 0.01),
+    "mpi": (0.95, 0.03, 0.01),
 }
-BYTES_NOT_GATED.update({s: ISSUE29 for s in ISSUE29_SCENARIOS})
-# scenarios whose period after 12 iterations is printed, not gated, and why
-PERIOD_NOT_GATED = {s: ISSUE29 for s in ISSUE29_SCENARIOS}
+NOT_GATED = {
+    "ddp": ("bytes: no period over the whole capture in 1 of 5 recordings (then no flow "
+            "is classified)"),
+    "moe": "period: a nested rhythm read as the iteration in 1 of 5 recordings (286% off)",
+    "ddp-noise": ("the whole capture's period is lost beside the noise in some runs (the "
+                  "recorded frozen run has none), and with no period no flow is classified"),
+    "ps": "bytes and period: no period in 1 of 5 recordings, 3-6 times the iteration in 3",
+    "pp4": "bytes and period: no period in 2 of 5 recordings",
+}
 
 
 def cache_dir(scenario):
@@ -152,33 +164,42 @@ def check_period(case, job, name):
 def gate_period(acc, scenario):
     row = acc["cases"][0].get("period", {}).get("12") or {}
     err = row.get("error")
-    if scenario in PERIOD_NOT_GATED:
+    gate = GATES[scenario][1]
+    if gate is None:
         print("period after 12 iterations: %s (not gated: %s)"
               % ("%.2f%% off" % (100 * err) if err is not None else
-                 "none found (%s)" % (row.get("reason") or "none"), PERIOD_NOT_GATED[scenario]))
+                 "none found (%s)" % (row.get("reason") or "none"), NOT_GATED[scenario]))
         return []
     if err is None:
         return ["no period found after 12 iterations (%s)" % (row.get("reason") or "none")]
     print("period after 12 iterations: %.4f s against %.4f s, %.2f%% (gate %.0f%%)"
-          % (row["period_s"], row["truth_s"], 100 * err, 100 * PERIOD_GATE))
-    if abs(err) > PERIOD_GATE:
+          % (row["period_s"], row["truth_s"], 100 * err, 100 * gate))
+    if abs(err) > gate:
         return ["the period after 12 iterations is %.2f%% off (gate %.0f%%)"
-                % (100 * err, 100 * PERIOD_GATE)]
+                % (100 * err, 100 * gate)]
     return []
 
 
 def gate_bytes(acc, scenario):
     s = acc["cases"][0]["methods"]["signatures"]
-    if scenario in BYTES_NOT_GATED:
+    least, _, wrong_max = GATES[scenario]
+    fails = []
+    right, wrong = s["accuracy"] or 0, s.get("confident_wrong") or 0
+    if least is None:
         print("bytes right with no profile: %.1f%% (not gated: %s)"
-              % (100 * (s["accuracy"] or 0), BYTES_NOT_GATED[scenario]))
-        return []
-    print("bytes right with no profile: %.1f%% (gate %.0f%%)"
-          % (100 * (s["accuracy"] or 0), 100 * BYTES_GATE))
-    if (s["accuracy"] or 0) < BYTES_GATE:
-        return ["%.1f%% of the bytes right with no profile (gate %.0f%%)"
-                % (100 * (s["accuracy"] or 0), 100 * BYTES_GATE)]
-    return []
+              % (100 * right, NOT_GATED[scenario]))
+    else:
+        print("bytes right with no profile: %.1f%% (gate %.0f%%)" % (100 * right, 100 * least))
+        if right < least:
+            fails.append("%.1f%% of the bytes right with no profile (gate %.0f%%)"
+                         % (100 * right, 100 * least))
+    if wrong_max is not None:
+        print("bytes wrong at confidence >= 0.8: %.1f%% (gate %.0f%%)"
+              % (100 * wrong, 100 * wrong_max))
+        if wrong > wrong_max:
+            fails.append("%.1f%% of the bytes wrong at confidence >= 0.8 (gate %.0f%%)"
+                         % (100 * wrong, 100 * wrong_max))
+    return fails
 
 
 def main():
