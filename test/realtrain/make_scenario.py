@@ -466,12 +466,14 @@ def build_truth(scenario, work, pcap, noise_files, stats, seconds):
         cls, group, _ = labels.get(canon((k[0], k[2], k[1], k[3])))
         back = flows.get((k[1], k[0], k[3], k[2]), [0, 0])
         direction = "data" if (nbytes, k) >= (back[1], (k[1], k[0], k[3], k[2])) else "reverse"
-        out_flows.append({"transport": "tcp", "src": k[0], "dst": k[1], "sport": k[2],
-                          "dport": k[3], "class": cls, "group": group, "job": job,
-                          "operation": opbytes.most_common(1)[0][0],
-                          "operation_bytes": dict(opbytes),
-                          "operation_ambiguous_bytes": dict(ambiguous), "direction": direction,
-                          "packets": pkts, "bytes": nbytes})
+        flow = {"transport": "tcp", "src": k[0], "dst": k[1], "sport": k[2], "dport": k[3],
+                "class": cls, "group": group, "job": job,
+                "operation": opbytes.most_common(1)[0][0], "operation_bytes": dict(opbytes),
+                "operation_ambiguous_bytes": dict(ambiguous), "direction": direction,
+                "packets": pkts, "bytes": nbytes}
+        if job is None:  # noise: no job (commtap's --labels takes "job" as a job's name)
+            del flow["job"]
+        out_flows.append(flow)
     job_list = []
     for name, ranks in jobs:
         ji = info[name]
