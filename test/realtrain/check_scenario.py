@@ -87,7 +87,8 @@ def current(case):
             t = json.load(f)
     except (OSError, ValueError):
         return None
-    return t if t.get("generator_sha256") == make_scenario.generator_digest(os.path.basename(case)) else None
+    digest = make_scenario.generator_digest(os.path.basename(case))
+    return t if t.get("generator_sha256") == digest else None
 
 
 def first_frames(pcap, truth):

@@ -21,6 +21,7 @@ when root, network namespaces, tcpdump or torch are missing.
 import bisect
 import collections
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -324,16 +325,24 @@ class OtherLabels(dict):
 class Operations:
     """Which operation each frame of a group's connection belongs to.
 
-    A frame belongs to the call its sender had in flight on the frame's
-    group at the frame's time (the receiver's, for a frame the sender has
-    none in flight for: an acknowledgement while it waits, or data it
-    wrote into the socket before its call returned); a frame outside any
-    call, to the group's operation with the most bytes in the logs."""
-
-    SCAN = 256  # calls looked back for one still in flight (isends wait late)
+    On a group whose calls are all one operation (a pipeline's sends, a
+    parameter server's pushes and pulls, TP's all-reduces), that one. On a
+    group of several (ZeRO's all-gathers and reduce-scatters, DDP's
+    broadcast then all-reduces, MPI's allreduce and allgather) every rank
+    makes the same sequence of collective calls, and a data frame from S to
+    R belongs to a call k with k_r <= k <= k_s: k_s the last call S had
+    started (it sends nothing of a later one), k_r the first call R had
+    not finished (it has every byte of the earlier ones). When those calls
+    are not all one operation the frame goes to R's (the stream is FIFO: the
+    bytes R still waits for come first) and counts in ambiguous_bytes (per
+    flow: operation_ambiguous_bytes, {"OpA|OpB": bytes it may be either}). A
+    frame without payload (an acknowledgement) is placed as the data it
+    acknowledges, the other way. A frame outside every call (S started none,
+    or R finished all) goes to the group's operation with the most bytes
+    in the logs and counts in fallback_bytes."""
 
     def __init__(self, jobs):
-        self.calls = {}  # (job, address, group) -> (starts, [(start, end, op)])
+        self.calls = {}  # (job, address, group) -> (starts, ends, ops)
         per_group = collections.defaultdict(collections.Counter)
         for job, rank_files in jobs:
             for r in rank_files:
@@ -345,27 +354,34 @@ class Operations:
                     per_group[(job, group)][op] += size
                 for group, calls in mine.items():
                     calls.sort()
-                    self.calls[(job, r["address"], group)] = ([c[0] for c in calls], calls)
+                    ends = list(itertools.accumulate((c[1] for c in calls), max))
+                    self.calls[(job, r["address"], group)] = ([c[0] for c in calls], ends,
+                                                              [c[2] for c in calls])
         self.common = {k: c.most_common(1)[0][0] for k, c in per_group.items()}
-        self.fallback_bytes = 0
-
-    def _in_flight(self, job, addr, group, ts):
-        starts, calls = self.calls.get((job, addr, group), ((), ()))
-        i = bisect.bisect_right(starts, ts)
-        for j in range(i - 1, max(i - 1 - self.SCAN, -1), -1):
-            if calls[j][1] >= ts:
-                return calls[j][2]
-        return None
+        self.only = {k: next(iter(c)) for k, c in per_group.items() if len(c) == 1}
+        self.fallback_bytes = self.ambiguous_bytes = 0
 
     def of(self, fr, cls, group, job):
+        """(operation, the operations it may be when ambiguous, else None)."""
         if cls == "Other":
-            return "Other"
-        op = (self._in_flight(job, fr.src, group, fr.ts_ns)
-              or self._in_flight(job, fr.dst, group, fr.ts_ns))
-        if op is None:
+            return "Other", None
+        if (job, group) in self.only:
+            return self.only[(job, group)], None
+        sender, receiver = (fr.src, fr.dst) if fr.payload > 0 else (fr.dst, fr.src)
+        s_starts, _, s_ops = self.calls.get((job, sender, group), ((), (), ()))
+        _, r_ends, r_ops = self.calls.get((job, receiver, group), ((), (), ()))
+        k_s = bisect.bisect_right(s_starts, fr.ts_ns) - 1
+        k_r = bisect.bisect_left(r_ends, fr.ts_ns)
+        if k_s < 0 or k_r >= len(r_ops):
             self.fallback_bytes += fr.wire
-            op = self.common.get((job, group), "Other")
-        return op
+            return self.common.get((job, group), "Other"), None
+        if k_r >= k_s:  # the two ends agree (k_r > k_s: within the clocks' reach of it)
+            return s_ops[k_s], None
+        maybe = set(s_ops[k_r:k_s + 1])
+        if len(maybe) > 1:
+            self.ambiguous_bytes += fr.wire
+            return r_ops[k_r], "|".join(sorted(maybe))
+        return r_ops[k_r], None
 
 
 def load_job(work, kind, world, folder):
@@ -432,10 +448,13 @@ def build_truth(scenario, work, pcap, noise_files, stats, seconds):
                 unl_flows[k] += fr.wire
             continue
         cls, group, job = label
-        f = flows.setdefault(k, [0, 0, collections.Counter(), job])
+        f = flows.setdefault(k, [0, 0, collections.Counter(), job, collections.Counter()])
         f[0] += 1
         f[1] += fr.wire
-        f[2][opsof.of(fr, cls, group, job)] += fr.wire
+        op, maybe = opsof.of(fr, cls, group, job)
+        f[2][op] += fr.wire
+        if maybe:
+            f[4][maybe] += fr.wire
         if job in info:
             ji = info[job]
             ji["bytes"] += fr.wire
@@ -443,15 +462,18 @@ def build_truth(scenario, work, pcap, noise_files, stats, seconds):
             if 0 <= i < len(ji["starts"]):
                 ji["per_iter"][cls][i] += fr.wire
     out_flows = []
-    for k, (pkts, nbytes, opbytes, job) in flows.items():
+    for k, (pkts, nbytes, opbytes, job, ambiguous) in flows.items():
         cls, group, _ = labels.get(canon((k[0], k[2], k[1], k[3])))
         back = flows.get((k[1], k[0], k[3], k[2]), [0, 0])
         direction = "data" if (nbytes, k) >= (back[1], (k[1], k[0], k[3], k[2])) else "reverse"
-        out_flows.append({"transport": "tcp", "src": k[0], "dst": k[1], "sport": k[2],
-                          "dport": k[3], "class": cls, "group": group, "job": job,
-                          "operation": opbytes.most_common(1)[0][0],
-                          "operation_bytes": dict(opbytes), "direction": direction,
-                          "packets": pkts, "bytes": nbytes})
+        flow = {"transport": "tcp", "src": k[0], "dst": k[1], "sport": k[2], "dport": k[3],
+                "class": cls, "group": group, "job": job,
+                "operation": opbytes.most_common(1)[0][0], "operation_bytes": dict(opbytes),
+                "operation_ambiguous_bytes": dict(ambiguous), "direction": direction,
+                "packets": pkts, "bytes": nbytes}
+        if job is None:  # noise: no job (commtap's --labels takes "job" as a job's name)
+            del flow["job"]
+        out_flows.append(flow)
     job_list = []
     for name, ranks in jobs:
         ji = info[name]
@@ -484,6 +506,7 @@ def build_truth(scenario, work, pcap, noise_files, stats, seconds):
         "wire_visible": {cls: True for j in job_list for cls in j["layout"]["groups"]},
         "operation_notes": OPERATION_NOTES.get(scenario),
         "operation_fallback_bytes": opsof.fallback_bytes,
+        "operation_ambiguous_bytes": opsof.ambiguous_bytes,
         "job_bytes": job_bytes,
         "unlabelled_job_bytes": unlabelled,
         "unlabelled_job_packets": unlabelled_pkts,
@@ -526,9 +549,35 @@ def torch_version():
     return r.stdout.strip()
 
 
+def retruth(scenario, case):
+    """The truth of a recording made again from what it kept (capture, ranks/, noise
+    files) by this build_truth; its generator_sha256 stays the recording's, the
+    rebuilding sources' digest goes in truth_rebuilt_by."""
+    path = os.path.join(case, "truth.json")
+    with open(path) as f:
+        old = json.load(f)
+    noise = [os.path.join(case, n) for n in ("bulk.json", "checkpoint.json")
+             if SCENARIOS[scenario][1]]
+    t = build_truth(scenario, case, os.path.join(case, "capture.pcap"), noise,
+                    old["capture"]["tcpdump"], old["capture"]["seconds"])
+    t["generator_sha256"] = old["generator_sha256"]
+    t["truth_rebuilt_by"] = generator_digest(scenario)
+    with open(path, "w") as f:
+        json.dump(t, f, indent=1)
+        f.write("\n")
+    return t
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--retruth" and sys.argv[2] in SCENARIOS:
+        t = retruth(sys.argv[2], os.path.abspath(sys.argv[3]))
+        print("%s: truth rebuilt, operation fallback %d bytes, ambiguous %d of %d"
+              % (sys.argv[3], t["operation_fallback_bytes"], t["operation_ambiguous_bytes"],
+                 t["job_bytes"]))
+        return 0
     if len(sys.argv) != 3 or sys.argv[1] not in SCENARIOS:
-        sys.stderr.write("usage: make_scenario.py %s OUTDIR\n" % "|".join(SCENARIOS))
+        sys.stderr.write("usage: make_scenario.py %s OUTDIR\n"
+                         "       make_scenario.py --retruth SCENARIO DIR\n" % "|".join(SCENARIOS))
         return 2
     why = skip_reason(sys.argv[1])
     if why:
