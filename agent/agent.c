@@ -179,9 +179,11 @@ static const struct ct_param agent_params[] = {
 	 .arg = "DIR",
 	 .offset = AGENT(gpu_dir),
 	 .help = "where the NCCL profiler plugin and the CUPTI library write\n"
-		 "their rings (default $COMMTAP_GPU_RING_DIR, else /dev/shm);\n"
-		 "when rings are there, the final report joins them (\"gpu\")\n"
-		 "and commtap-labels.json is written beside it"},
+		 "their rings (default $COMMTAP_GPU_RING_DIR, else\n"
+		 "/dev/shm/commtap-UID of the agent's user); when rings are\n"
+		 "there, the final report joins them (\"gpu\") and\n"
+		 "commtap-labels.json is written beside it; the rings read\n"
+		 "whose processes have ended are removed"},
 	{.name = "no-job-names",
 	 .type = CT_PARAM_FLAG,
 	 .offset = AGENT(no_job_names),
@@ -266,9 +268,8 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 static void gpu_join(const struct agent_opts *o, const struct ct_knowledge *k,
 		     struct ct_collect *col, const struct ct_report *r, json_object **gpu)
 {
-	const char *env = getenv("COMMTAP_GPU_RING_DIR");
-	const char *dir = o->gpu_dir ? o->gpu_dir : env && *env ? env : "/dev/shm";
-	char labels[4200], err[512] = "";
+	char buf[512], labels[4200], err[512] = "";
+	const char *dir = ct_gpu_ring_dir_of(o->gpu_dir, buf, sizeof(buf));
 	int rc;
 
 	snprintf(labels, sizeof(labels), "%s/commtap-labels.json", o->common.report_dir);
@@ -281,6 +282,16 @@ static void gpu_join(const struct agent_opts *o, const struct ct_knowledge *k,
 			labels);
 	else if (o->gpu_dir)
 		fprintf(stderr, "commtap agent: --gpu %s: no rings there\n", dir);
+}
+
+/* The rings there now are this agent's to read and remove: their writers
+ * leave them at finalize (gpu_ring.h, CT_GPU_RING_F_READER). A ring made
+ * and finished between two reports goes with its process. */
+static void attach_rings(const struct agent_opts *o)
+{
+	char buf[512];
+
+	ct_gpu_attach(ct_gpu_ring_dir_of(o->gpu_dir, buf, sizeof(buf)));
 }
 
 struct gpu_join_ctx {
@@ -578,6 +589,7 @@ int cmd_agent(int argc, char **argv)
 	next = start + o.common.interval_s;
 	status = CT_EXIT_OK;
 	started = 1;
+	attach_rings(&o);
 	while (!stop) {
 		double t = now_s();
 		int wait_ms = (int)((next - t) * 1000);
@@ -596,6 +608,7 @@ int cmd_agent(int argc, char **argv)
 		t = now_s();
 		if (t >= next) {
 			put_report(&o, &know, &col, source, 0, sink);
+			attach_rings(&o);
 			/* a report that took longer than the interval skips, not stacks, the next
 			 */
 			while (next <= t)

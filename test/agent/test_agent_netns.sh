@@ -279,7 +279,7 @@ lru) # a tiny flow table: evictions reported, totals exact
 gpu) # rings the NCCL profiler plugin wrote, joined in the final report
 	[ -x "${GPU_RINGS:-}" ] && [ -r "${NCCL_PLUGIN:-}" ] || skip "no ring writer or plugin"
 	mkdir -p "$work/rings"
-	COMMTAP_GPU_RING_DIR="$work/rings" "$GPU_RINGS" "$NCCL_PLUGIN" >"$work/rings.out" 2>&1 ||
+	COMMTAP_GPU_RING_DIR="$work/rings" COMMTAP_GPU_RING_KEEP=1 "$GPU_RINGS" "$NCCL_PLUGIN" >"$work/rings.out" 2>&1 ||
 		{ cat "$work/rings.out"; fail "the plugin wrote no rings"; }
 	synth "$work/roce.pcap" --noise
 	start_agent "$work/reports" --gpu "$work/rings"
