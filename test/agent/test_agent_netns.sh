@@ -5,7 +5,7 @@
 # compared with `commtap analyze` on the same capture.
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
-# CASE: xdp | tc | period | persist | ring | lru | gpu | errors | twins | user | jobname
+# CASE: xdp | tc | period | persist | ring | lru | gpu | gpujunk | errors | twins | user | jobname
 # (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
@@ -23,6 +23,8 @@ id=$$
 nsa=ctA$id nsb=ctB$id nsc= nsd=
 vetha=cta$id vethb=ctb$id
 work=$(mktemp -d)
+# every agent here reads its own GPU ring directory, never the machine's
+export COMMTAP_GPU_RING_DIR="$work/rings"
 agent_pid=
 agent2_pid=
 pinsb=
@@ -301,6 +303,32 @@ PY
 	# the labels beside the report load in analyze
 	"$commtap" analyze --labels "$work/reports/commtap-labels.json" --json /dev/null \
 		"$work/roce.pcap" || fail "commtap analyze rejects the agent's labels"
+	;;
+gpujunk) # rings the agent cannot read, beside one without records: skipped and
+	# counted, the run ends well (a job of no operations passed NULL to qsort:
+	# UBSan in the sanitizer build), the readable ring of an ended process removed
+	mkdir -p "$work/rings"
+	python3 - "$work/rings" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def ring(version=1, size=None, pid=4194305):  # above any pid_max: a process that has ended
+    hdr = struct.pack("<QIIIIIIIIiI", 0x31524750544d4d43, version, 4096, 128, 64, 1, 64, 1, 1, pid, 0)
+    data = hdr.ljust(4096 + 64 * 128, b"\0")
+    return data[:size] if size is not None else data
+open(d + "/commtap-nccl.11", "wb").close()                               # empty
+open(d + "/commtap-nccl.12", "wb").write(ring(version=2))                # another version
+open(d + "/commtap-nccl.13", "wb").write(ring(size=4096 + 100))          # truncated
+open(d + "/commtap-nccl.14", "wb").write(ring())                         # no records
+PY
+	synth "$work/roce.pcap"
+	start_agent "$work/reports"
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	stop_agent INT
+	cat "$work/agent.err"
+	grep -q "3 GPU ring file(s) skipped" "$work/agent.err" || fail "the bad rings are not counted"
+	grep -q "runtime error" "$work/agent.err" && fail "undefined behaviour"
+	[ -e "$work/rings/commtap-nccl.14" ] && fail "the read ring of an ended process is still there"
+	[ -e "$work/rings/commtap-nccl.12" ] || fail "a ring the agent could not read was removed"
 	;;
 errors) # the loader's error paths
 	out=$(in_b "$commtap" agent --iface nosuch$id --duration 1 2>&1) && fail "agent accepted a missing interface"
