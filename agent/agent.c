@@ -257,6 +257,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 	o->probe.ring_bytes = o->ring_kib * 1024;
 	o->probe.burst_gap_ns = o->common.burst_gap_ns;
 	o->probe.tcp_msg_gap_ns = o->common.tcp_msg_gap_ns;
+	o->probe.persist = o->persist;
 	return 0;
 }
 

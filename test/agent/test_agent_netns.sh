@@ -5,7 +5,7 @@
 # compared with `commtap analyze` on the same capture.
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
-# CASE: xdp | tc | period | persist | ring | lru | gpu | gpujunk | errors | twins | user | jobname
+# CASE: xdp | tc | period | persist | reuse | ring | lru | gpu | gpujunk | errors | twins | user | jobname
 # (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
@@ -32,6 +32,7 @@ twins=
 replay_pid=
 tcpdump_pid=
 foreign=
+stale=
 cleanup() {
 	# a program xdp-loader left in libxdp's dispatcher (and its pins in bpffs)
 	[ -n "$foreign" ] && nsenter --net=/var/run/netns/$nsb xdp-loader unload $vethb --all >/dev/null 2>&1
@@ -42,7 +43,7 @@ cleanup() {
 	[ -n "$tcpdump_pid" ] && kill "$tcpdump_pid" 2>/dev/null && wait "$tcpdump_pid" 2>/dev/null
 	ip netns del $nsa 2>/dev/null
 	ip netns del $nsb 2>/dev/null
-	for d in $pinsb $twins; do
+	for d in $pinsb $twins $stale; do
 		case $d in /sys/fs/bpf/commtap/ns*/*) rm -rf "$d" && rmdir "${d%/*}" 2>/dev/null ;; esac
 	done
 	for ns in $nsc $nsd; do ip netns del $ns 2>/dev/null; done
@@ -52,16 +53,24 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 ip netns add $nsa || skip "cannot create network namespaces"
-ip netns add $nsb || exit 1
-ip link add $vetha type veth peer name $vethb || fail "cannot create a veth pair"
-ip link set $vetha netns $nsa && ip link set $vethb netns $nsb || exit 1
-for pair in $nsa:$vetha:198.18.0.101 $nsb:$vethb:198.18.0.102; do
-	ns=${pair%%:*} rest=${pair#*:} dev=${rest%%:*} addr=${rest#*:}
-	ip netns exec $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		net.ipv6.conf.default.disable_ipv6=1
-	ip -n $ns link set $dev mtu 9000 up || exit 1
-	ip -n $ns addr add $addr/24 dev $dev || exit 1
-done
+make_pair() { # [ctB's ifindex]: the veth pair between ctA and ctB (again in the reuse case)
+	if [ -n "${1:-}" ]; then
+		ip -n $nsb link add $vethb index $1 type veth peer name $vetha netns $nsa ||
+			fail "cannot create a veth pair with ifindex $1"
+	else
+		ip netns add $nsb || exit 1
+		ip link add $vetha type veth peer name $vethb || fail "cannot create a veth pair"
+		ip link set $vetha netns $nsa && ip link set $vethb netns $nsb || exit 1
+	fi
+	for pair in $nsa:$vetha:198.18.0.101 $nsb:$vethb:198.18.0.102; do
+		ns=${pair%%:*} rest=${pair#*:} dev=${rest%%:*} addr=${rest#*:}
+		ip netns exec $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1
+		ip -n $ns link set $dev mtu 9000 up || exit 1
+		ip -n $ns addr add $addr/24 dev $dev || exit 1
+	done
+}
+make_pair
 
 # The probe's pins: per network namespace (inode) and interface index.
 pins_of() { # namespace, device
@@ -255,6 +264,40 @@ persist) # an agent restarted mid-replay with --persist loses no counts
 	if nsenter --net=/var/run/netns/$nsb tc filter show dev $vethb egress | grep -q ct_tc_egress; then
 		fail "TC egress program still attached after a clean exit"
 	fi
+	;;
+reuse) # the pins an agent left with --persist in a namespace since deleted are not
+	# continued by an agent in a new namespace that has the same inode and ifindex
+	synth "$work/roce.pcap" --noise
+	start_agent "$work/reports" --persist
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	stop_agent TERM
+	[ -e $pinsb/flows ] || fail "--persist left no pinned maps in $pinsb"
+	stale=$pinsb
+	old_ino=$(stat -L -c %i /var/run/netns/$nsb) old_if=${pinsb##*/}
+	ip netns del $nsb # and with it both ends of the pair
+	# the kernel frees a namespace's inode number a moment after its last
+	# user: new namespaces until one gets it back (the lowest free number)
+	for _ in $(seq 50); do
+		ip netns add $nsb || exit 1
+		[ "$(stat -L -c %i /var/run/netns/$nsb)" = "$old_ino" ] && break
+		ip netns del $nsb
+		sleep 0.2
+	done
+	make_pair "$old_if" # the same interface index, in the new namespace
+	pinsb=$(pins_of $nsb $vethb)
+	if [ "$pinsb" = "$stale" ]; then
+		echo "reuse: the new namespace has the old one's inode and ifindex ($pinsb)"
+	else
+		echo "reuse: numbers not reused this time ($stale -> $pinsb)"
+	fi
+	rm -f "$work"/reports/*.json
+	start_agent "$work/reports"
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	stop_agent INT
+	cat "$work/agent.err"
+	python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); print('packets sent', a['capture']['packets'], 'reported', b['capture']['packets']); sys.exit(a['capture']['packets'] != b['capture']['packets'])" "$work/roce.pcap.json" "$final" ||
+		fail "the agent in the new namespace counted packets it did not see"
+	compare "$work/roce.pcap.json" "$final" --totals-only
 	;;
 ring) # a tiny ring overflows: drops counted, totals and flows still exact
 	synth "$work/roce.pcap" --noise
