@@ -348,7 +348,8 @@ static const struct ct_labels *job_names(const struct agent_opts *o,
 }
 
 static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct ct_collect *col,
-		      const char *source, int final, struct ct_report_sink *sink)
+		      const char *source, int final, struct ct_report_sink *sink,
+		      uint64_t stopped_ns)
 {
 	struct ct_report r = {0};
 	struct gpu_join_ctx g = {o, k, col, NULL};
@@ -358,6 +359,7 @@ static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct
 		.min_period_s = o->common.min_period_s,
 		.analysed = final ? join_gpu : NULL,
 		.ctx = &g,
+		.stopped_ns = stopped_ns,
 	};
 	json_object *host = NULL;
 	int rc;
@@ -608,7 +610,7 @@ int cmd_agent(int argc, char **argv)
 		}
 		t = now_s();
 		if (t >= next) {
-			put_report(&o, &know, &col, source, 0, sink);
+			put_report(&o, &know, &col, source, 0, sink, 0);
 			attach_rings(&o);
 			/* a report that took longer than the interval skips, not stacks, the next
 			 */
@@ -616,7 +618,8 @@ int cmd_agent(int argc, char **argv)
 				next += o.common.interval_s;
 		}
 	}
-	if (put_report(&o, &know, &col, source, 1, sink))
+	/* the shutdown deadline counts from here (the stop, or --duration) */
+	if (put_report(&o, &know, &col, source, 1, sink, ct_monotonic_ns()))
 		status = CT_EXIT_ERROR;
 out:
 	if (!pid && pipe_fd[1] >= 0)

@@ -5,7 +5,7 @@
 # compared with `commtap analyze` on the same capture.
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
-# CASE: xdp | tc | period | persist | reuse | ring | lru | gpu | gpujunk | errors | twins | user | jobname
+# CASE: xdp | tc | period | persist | reuse | stop | ring | lru | gpu | gpujunk | errors | twins | user | jobname
 # (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
@@ -298,6 +298,51 @@ reuse) # the pins an agent left with --persist in a namespace since deleted are 
 	python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); print('packets sent', a['capture']['packets'], 'reported', b['capture']['packets']); sys.exit(a['capture']['packets'] != b['capture']['packets'])" "$work/roce.pcap.json" "$final" ||
 		fail "the agent in the new namespace counted packets it did not see"
 	compare "$work/roce.pcap.json" "$final" --totals-only
+	;;
+stop) # the final report after SIGTERM within the shutdown deadline + 1 s, with
+	# STOP_FLOWS one-packet RoCE flows (default 20,000; the issue's figure is
+	# 200,000), STOP_RUNS stops (default 3; the issue's 20), STOP_DEADLINE
+	# seconds (default 2: the issue's 10 s is for ten times the flows)
+	flows=${STOP_FLOWS:-20000} runs=${STOP_RUNS:-3} deadline=${STOP_DEADLINE:-2}
+	python3 - "$work/flows.pcap" "$flows" <<'PY'
+import struct, sys
+# one packet per flow (a destination QP of its own), 198.18.0.101 -> .102
+out, n = open(sys.argv[1], "wb"), int(sys.argv[2])
+out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b)); s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+for i in range(n):
+    bth = struct.pack("!BBHII", 0x04, 0x40, 0xffff, (i + 16) & 0xffffff, i & 0xffffff)
+    udp = struct.pack("!HHHH", 49152 + i % 16000, 4791, 8 + len(bth) + 68, 0)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + len(bth) + 68, i & 0xffff, 0x4000, 64, 17, 0,
+                     bytes([198, 18, 0, 101]), bytes([198, 18, 0, 102]))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    f = bytes.fromhex("020000000002020000000001") + b"\x08\x00" + ip + udp + bth + bytes(68)
+    t = 1700000000 * 10**6 + i * 5
+    out.write(struct.pack("<IIII", t // 10**6, t % 10**6, len(f), len(f)) + f)
+PY
+	worst=0
+	for run in $(seq "$runs"); do
+		rm -rf "$work/reports"
+		start_agent "$work/reports" --interval 3600 --flows $((flows + flows / 4)) \
+			--shutdown-deadline "$deadline"
+		replay $nsa $vetha "$work/flows.pcap" --topspeed
+		t0=$(date +%s.%N)
+		kill -TERM $agent_pid
+		wait $agent_pid
+		rc=$?
+		t1=$(date +%s.%N)
+		agent_pid=
+		[ $rc = 0 ] || { cat "$work/agent.err"; fail "agent exit status $rc after SIGTERM"; }
+		took=$(python3 -c "print('%.2f' % ($t1 - $t0))")
+		python3 -c "import json,sys; r=json.load(open(sys.argv[1])); n=len(r['flows']); print('stop %s: %d flows, the final report %s s after SIGTERM%s' % (sys.argv[2], n, sys.argv[3], ', cut short' if 'analysis_cut_short' in r else '')); sys.exit(n < int(sys.argv[4]) * 0.99)" \
+			"$final" "$run" "$took" "$flows" || fail "the final report lacks flows"
+		worst=$(python3 -c "print(max($worst, $took))")
+	done
+	python3 -c "import sys; sys.exit($worst > $deadline + 1)" ||
+		fail "the slowest stop took $worst s, over the deadline ($deadline s) + 1 s"
+	echo "slowest of $runs stops: $worst s (deadline $deadline s)"
 	;;
 ring) # a tiny ring overflows: drops counted, totals and flows still exact
 	synth "$work/roce.pcap" --noise
