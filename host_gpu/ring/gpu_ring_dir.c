@@ -213,7 +213,8 @@ int ct_gpu_ring_dir_prune(int dirfd, uint64_t need, uint64_t max, bool hold)
 	closedir(d);
 	if (err)
 		goto out;
-	qsort(v, n, sizeof(*v), cmp_removal);
+	if (n) /* qsort takes no NULL array */
+		qsort(v, n, sizeof(*v), cmp_removal);
 	for (size_t i = 0; i < n && total + need > max && !v[i].live; i++)
 		if (!unlinkat(dirfd, v[i].name, 0) || errno == ENOENT)
 			total -= v[i].bytes;
