@@ -277,9 +277,10 @@ reuse) # the pins an agent left with --persist in a namespace since deleted are 
 	ip netns del $nsb # and with it both ends of the pair
 	# the kernel frees a namespace's inode number a moment after its last
 	# user: new namespaces until one gets it back (the lowest free number)
-	for _ in $(seq 50); do
+	for try in $(seq 50); do
 		ip netns add $nsb || exit 1
 		[ "$(stat -L -c %i /var/run/netns/$nsb)" = "$old_ino" ] && break
+		[ $try = 50 ] && break # not reused in 10 s: go on with another number
 		ip netns del $nsb
 		sleep 0.2
 	done
