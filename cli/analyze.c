@@ -425,6 +425,11 @@ int cmd_analyze(int argc, char **argv)
 	report.flows = got.flows;
 	report.flows.on_summed = NULL; /* the bursts are gathered */
 	describe_source(&report, &o);
+	if (got.bursts.dropped)
+		ct_log(CT_LOG_INFO,
+		       "the periodicity covers the newest %zu bursts; %llu older ones were "
+		       "dropped to bound memory (flows' totals are whole)",
+		       got.bursts.n, (unsigned long long)got.bursts.dropped);
 
 	if (ct_report_sink_analyse(sink, &in, &report, 1, interrupted))
 		status = CT_EXIT_ERROR;
