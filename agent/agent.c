@@ -180,9 +180,11 @@ static const struct ct_param agent_params[] = {
 	 .arg = "DIR",
 	 .offset = AGENT(gpu_dir),
 	 .help = "where the NCCL profiler plugin and the CUPTI library write\n"
-		 "their rings (default $COMMTAP_GPU_RING_DIR, else /dev/shm);\n"
-		 "when rings are there, the final report joins them (\"gpu\")\n"
-		 "and commtap-labels.json is written beside it"},
+		 "their rings (default $COMMTAP_GPU_RING_DIR, else\n"
+		 "/dev/shm/commtap-UID of the agent's user); when rings are\n"
+		 "there, the final report joins them (\"gpu\") and\n"
+		 "commtap-labels.json is written beside it; the rings read\n"
+		 "whose processes have ended are removed"},
 	{.name = "no-job-names",
 	 .type = CT_PARAM_FLAG,
 	 .offset = AGENT(no_job_names),
@@ -253,6 +255,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 	o->probe.ring_bytes = o->ring_kib * 1024;
 	o->probe.burst_gap_ns = o->common.burst_gap_ns;
 	o->probe.tcp_msg_gap_ns = o->common.tcp_msg_gap_ns;
+	o->probe.persist = o->persist;
 	return 0;
 }
 
@@ -264,9 +267,8 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 static void gpu_join(const struct agent_opts *o, const struct ct_knowledge *k,
 		     struct ct_collect *col, const struct ct_report *r, json_object **gpu)
 {
-	const char *env = getenv("COMMTAP_GPU_RING_DIR");
-	const char *dir = o->gpu_dir ? o->gpu_dir : env && *env ? env : "/dev/shm";
-	char labels[4200], err[512] = "";
+	char buf[512], labels[4200], err[512] = "";
+	const char *dir = ct_gpu_ring_dir_of(o->gpu_dir, buf, sizeof(buf));
 	int rc;
 
 	snprintf(labels, sizeof(labels), "%s/commtap-labels.json", o->common.report_dir);
@@ -279,6 +281,16 @@ static void gpu_join(const struct agent_opts *o, const struct ct_knowledge *k,
 			labels);
 	else if (o->gpu_dir)
 		fprintf(stderr, "commtap agent: --gpu %s: no rings there\n", dir);
+}
+
+/* The rings there now are this agent's to read and remove: their writers
+ * leave them at finalize (gpu_ring.h, CT_GPU_RING_F_READER). A ring made
+ * and finished between two reports goes with its process. */
+static void attach_rings(const struct agent_opts *o)
+{
+	char buf[512];
+
+	ct_gpu_attach(ct_gpu_ring_dir_of(o->gpu_dir, buf, sizeof(buf)));
 }
 
 struct gpu_join_ctx {
@@ -339,7 +351,8 @@ static const struct ct_labels *job_names(const struct agent_opts *o,
 }
 
 static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct ct_collect *col,
-		      const char *source, int final, struct ct_report_sink *sink)
+		      const char *source, int final, struct ct_report_sink *sink,
+		      uint64_t stopped_ns)
 {
 	struct ct_report r = {0};
 	struct gpu_join_ctx g = {o, k, col, NULL};
@@ -349,6 +362,7 @@ static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct
 		.min_period_s = o->common.min_period_s,
 		.analysed = final ? join_gpu : NULL,
 		.ctx = &g,
+		.stopped_ns = stopped_ns,
 	};
 	json_object *host = NULL;
 	int rc;
@@ -581,6 +595,7 @@ int cmd_agent(int argc, char **argv)
 	next = start + o.common.interval_s;
 	status = CT_EXIT_OK;
 	started = 1;
+	attach_rings(&o);
 	while (!stop) {
 		double t = now_s();
 		int wait_ms = (int)((next - t) * 1000);
@@ -598,14 +613,16 @@ int cmd_agent(int argc, char **argv)
 		}
 		t = now_s();
 		if (t >= next) {
-			put_report(&o, &know, &col, source, 0, sink);
+			put_report(&o, &know, &col, source, 0, sink, 0);
+			attach_rings(&o);
 			/* a report that took longer than the interval skips, not stacks, the next
 			 */
 			while (next <= t)
 				next += o.common.interval_s;
 		}
 	}
-	if (put_report(&o, &know, &col, source, 1, sink))
+	/* the shutdown deadline counts from here (the stop, or --duration) */
+	if (put_report(&o, &know, &col, source, 1, sink, ct_monotonic_ns()))
 		status = CT_EXIT_ERROR;
 	/* every failed write, interval reports included, is the exit status's */
 	if (ct_report_sink_failures(sink) || job_labels_failed)

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "gpu_corr.h"
+#include "commtap/gpu_ring_dir.h"
 #ifdef COMMTAP_HAVE_MNL
 #include "rdma_qp.h"
 #endif
@@ -125,6 +126,18 @@ static int labels_write(const struct gc_job *j, const struct gc_flows *f, const 
 	return ct_write_file_atomic(path, write_labels, &l);
 }
 
+void ct_gpu_attach(const char *ring_dir)
+{
+	(void)gc_rings_attach(ring_dir); /* none there yet, or no directory: later */
+}
+
+const char *ct_gpu_ring_dir_of(const char *dir, char *buf, size_t len)
+{
+	if (dir)
+		return dir;
+	return ct_gpu_ring_dir_path(buf, len) ? "/dev/shm/commtap" : buf;
+}
+
 int ct_gpu_link(const char *ring_dir, const struct ct_knowledge *k, const struct ct_report *r,
 		const struct ct_burst_log *bursts, double nic_gbps, const char *labels_path,
 		json_object **gpu_json, char *err, size_t errlen)
@@ -135,11 +148,15 @@ int ct_gpu_link(const char *ring_dir, const struct ct_knowledge *k, const struct
 
 	*gpu_json = NULL;
 	gc_job_init(&job);
+	job.reap = true;
 	rc = gc_job_read_dir(&job, ring_dir);
 	if (job.rings_skipped)
 		fprintf(stderr,
 			"commtap agent: warning: %s: %u GPU ring file(s) skipped, first %s\n",
 			ring_dir, job.rings_skipped, job.skip_note);
+	if (job.rings_removed)
+		fprintf(stderr, "commtap agent: %s: %u ring(s) of ended processes read and removed\n",
+			ring_dir, job.rings_removed);
 	if (rc <= 0) { /* no ring, or no such directory: nothing to join */
 		if (rc < 0 && rc != -ENOENT)
 			snprintf(err, errlen, "%s: %s", ring_dir, strerror(-rc));

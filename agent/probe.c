@@ -8,7 +8,8 @@
  * commtap's own handle. The maps are pinned: a later agent finds them, and
  * with them the counters, and takes over programs an agent left attached
  * with --persist. Pins are per network namespace and ifindex, and one agent
- * at a time holds them.
+ * at a time holds them; the namespace's cookie pinned beside them tells a
+ * namespace that reuses a gone one's numbers (pin_owner.h).
  */
 #include "probe.h"
 
@@ -16,6 +17,7 @@
 #include <commtap/roce_opcode.h>
 
 #include "../ebpf/probe_abi.h"
+#include "pin_owner.h"
 #include "probe.skel.h"
 
 #include <bpf/bpf.h>
@@ -53,6 +55,7 @@ struct ct_probe {
 	char ns_dir[496];	  /* pin root/ns<inode> */
 	char pin_dir[512];	  /* ns_dir/<ifindex> */
 	int lock_fd;		  /* pin_dir, flock'ed while this agent uses the pins */
+	uint64_t cookie;	  /* the namespace's cookie, 0 where the kernel has none */
 	struct ctp_probe *skel;
 	struct xdp_program *xdp; /* attached by this agent, NULL when taken over */
 	enum xdp_attach_mode xdp_mode;
@@ -364,6 +367,49 @@ static int check_pinned_abi(const struct ct_probe *p, char *err, size_t errlen)
 		p->ifname, p->pin_dir, version, CTP_ABI_VERSION, p->pin_dir);
 }
 
+/*
+ * Pins left by a probe that is gone are never continued: those of another
+ * network namespace that had this one's inode (its cookie differs), and,
+ * without --persist, those whose XDP program is no longer attached here
+ * (ours: 1 when it is). They are removed, with one line saying why.
+ */
+static int drop_stale_pins(struct ct_probe *p, const struct ct_probe_config *cfg, int ours,
+			   char *err, size_t errlen)
+{
+	uint64_t owner = 0;
+	uint32_t version = 0;
+	const char *why = NULL;
+	char what[160];
+	int have, rc;
+
+	p->cookie = ct_netns_cookie();
+	have = ct_pin_owner_read(p->pin_dir, &owner);
+	if (have < 0)
+		return fail(err, errlen, have, "%s: cannot read %s/owner: %s", p->ifname,
+			    p->pin_dir, strerror(-have));
+	rc = pinned_abi(p, &version);
+	if (rc || (!version && !have))
+		return rc; /* nothing pinned */
+	if (have && p->cookie && owner != p->cookie) {
+		snprintf(what, sizeof(what),
+			 "they belong to a network namespace that is gone (cookie %llu, this one "
+			 "%llu)",
+			 (unsigned long long)owner, (unsigned long long)p->cookie);
+		why = what;
+	} else if (!ours && !cfg->persist) {
+		why = "no probe counts into them any more (give --persist to continue them)";
+	}
+	if (!why)
+		return 0;
+	rc = ct_pins_remove(p->pin_dir);
+	if (rc < 0)
+		return fail(err, errlen, rc, "%s: cannot remove the stale pins in %s: %s",
+			    p->ifname, p->pin_dir, strerror(-rc));
+	fprintf(stderr, "commtap agent: %s: %d pin(s) in %s removed, not continued: %s\n",
+		p->ifname, rc, p->pin_dir, why);
+	return 0;
+}
+
 /* Write the layout version into the (pinned) abi map. */
 static int write_abi(struct ct_probe *p, char *err, size_t errlen)
 {
@@ -560,6 +606,9 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 		rc = ours;
 		goto err;
 	}
+	rc = drop_stale_pins(p, cfg, ours, err, errlen);
+	if (rc)
+		goto err;
 	if (ours) {
 		/* an earlier agent's XDP program stays: it already counts into the pins */
 		p->resumed = 1;
@@ -581,6 +630,9 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 	}
 	if (!rc)
 		rc = write_abi(p, err, errlen);
+	if (!rc && p->cookie && (rc = ct_pin_owner_write(p->pin_dir, p->cookie)))
+		fail(err, errlen, rc, "%s: cannot pin %s/owner: %s", ifname, p->pin_dir,
+		     strerror(-rc));
 	if (rc) {
 		if (p->xdp)
 			xdp_program__detach(p->xdp, p->ifindex, p->xdp_mode, 0);
@@ -626,6 +678,7 @@ void ct_probe_close(struct ct_probe *p, int persist)
 			xdp_detach_ours(p);
 		detach_tc(p);
 		bpf_object__unpin_maps(p->skel->obj, NULL);
+		ct_pin_owner_remove(p->pin_dir);
 	}
 	release_pins(p, !persist);
 	close_skeleton(p);

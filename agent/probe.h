@@ -24,6 +24,7 @@ struct ct_probe_config {
 	uint32_t transports;	 /* CTP_EN_* */
 	int skb_mode;		 /* attach XDP in generic (skb) mode only */
 	const char *pin_root;	 /* NULL: CT_PROBE_PIN_ROOT */
+	int persist;		 /* --persist: pins whose probe is detached are continued */
 };
 
 struct ct_probe;
@@ -31,7 +32,9 @@ struct ct_probe;
 /*
  * Load and attach on ifname. When an earlier agent left the probe attached
  * and its maps pinned (--persist), they are taken over and the counters go
- * on. An agent already running on the interface (same namespace) is refused
+ * on. Pins of a network namespace that is gone (its cookie differs), or
+ * whose probe is no longer attached (unless cfg->persist), are removed,
+ * never continued. An agent already running on the interface (same namespace) is refused
  * with -EBUSY. On failure returns a negative errno with a one-line reason in
  * err.
  */

@@ -224,10 +224,10 @@ static int put_interval_report(const struct analyze_opts *o, struct ct_knowledge
 {
 	struct ct_report r = {0};
 	struct ct_flow_set set;
-	struct ct_burst_log window = {0};
 	struct interval_ctx ic = {&set, 0};
 	struct ct_report_input in = {
-		.know = k, .bursts = &window, .min_period_s = o->common.min_period_s};
+		.know = k, .bursts = &got->bursts, .min_period_s = o->common.min_period_s};
+	size_t keep = 0;
 	int err = 0;
 
 	drain(engine, got);
@@ -238,10 +238,13 @@ static int put_interval_report(const struct analyze_opts *o, struct ct_knowledge
 		ic.err = ct_flow_set_add_summary(&set, &got->flows.flows[i]);
 	if (!ic.err)
 		ct_engine_foreach_flow(engine, add_live, &ic);
-	for (size_t i = 0; i < got->bursts.n && !err; i++)
+	/* the bursts older than the window are dropped: no later report looks
+	 * at them (memory stays flat however long the input runs) */
+	for (size_t i = 0; i < got->bursts.n; i++)
 		if (got->bursts.b[i].end + o->common.window_ns >= now)
-			err = ct_burst_log_add(&window, &got->bursts.b[i]);
-	err = err ?: ic.err;
+			got->bursts.b[keep++] = got->bursts.b[i];
+	got->bursts.n = keep;
+	err = ic.err;
 	if (!err) {
 		ct_engine_get_counters(engine, &r.counters);
 		in.n_cm = ct_engine_cm_events(engine, &in.cm);
@@ -252,7 +255,6 @@ static int put_interval_report(const struct analyze_opts *o, struct ct_knowledge
 	} else {
 		ct_log(CT_LOG_WARN, "an interval report is missing: %s", strerror(-err));
 	}
-	ct_burst_log_free(&window);
 	ct_flow_set_free(&set);
 	return err;
 }
@@ -423,6 +425,11 @@ int cmd_analyze(int argc, char **argv)
 	report.flows = got.flows;
 	report.flows.on_summed = NULL; /* the bursts are gathered */
 	describe_source(&report, &o);
+	if (got.bursts.dropped)
+		ct_log(CT_LOG_INFO,
+		       "the periodicity covers the newest %zu bursts; %llu older ones were "
+		       "dropped to bound memory (flows' totals are whole)",
+		       got.bursts.n, (unsigned long long)got.bursts.dropped);
 
 	if (ct_report_sink_analyse(sink, &in, &report, 1, interrupted))
 		status = CT_EXIT_ERROR;

@@ -211,8 +211,10 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
 	return first;
 }
 
+/* replacing: a report already stands; one whose analysis ran out of time
+ * is not written over it. */
 static int analyse_and_put(struct ct_report_sink *s, const struct ct_report_input *in,
-			   struct ct_report *r, int final, uint64_t deadline_ns)
+			   struct ct_report *r, int final, uint64_t deadline_ns, int replacing)
 {
 	struct ct_analysis an = {.deadline_ns = deadline_ns};
 	int rc;
@@ -220,7 +222,13 @@ static int analyse_and_put(struct ct_report_sink *s, const struct ct_report_inpu
 	rc = ct_analysis_run(in->know, r, in->cm, in->n_cm, in->bursts, in->min_period_s, &an);
 	if (rc != -ETIMEDOUT && in->analysed)
 		in->analysed(r, in->ctx);
-	rc = ct_report_sink_put(s, r, final);
+	if (rc == -ETIMEDOUT && replacing) {
+		ct_log(CT_LOG_INFO, "stopping: the whole analysis did not end by the deadline; "
+				    "the final report of flows and counters stands");
+		rc = 0;
+	} else {
+		rc = ct_report_sink_put(s, r, final);
+	}
 	ct_analysis_free(&an);
 	ct_report_forget_analysis(r);
 	return rc;
@@ -251,25 +259,44 @@ static struct ct_knowledge *knowledge_of(const struct ct_report_input *in,
 	return joined;
 }
 
+/*
+ * The final report on a stop, within the deadline counted from the stop: at
+ * once the flows and counters, then, if it fits, the whole analysis over
+ * it. Writing the whole report takes at least what the first took (the
+ * same flows, more sections): the analysis must end that long before the
+ * deadline, and is not started when that leaves no time.
+ */
 static int analyse(struct ct_report_sink *s, const struct ct_report_input *in, struct ct_report *r,
 		   int final, int stopping)
 {
 	double deadline_s = s->cfg.shutdown_deadline_s;
-	uint64_t start;
+	uint64_t start, end, wrote, now;
 	int rc;
 
 	if (!final || !stopping)
-		return analyse_and_put(s, in, r, final, 0);
+		return analyse_and_put(s, in, r, final, 0, 0);
 	/* a deadline already passed: flows and counters only, written at once */
 	start = ct_monotonic_ns();
-	rc = analyse_and_put(s, in, r, final, 1);
+	rc = analyse_and_put(s, in, r, final, 1, 0);
 	if (rc || deadline_s <= 0)
 		return rc;
+	now = ct_monotonic_ns();
+	wrote = now - start;
+	end = (in->stopped_ns && in->stopped_ns < start ? in->stopped_ns : start) +
+	      (uint64_t)(deadline_s * 1e9);
+	if (now + wrote >= end) {
+		ct_log(CT_LOG_INFO,
+		       "stopping: the final report of flows and counters stands (writing it "
+		       "took %.1f s; the %g s deadline leaves no time to analyse and write it "
+		       "again)",
+		       wrote / 1e9, deadline_s);
+		return 0;
+	}
 	ct_log(CT_LOG_INFO,
 	       "stopping: the final report of flows and counters is written; "
 	       "the whole analysis has %g s to replace it",
 	       deadline_s);
-	return analyse_and_put(s, in, r, final, start + (uint64_t)(deadline_s * 1e9));
+	return analyse_and_put(s, in, r, final, end - wrote, 1);
 }
 
 int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_input *in,

@@ -53,6 +53,9 @@ struct ct_report_input {
 	 */
 	void (*analysed)(struct ct_report *r, void *ctx);
 	void *ctx;
+	/* When the stop came (ct_monotonic_ns): the shutdown deadline counts
+	 * from it; 0: from the call. */
+	uint64_t stopped_ns;
 };
 
 struct ct_report_sink;
@@ -78,8 +81,10 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
  * The report driver of every producer: analyse r (ct_analysis_run) and put
  * it. For a final report after a stop was asked for (stopping), first the
  * flows and counters alone are written at once (the report says what was
- * left out), then the whole analysis runs against the shutdown deadline and
- * its report replaces the first. The analysis is freed before returning;
+ * left out), then the whole analysis runs against the shutdown deadline
+ * (from in->stopped_ns), less the time the first report took to write, and
+ * its report replaces the first; when that leaves no time, or the analysis
+ * runs out of it, the first report stands. The analysis is freed before returning;
  * r->flows stays the caller's. Returns what ct_report_sink_put returned.
  */
 int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_input *in,

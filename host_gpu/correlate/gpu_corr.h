@@ -98,6 +98,9 @@ struct gc_job {
 	unsigned rings;
 	unsigned rings_skipped; /* files in the ring directory that failed validation */
 	char skip_note[320];	/* the first one: "NAME: why" */
+	bool reap;		/* gc_job_read_dir removes each ring it has read
+				 * whose writer is gone (the agent) */
+	unsigned rings_removed; /* so removed */
 };
 
 void gc_job_init(struct gc_job *j);
@@ -114,6 +117,10 @@ int gc_job_read_ring(struct gc_job *j, const char *path);
  * the directory cannot be read).
  */
 int gc_job_read_dir(struct gc_job *j, const char *dir);
+/* Attach to every valid ring in dir (CT_GPU_RING_F_READER): its writer
+ * leaves it at finalize for a reader with j->reap to read and remove.
+ * Rings attached, or -errno when dir cannot be read. */
+int gc_rings_attach(const char *dir);
 /* Add a QP of the RDMA QP map (or of a plugin network event). */
 int gc_job_add_qp(struct gc_job *j, int32_t pid, uint32_t lqpn, uint32_t rqpn);
 /* QP table snapshots as `commtap-rdma-qp` writes them, each after a line

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "commtap/gpu_names.h"
+#include "commtap/gpu_ring_dir.h"
 #include "gpu_corr.h"
 
 void gc_job_init(struct gc_job *j)
@@ -201,7 +202,8 @@ static int ring_owner_ok(const struct ct_gpu_ring *ring, uid_t dir_uid)
 	return -EPERM;
 }
 
-static int read_ring(struct gc_job *j, const char *path, uid_t dir_uid)
+/* *gone: whether the ring's writer has ended (the ring can go once read). */
+static int read_ring(struct gc_job *j, const char *path, uid_t dir_uid, bool *gone)
 {
 	struct ct_gpu_ring ring;
 	struct ct_gpu_rec r;
@@ -209,6 +211,8 @@ static int read_ring(struct gc_job *j, const char *path, uid_t dir_uid)
 
 	if (err)
 		return err;
+	/* before reading: a writer that ended after this wrote nothing more */
+	*gone = ct_gpu_ring_writer_gone(ring.hdr);
 	err = ring_owner_ok(&ring, dir_uid);
 	if (err) {
 		ct_gpu_ring_close(&ring);
@@ -228,7 +232,38 @@ static int read_ring(struct gc_job *j, const char *path, uid_t dir_uid)
 
 int gc_job_read_ring(struct gc_job *j, const char *path)
 {
-	return read_ring(j, path, (uid_t)-1);
+	bool gone;
+
+	return read_ring(j, path, (uid_t)-1, &gone);
+}
+
+static bool is_ring_name(const char *name)
+{
+	return !strncmp(name, "commtap-nccl.", 13) || !strncmp(name, "commtap-cupti.", 14);
+}
+
+int gc_rings_attach(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct ct_gpu_ring ring;
+	struct dirent *e;
+	char path[1024];
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (!is_ring_name(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (ct_gpu_ring_open(&ring, path))
+			continue; /* counted when the rings are read */
+		ct_gpu_ring_attach(&ring);
+		ct_gpu_ring_close(&ring);
+		n++;
+	}
+	closedir(d);
+	return n;
 }
 
 static const char *skip_reason(int err, char *buf, size_t len)
@@ -264,13 +299,16 @@ int gc_job_read_dir(struct gc_job *j, const char *dir)
 		return err;
 	}
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "commtap-nccl.", 13) &&
-		    strncmp(e->d_name, "commtap-cupti.", 14))
+		bool gone = false;
+
+		if (!is_ring_name(e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		err = read_ring(j, path, st.st_uid);
+		err = read_ring(j, path, st.st_uid, &gone);
 		if (err == -ENOMEM)
 			break;
+		if (!err && j->reap && gone && !unlinkat(dirfd(d), e->d_name, 0))
+			j->rings_removed++;
 		if (err) {
 			if (!j->rings_skipped++)
 				snprintf(j->skip_note, sizeof(j->skip_note), "%.240s: %s",
@@ -305,8 +343,11 @@ static int cmp_op_start(const void *a, const void *b)
  * within a process: operations are keyed by (pid, id). */
 void gc_job_finish(struct gc_job *j)
 {
-	qsort(j->ops, j->n_ops, sizeof(*j->ops), cmp_op_id);
-	for (size_t i = 0; i < n_children; i++) {
+	/* qsort and bsearch take no NULL array, even for no elements (a ring
+	 * without operations) */
+	if (j->n_ops)
+		qsort(j->ops, j->n_ops, sizeof(*j->ops), cmp_op_id);
+	for (size_t i = 0; i < n_children && j->n_ops; i++) {
 		struct gc_op key = {.pid = children[i].pid, .id = children[i].parent};
 		struct gc_op *o = bsearch(&key, j->ops, j->n_ops, sizeof(*j->ops), cmp_op_id);
 
@@ -332,7 +373,8 @@ void gc_job_finish(struct gc_job *j)
 		c->bytes += o->bytes;
 		c->main_func = o->func; /* refined in gc_classify */
 	}
-	qsort(j->ops, j->n_ops, sizeof(*j->ops), cmp_op_start);
+	if (j->n_ops)
+		qsort(j->ops, j->n_ops, sizeof(*j->ops), cmp_op_start);
 	free(children);
 	children = NULL;
 	n_children = cap_children = 0;

@@ -25,7 +25,8 @@ static uint64_t union_len(struct span *s, size_t n)
 {
 	uint64_t sum = 0, a = 0, b = 0;
 
-	qsort(s, n, sizeof(*s), cmp_span);
+	if (n) /* qsort takes no NULL array */
+		qsort(s, n, sizeof(*s), cmp_span);
 	for (size_t i = 0; i < n; i++) {
 		if (i == 0 || s[i].a > b) {
 			sum += b - a;

@@ -4,8 +4,10 @@
  * CUDA_INJECTION64_PATH, which calls InitializeInjection once. It enables
  * CUPTI activity for concurrent kernels and memcopies with asynchronous
  * buffers, makes CUPTI timestamp with CLOCK_REALTIME (the pcap clock), and
- * writes each record to the ring <COMMTAP_GPU_RING_DIR>/commtap-cupti.<pid>.
- * Any failure disables it with one line on stderr; the application runs on.
+ * writes each record to the ring commtap-cupti.<pid> in the ring directory
+ * (gpu_ring_dir.h), removed at exit unless a reader attached or
+ * COMMTAP_GPU_RING_KEEP=1. Any failure disables it with one line on stderr;
+ * the application runs on.
  */
 #include <cupti.h>
 #include <errno.h>
@@ -16,10 +18,12 @@
 #include <unistd.h>
 
 #include "commtap/gpu_ring.h"
+#include "commtap/gpu_ring_dir.h"
 #include "cupti_decode.h"
 
 #define BUF_SIZE  (4u << 20)
 #define BUF_ALIGN 8
+#define SLOTS	  65536
 
 static struct ct_gpu_ring ring;
 static char ring_path[512];
@@ -77,23 +81,44 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 static void flush_at_exit(void)
 {
+	const char *keep = getenv("COMMTAP_GPU_RING_KEEP");
+
 	if (!disabled)
 		cuptiActivityFlushAll(1);
+	if (!disabled && !ct_gpu_ring_attached(&ring) && !(keep && !strcmp(keep, "1")))
+		unlink(ring_path);
+}
+
+static int ring_create(void)
+{
+	char name[64];
+	int dirfd, err;
+	size_t n;
+
+	dirfd = ct_gpu_ring_dir_open(ring_path, sizeof(ring_path));
+	if (dirfd < 0)
+		return dirfd;
+	snprintf(name, sizeof(name), "commtap-cupti.%d", (int)getpid());
+	n = strlen(ring_path);
+	snprintf(ring_path + n, sizeof(ring_path) - n, "/%s", name);
+	err = ct_gpu_ring_dir_prune(dirfd, ct_gpu_ring_bytes(SLOTS, 1), ct_gpu_ring_dir_max(), true);
+	if (!err) {
+		err = ct_gpu_ring_create_at(&ring, dirfd, name, SLOTS, 1, CT_GPU_SRC_CUPTI);
+		ct_gpu_ring_dir_unlock(dirfd);
+	}
+	close(dirfd);
+	return err;
 }
 
 __attribute__((visibility("default"))) int InitializeInjection(void);
 
 int InitializeInjection(void)
 {
-	const char *dir = getenv("COMMTAP_GPU_RING_DIR");
-	char *path = ring_path;
+	const char *path = ring_path;
 	CUptiResult st;
 	int err;
 
-	err = ct_gpu_ring_path(path, sizeof(ring_path), dir && *dir ? dir : "/dev/shm", "cupti",
-			       getpid());
-	if (!err)
-		err = ct_gpu_ring_create(&ring, path, 65536, 1, CT_GPU_SRC_CUPTI);
+	err = ring_create();
 	if (err) {
 		fprintf(stderr, "commtap cupti: disabled: %s: %s\n", path, strerror(-err));
 		disabled = 1;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "commtap/gpu_names.h"
+#include "commtap/gpu_ring_dir.h"
 
 #define DEFAULT_SLOTS  65536
 #define DEFAULT_EVENTS 16384
@@ -38,7 +39,9 @@ uint32_t np_events_mask;
 static struct {
 	pthread_mutex_t lock;
 	bool ready;
+	bool removed; /* the ring's file went at the last finalize */
 	struct ct_gpu_ring ring;
+	char ring_path[512];
 	struct np_event *events;
 	uint32_t n_events;
 	uint32_t mask;
@@ -130,36 +133,59 @@ static int pool_init(uint32_t n)
 	return 0;
 }
 
+/*
+ * The ring, in the ring directory (gpu_ring_dir.h): the rings of ended
+ * processes are removed first while this one would not fit its bound.
+ */
+static int ring_create(void)
+{
+	uint32_t slots =
+		(uint32_t)env_ulong("COMMTAP_GPU_RING_SLOTS", DEFAULT_SLOTS, 64, 1u << 26);
+	uint32_t lanes = (uint32_t)env_ulong("COMMTAP_GPU_RING_LANES", DEFAULT_LANES, 1,
+					     CT_GPU_RING_MAX_LANES);
+	char name[64];
+	int dirfd, err;
+	size_t n;
+
+	dirfd = ct_gpu_ring_dir_open(g.ring_path, sizeof(g.ring_path));
+	if (dirfd < 0)
+		return dirfd;
+	snprintf(name, sizeof(name), "commtap-nccl.%d", (int)getpid());
+	n = strlen(g.ring_path);
+	snprintf(g.ring_path + n, sizeof(g.ring_path) - n, "/%s", name);
+	err = ct_gpu_ring_dir_prune(dirfd, ct_gpu_ring_bytes(slots, lanes), ct_gpu_ring_dir_max(),
+				    true);
+	if (!err) {
+		err = ct_gpu_ring_create_at(&g.ring, dirfd, name, slots, lanes,
+					    CT_GPU_SRC_NCCL_PLUGIN);
+		ct_gpu_ring_dir_unlock(dirfd);
+	}
+	close(dirfd);
+	return err;
+}
+
 int np_global_init(nccl_logger_t logfn)
 {
-	const char *dir = getenv("COMMTAP_GPU_RING_DIR");
-	char path[512];
 	int err = 0;
 
 	pthread_mutex_lock(&g.lock);
 	if (logfn && !g.logfn)
 		g.logfn = logfn;
-	if (g.ready || np_disabled)
+	if ((g.ready && !g.removed) || np_disabled)
 		goto out;
-	err = ct_gpu_ring_path(path, sizeof(path), dir && *dir ? dir : "/dev/shm", "nccl",
-			       getpid());
-	if (!err)
-		err = ct_gpu_ring_create(
-			&g.ring, path,
-			(uint32_t)env_ulong("COMMTAP_GPU_RING_SLOTS", DEFAULT_SLOTS, 64, 1u << 26),
-			(uint32_t)env_ulong("COMMTAP_GPU_RING_LANES", DEFAULT_LANES, 1,
-					    CT_GPU_RING_MAX_LANES),
-			CT_GPU_SRC_NCCL_PLUGIN);
-	if (err) {
-		pthread_mutex_unlock(&g.lock);
-		{
-			char what[600];
-
-			snprintf(what, sizeof(what), "creating the event ring %s", path);
-			np_fail(what, err);
-		}
-		return err;
+	if (g.removed) {
+		/* A communicator after the last one finalized: a new ring (no
+		 * event of the old one is pending: every communicator ended). */
+		ct_gpu_ring_close(&g.ring);
+		g.removed = false;
+		err = ring_create();
+		if (err)
+			goto fail_ring;
+		goto out;
 	}
+	err = ring_create();
+	if (err)
+		goto fail_ring;
 	err = pool_init((uint32_t)env_ulong("COMMTAP_NCCL_EVENTS", DEFAULT_EVENTS, 64, 1u << 24));
 	if (err) {
 		pthread_mutex_unlock(&g.lock);
@@ -169,11 +195,21 @@ int np_global_init(nccl_logger_t logfn)
 	np_clock_init();
 	g.ready = true;
 	log_line(NCCL_LOG_INFO,
-		 "commtap profiler: ring %s (%u lanes of %u slots), %u event objects", path,
+		 "commtap profiler: ring %s (%u lanes of %u slots), %u event objects", g.ring_path,
 		 g.ring.hdr->lanes, g.ring.hdr->lane_slots, g.n_events);
 out:
 	pthread_mutex_unlock(&g.lock);
 	return np_disabled ? -ENODEV : err;
+fail_ring:
+	g.ready = false;
+	pthread_mutex_unlock(&g.lock);
+	{
+		char what[600];
+
+		snprintf(what, sizeof(what), "creating the event ring %s", g.ring_path);
+		np_fail(what, err);
+	}
+	return err;
 }
 
 static void push(const struct ct_gpu_rec *rec)
@@ -246,7 +282,14 @@ void np_ctx_finalize(struct np_ctx *ctx)
 		push(&rec);
 	}
 	pthread_mutex_lock(&g.lock);
-	g.n_ctx--;
+	/* The last communicator: the ring goes unless a reader attached (it
+	 * removes it once read) or COMMTAP_GPU_RING_KEEP=1 keeps it for a
+	 * correlation after the job. The mapping stays until the next ring. */
+	if (!--g.n_ctx && g.ready && !g.removed && !ct_gpu_ring_attached(&g.ring) &&
+	    !env_ulong("COMMTAP_GPU_RING_KEEP", 0, 0, 1)) {
+		unlink(g.ring_path);
+		g.removed = true;
+	}
 	pthread_mutex_unlock(&g.lock);
 	free(ctx);
 }

@@ -55,16 +55,35 @@ static int map_ring(struct ct_gpu_ring *r, int fd, size_t len)
 	return 0;
 }
 
+static void ring_shape(uint32_t slots, uint32_t lanes, uint32_t *nl, uint32_t *per)
+{
+	*nl = round_pow2(lanes ? lanes : 1, 1);
+	if (*nl > CT_GPU_RING_MAX_LANES)
+		*nl = CT_GPU_RING_MAX_LANES;
+	*per = round_pow2(slots / *nl, 64);
+}
+
+size_t ct_gpu_ring_bytes(uint32_t slots, uint32_t lanes)
+{
+	uint32_t nl, per;
+
+	ring_shape(slots, lanes, &nl, &per);
+	return CT_GPU_RING_HDR_SIZE + (size_t)per * nl * CT_GPU_REC_SIZE;
+}
+
 int ct_gpu_ring_create(struct ct_gpu_ring *r, const char *path, uint32_t slots, uint32_t lanes,
 		       enum ct_gpu_source source)
 {
-	uint32_t nl = round_pow2(lanes ? lanes : 1, 1);
-	uint32_t per, n;
+	return ct_gpu_ring_create_at(r, AT_FDCWD, path, slots, lanes, source);
+}
+
+int ct_gpu_ring_create_at(struct ct_gpu_ring *r, int dirfd, const char *path, uint32_t slots,
+			  uint32_t lanes, enum ct_gpu_source source)
+{
+	uint32_t nl, per, n;
 	size_t len;
 
-	if (nl > CT_GPU_RING_MAX_LANES)
-		nl = CT_GPU_RING_MAX_LANES;
-	per = round_pow2(slots / nl, 64);
+	ring_shape(slots, lanes, &nl, &per);
 	n = per * nl;
 	len = CT_GPU_RING_HDR_SIZE + (size_t)n * CT_GPU_REC_SIZE;
 	struct ct_gpu_ring_hdr *h;
@@ -73,8 +92,9 @@ int ct_gpu_ring_create(struct ct_gpu_ring *r, const char *path, uint32_t slots, 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	/* A ring left by an earlier process with the same pid is stale. */
-	unlink(path);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	unlinkat(dirfd, path, 0);
+	/* 0600: the agent reads as root; no other user has to. */
+	fd = openat(dirfd, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)len) < 0) {
@@ -115,7 +135,7 @@ int ct_gpu_ring_create(struct ct_gpu_ring *r, const char *path, uint32_t slots, 
 	return 0;
 fail:
 	close(fd);
-	unlink(path);
+	unlinkat(dirfd, path, 0);
 	r->fd = -1;
 	return err;
 }
@@ -163,6 +183,16 @@ void ct_gpu_ring_close(struct ct_gpu_ring *r)
 		close(r->fd);
 	r->hdr = NULL;
 	r->fd = -1;
+}
+
+void ct_gpu_ring_attach(struct ct_gpu_ring *r)
+{
+	__atomic_fetch_or(&r->hdr->flags, CT_GPU_RING_F_READER, __ATOMIC_RELEASE);
+}
+
+bool ct_gpu_ring_attached(const struct ct_gpu_ring *r)
+{
+	return __atomic_load_n(&r->hdr->flags, __ATOMIC_ACQUIRE) & CT_GPU_RING_F_READER;
 }
 
 static void pick_lane(struct ct_gpu_ring *r)

@@ -2,6 +2,8 @@
 /* NCCL's side of the profiler plugin ABI, for the harness and the benchmark. */
 #include "nccl_driver.h"
 
+#include "commtap/gpu_ring_dir.h"
+
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,9 +60,10 @@ void drv_close(struct drv_lib *lib)
 
 int drv_ring_path(char *buf, size_t len)
 {
-	const char *dir = getenv("COMMTAP_GPU_RING_DIR");
+	char dir[512];
+	int err = ct_gpu_ring_dir_path(dir, sizeof(dir));
 
-	return ct_gpu_ring_path(buf, len, dir && *dir ? dir : "/dev/shm", "nccl", getpid());
+	return err ? err : ct_gpu_ring_path(buf, len, dir, "nccl", getpid());
 }
 
 int drv_init(struct drv_comm *c, struct drv_lib *lib, int version, uint64_t hash, const char *name,

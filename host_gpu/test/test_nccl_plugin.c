@@ -523,11 +523,15 @@ static int setup(void **state)
 	setenv("COMMTAP_NCCL_EVENTS", events, 1);
 	if (drv_open(&lib, plugin_path))
 		return -1;
-	/* The first init creates the ring. */
-	if (drv_init(&c, &lib, 5, 1, "setup", 1, 1, 0) || !c.ctx || drv_finalize(&c))
+	/* The first init creates the ring; this test reads it as the agent
+	 * does, attached, so the ring outlives each communicator's finalize. */
+	if (drv_init(&c, &lib, 5, 1, "setup", 1, 1, 0) || !c.ctx)
 		return -1;
 	drv_ring_path(path, sizeof(path));
-	return ct_gpu_ring_open(&ring, path) ? -1 : 0;
+	if (ct_gpu_ring_open(&ring, path))
+		return -1;
+	ct_gpu_ring_attach(&ring);
+	return drv_finalize(&c) ? -1 : 0;
 }
 
 static int teardown(void **state)

@@ -162,6 +162,8 @@ static void test_stock_nccl_join(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	setenv("COMMTAP_GPU_RING_DIR", dir, 1);
+	/* read after the job, as `commtap-gpu correlate` does */
+	setenv("COMMTAP_GPU_RING_KEEP", "1", 1);
 	/* Stock NCCL: no network plugin events. */
 	snprintf(mask, sizeof(mask), "%d",
 		 NP_GROUP_API | NP_COLL_API | NP_KERNEL_LAUNCH | NP_COLL | NP_PROXY_OP |

@@ -5,7 +5,7 @@
 # compared with `commtap analyze` on the same capture.
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
-# CASE: xdp | tc | period | persist | ring | lru | gpu | errors | twins | user | jobname
+# CASE: xdp | tc | period | persist | reuse | stop | ring | lru | gpu | gpujunk | errors | twins | user | jobname
 # (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
@@ -23,6 +23,8 @@ id=$$
 nsa=ctA$id nsb=ctB$id nsc= nsd=
 vetha=cta$id vethb=ctb$id
 work=$(mktemp -d)
+# every agent here reads its own GPU ring directory, never the machine's
+export COMMTAP_GPU_RING_DIR="$work/rings"
 agent_pid=
 agent2_pid=
 pinsb=
@@ -30,6 +32,7 @@ twins=
 replay_pid=
 tcpdump_pid=
 foreign=
+stale=
 cleanup() {
 	# a program xdp-loader left in libxdp's dispatcher (and its pins in bpffs)
 	[ -n "$foreign" ] && nsenter --net=/var/run/netns/$nsb xdp-loader unload $vethb --all >/dev/null 2>&1
@@ -40,7 +43,7 @@ cleanup() {
 	[ -n "$tcpdump_pid" ] && kill "$tcpdump_pid" 2>/dev/null && wait "$tcpdump_pid" 2>/dev/null
 	ip netns del $nsa 2>/dev/null
 	ip netns del $nsb 2>/dev/null
-	for d in $pinsb $twins; do
+	for d in $pinsb $twins $stale; do
 		case $d in /sys/fs/bpf/commtap/ns*/*) rm -rf "$d" && rmdir "${d%/*}" 2>/dev/null ;; esac
 	done
 	for ns in $nsc $nsd; do ip netns del $ns 2>/dev/null; done
@@ -50,16 +53,24 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 ip netns add $nsa || skip "cannot create network namespaces"
-ip netns add $nsb || exit 1
-ip link add $vetha type veth peer name $vethb || fail "cannot create a veth pair"
-ip link set $vetha netns $nsa && ip link set $vethb netns $nsb || exit 1
-for pair in $nsa:$vetha:198.18.0.101 $nsb:$vethb:198.18.0.102; do
-	ns=${pair%%:*} rest=${pair#*:} dev=${rest%%:*} addr=${rest#*:}
-	ip netns exec $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		net.ipv6.conf.default.disable_ipv6=1
-	ip -n $ns link set $dev mtu 9000 up || exit 1
-	ip -n $ns addr add $addr/24 dev $dev || exit 1
-done
+make_pair() { # [ctB's ifindex]: the veth pair between ctA and ctB (again in the reuse case)
+	if [ -n "${1:-}" ]; then
+		ip -n $nsb link add $vethb index $1 type veth peer name $vetha netns $nsa ||
+			fail "cannot create a veth pair with ifindex $1"
+	else
+		ip netns add $nsb || exit 1
+		ip link add $vetha type veth peer name $vethb || fail "cannot create a veth pair"
+		ip link set $vetha netns $nsa && ip link set $vethb netns $nsb || exit 1
+	fi
+	for pair in $nsa:$vetha:198.18.0.101 $nsb:$vethb:198.18.0.102; do
+		ns=${pair%%:*} rest=${pair#*:} dev=${rest%%:*} addr=${rest#*:}
+		ip netns exec $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1
+		ip -n $ns link set $dev mtu 9000 up || exit 1
+		ip -n $ns addr add $addr/24 dev $dev || exit 1
+	done
+}
+make_pair
 
 # The probe's pins: per network namespace (inode) and interface index.
 pins_of() { # namespace, device
@@ -254,6 +265,96 @@ persist) # an agent restarted mid-replay with --persist loses no counts
 		fail "TC egress program still attached after a clean exit"
 	fi
 	;;
+reuse) # the pins an agent left with --persist in a namespace since deleted are not
+	# continued by an agent in a new namespace that has the same inode and ifindex
+	synth "$work/roce.pcap" --noise
+	start_agent "$work/reports" --persist
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	stop_agent TERM
+	[ -e $pinsb/flows ] || fail "--persist left no pinned maps in $pinsb"
+	stale=$pinsb
+	old_ino=$(stat -L -c %i /var/run/netns/$nsb) old_if=${pinsb##*/}
+	ip netns del $nsb # and with it both ends of the pair
+	# the kernel frees a namespace's inode number a moment after its last
+	# user: new namespaces until one gets it back (the lowest free number)
+	for try in $(seq 50); do
+		ip netns add $nsb || exit 1
+		[ "$(stat -L -c %i /var/run/netns/$nsb)" = "$old_ino" ] && break
+		[ $try = 50 ] && break # not reused in 10 s: go on with another number
+		ip netns del $nsb
+		sleep 0.2
+	done
+	make_pair "$old_if" # the same interface index, in the new namespace
+	pinsb=$(pins_of $nsb $vethb)
+	if [ "$pinsb" = "$stale" ]; then
+		echo "reuse: the new namespace has the old one's inode and ifindex ($pinsb)"
+	else
+		echo "reuse: numbers not reused this time ($stale -> $pinsb)"
+	fi
+	rm -f "$work"/reports/*.json
+	start_agent "$work/reports"
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	stop_agent INT
+	cat "$work/agent.err"
+	python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); print('packets sent', a['capture']['packets'], 'reported', b['capture']['packets']); sys.exit(a['capture']['packets'] != b['capture']['packets'])" "$work/roce.pcap.json" "$final" ||
+		fail "the agent in the new namespace counted packets it did not see"
+	compare "$work/roce.pcap.json" "$final" --totals-only
+	;;
+stop) # the final report after SIGTERM within the shutdown deadline + 1 s, with
+	# STOP_FLOWS one-packet RoCE flows (default 20,000; the issue's figure is
+	# 200,000), STOP_RUNS stops (default 3; the issue's 20), STOP_DEADLINE
+	# seconds (default 2: the issue's 10 s is for ten times the flows)
+	flows=${STOP_FLOWS:-20000} runs=${STOP_RUNS:-3} deadline=${STOP_DEADLINE:-2}
+	python3 - "$work/flows.pcap" "$flows" <<'PY'
+import struct, sys
+# one packet per flow (a destination QP of its own), 198.18.0.101 -> .102
+out, n = open(sys.argv[1], "wb"), int(sys.argv[2])
+out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b)); s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+for i in range(n):
+    bth = struct.pack("!BBHII", 0x04, 0x40, 0xffff, (i + 16) & 0xffffff, i & 0xffffff)
+    udp = struct.pack("!HHHH", 49152 + i % 16000, 4791, 8 + len(bth) + 68, 0)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + len(bth) + 68, i & 0xffff, 0x4000, 64, 17, 0,
+                     bytes([198, 18, 0, 101]), bytes([198, 18, 0, 102]))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    f = bytes.fromhex("020000000002020000000001") + b"\x08\x00" + ip + udp + bth + bytes(68)
+    t = 1700000000 * 10**6 + i * 5
+    out.write(struct.pack("<IIII", t // 10**6, t % 10**6, len(f), len(f)) + f)
+PY
+	worst=0
+	for run in $(seq "$runs"); do
+		rm -rf "$work/reports"
+		start_agent "$work/reports" --interval 3600 --flows $((flows + flows / 4)) \
+			--shutdown-deadline "$deadline"
+		replay $nsa $vetha "$work/flows.pcap" --topspeed
+		# the CPU time the stop took too: on a loaded machine the wall time
+		# is mostly waiting for a core
+		cpu_of() { awk '{print $14 + $15}' /proc/$agent_pid/stat 2>/dev/null; }
+		cpu0=$(cpu_of) cpu1=$cpu0
+		t0=$(date +%s.%N)
+		kill -TERM $agent_pid
+		while kill -0 $agent_pid 2>/dev/null; do
+			c=$(cpu_of)
+			[ -n "$c" ] && cpu1=$c
+			sleep 0.05
+		done
+		wait $agent_pid
+		rc=$?
+		t1=$(date +%s.%N)
+		agent_pid=
+		[ $rc = 0 ] || { cat "$work/agent.err"; fail "agent exit status $rc after SIGTERM"; }
+		took=$(python3 -c "print('%.2f' % ($t1 - $t0))")
+		cpu=$(python3 -c "import os; print('%.2f' % (($cpu1 - $cpu0) / os.sysconf('SC_CLK_TCK')))")
+		python3 -c "import json,sys; r=json.load(open(sys.argv[1])); n=len(r['flows']); print('stop %s: %d flows, the final report %s s after SIGTERM (%s s of CPU)%s' % (sys.argv[2], n, sys.argv[3], sys.argv[5], ', cut short' if 'analysis_cut_short' in r else '')); sys.exit(n < int(sys.argv[4]) * 0.99)" \
+			"$final" "$run" "$took" "$flows" "$cpu" || fail "the final report lacks flows"
+		worst=$(python3 -c "print(max($worst, $took))")
+	done
+	python3 -c "import sys; sys.exit($worst > $deadline + 1)" ||
+		fail "the slowest stop took $worst s, over the deadline ($deadline s) + 1 s"
+	echo "slowest of $runs stops: $worst s (deadline $deadline s)"
+	;;
 ring) # a tiny ring overflows: drops counted, totals and flows still exact
 	synth "$work/roce.pcap" --noise
 	start_agent "$work/reports" --ring-kib 4 --interval 30 --tcp-gap 10000
@@ -279,7 +380,7 @@ lru) # a tiny flow table: evictions reported, totals exact
 gpu) # rings the NCCL profiler plugin wrote, joined in the final report
 	[ -x "${GPU_RINGS:-}" ] && [ -r "${NCCL_PLUGIN:-}" ] || skip "no ring writer or plugin"
 	mkdir -p "$work/rings"
-	COMMTAP_GPU_RING_DIR="$work/rings" "$GPU_RINGS" "$NCCL_PLUGIN" >"$work/rings.out" 2>&1 ||
+	COMMTAP_GPU_RING_DIR="$work/rings" COMMTAP_GPU_RING_KEEP=1 "$GPU_RINGS" "$NCCL_PLUGIN" >"$work/rings.out" 2>&1 ||
 		{ cat "$work/rings.out"; fail "the plugin wrote no rings"; }
 	synth "$work/roce.pcap" --noise
 	start_agent "$work/reports" --gpu "$work/rings"
@@ -301,6 +402,32 @@ PY
 	# the labels beside the report load in analyze
 	"$commtap" analyze --labels "$work/reports/commtap-labels.json" --json "$work/labels-check.json" \
 		"$work/roce.pcap" || fail "commtap analyze rejects the agent's labels"
+	;;
+gpujunk) # rings the agent cannot read, beside one without records: skipped and
+	# counted, the run ends well (a job of no operations passed NULL to qsort:
+	# UBSan in the sanitizer build), the readable ring of an ended process removed
+	mkdir -p "$work/rings"
+	python3 - "$work/rings" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def ring(version=1, size=None, pid=4194305):  # above any pid_max: a process that has ended
+    hdr = struct.pack("<QIIIIIIIIiI", 0x31524750544d4d43, version, 4096, 128, 64, 1, 64, 1, 1, pid, 0)
+    data = hdr.ljust(4096 + 64 * 128, b"\0")
+    return data[:size] if size is not None else data
+open(d + "/commtap-nccl.11", "wb").close()                               # empty
+open(d + "/commtap-nccl.12", "wb").write(ring(version=2))                # another version
+open(d + "/commtap-nccl.13", "wb").write(ring(size=4096 + 100))          # truncated
+open(d + "/commtap-nccl.14", "wb").write(ring())                         # no records
+PY
+	synth "$work/roce.pcap"
+	start_agent "$work/reports"
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	stop_agent INT
+	cat "$work/agent.err"
+	grep -q "3 GPU ring file(s) skipped" "$work/agent.err" || fail "the bad rings are not counted"
+	grep -q "runtime error" "$work/agent.err" && fail "undefined behaviour"
+	[ -e "$work/rings/commtap-nccl.14" ] && fail "the read ring of an ended process is still there"
+	[ -e "$work/rings/commtap-nccl.12" ] || fail "a ring the agent could not read was removed"
 	;;
 errors) # the loader's error paths
 	out=$(in_b "$commtap" agent --iface nosuch$id --duration 1 2>&1) && fail "agent accepted a missing interface"

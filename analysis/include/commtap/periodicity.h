@@ -74,12 +74,24 @@ struct ct_periodicity {
 const struct ct_period *ct_periodicity_job_period(const struct ct_periodicity *p, size_t j);
 const struct ct_period *ct_periodicity_period_of(const struct ct_periodicity *p, size_t flow);
 
-/* Bursts gathered from engines, for a report (grows as needed). */
+/*
+ * Bursts gathered from engines, for a report: grows as needed up to
+ * CT_BURST_LOG_MAX, then keeps the newest. At that bound a report's peak
+ * memory is at most CT_BURST_PEAK_BYTES per burst (the log and the
+ * periodicity's copies of it, docs/performance.md): 2^21 bursts, 512 MiB.
+ * The periodicity then covers the newest bursts only (the older
+ * iterations of a long capture); flows' totals are not affected.
+ */
+#define CT_BURST_LOG_MAX    (1u << 21)
+#define CT_BURST_PEAK_BYTES 256
 struct ct_burst_log {
 	struct ct_flow_burst *b;
 	size_t n, cap;
+	uint64_t dropped; /* the oldest, dropped at the bound */
 };
 
+/* Append b; at CT_BURST_LOG_MAX the oldest quarter is dropped first
+ * (counted in dropped). 0 or -ENOMEM. */
 int ct_burst_log_add(struct ct_burst_log *log, const struct ct_flow_burst *b);
 /*
  * Drop the bursts of these n flows (a flow set's lightest, summed: no

@@ -40,6 +40,11 @@ enum ct_gpu_clock {
 
 #define CT_GPU_RING_MAX_LANES 16
 
+/* Header flags. READER: a reader (the agent) has attached and will remove
+ * the ring once it has read it and its writer is gone; the writer then
+ * leaves it at finalize. */
+#define CT_GPU_RING_F_READER 1u
+
 /* Per-lane counters: the producers' line, then the reader's. */
 struct ct_gpu_lane_ctl {
 	_Alignas(64) uint64_t tail; /* next position a producer claims */
@@ -59,7 +64,7 @@ struct ct_gpu_ring_hdr {
 	uint32_t source;     /* enum ct_gpu_source */
 	uint32_t clock;	     /* enum ct_gpu_clock */
 	int32_t pid;
-	uint32_t flags;
+	uint32_t flags; /* CT_GPU_RING_F_*, set atomically */
 	/* One reading of CLOCK_REALTIME and CLOCK_MONOTONIC taken back to back at
 	 * creation: monotonic = realtime - (realtime_ns - monotonic_ns). */
 	uint64_t created_realtime_ns;
@@ -243,14 +248,24 @@ struct ct_gpu_ring {
 	int fd;
 };
 
-/* Producer: create (O_EXCL, replaced if a stale one exists) `path` with
- * `lanes` lanes (rounded to a power of two, 1..16) of `slots` / `lanes`
- * slots (rounded up to a power of two, at least 64). 0 or negative errno. */
+/* Producer: create (O_EXCL, mode 0600, replaced if a stale one exists)
+ * `path` with `lanes` lanes (rounded to a power of two, 1..16) of `slots` /
+ * `lanes` slots (rounded up to a power of two, at least 64). 0 or negative
+ * errno. ct_gpu_ring_create_at: `name` in the directory dirfd. */
 int ct_gpu_ring_create(struct ct_gpu_ring *r, const char *path, uint32_t slots, uint32_t lanes,
 		       enum ct_gpu_source source);
+int ct_gpu_ring_create_at(struct ct_gpu_ring *r, int dirfd, const char *name, uint32_t slots,
+			  uint32_t lanes, enum ct_gpu_source source);
+/* The file size ct_gpu_ring_create gives those slots and lanes. */
+size_t ct_gpu_ring_bytes(uint32_t slots, uint32_t lanes);
 /* Reader: map an existing ring read-write (the reader frees slots). */
 int ct_gpu_ring_open(struct ct_gpu_ring *r, const char *path);
 void ct_gpu_ring_close(struct ct_gpu_ring *r);
+
+/* Reader: mark the ring as attached (CT_GPU_RING_F_READER). */
+void ct_gpu_ring_attach(struct ct_gpu_ring *r);
+/* Producer: whether a reader has attached. */
+bool ct_gpu_ring_attached(const struct ct_gpu_ring *r);
 
 /* Producer, any thread: copy `rec` (its seq is ignored) into the ring.
  * Returns true if written, false if dropped (counted). Never blocks. */
