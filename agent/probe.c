@@ -385,8 +385,8 @@ static int drop_stale_pins(struct ct_probe *p, const struct ct_probe_config *cfg
 	p->cookie = ct_netns_cookie();
 	have = ct_pin_owner_read(p->pin_dir, &owner);
 	if (have < 0)
-		return fail(err, errlen, have, "%s: cannot read %s/owner: %s", p->ifname,
-			    p->pin_dir, strerror(-have));
+		return ct_fail(err, errlen, have, "%s: cannot read %s/owner: %s", p->ifname,
+			       p->pin_dir, strerror(-have));
 	rc = pinned_abi(p, &version);
 	if (rc || (!version && !have))
 		return rc; /* nothing pinned */
@@ -403,8 +403,8 @@ static int drop_stale_pins(struct ct_probe *p, const struct ct_probe_config *cfg
 		return 0;
 	rc = ct_pins_remove(p->pin_dir);
 	if (rc < 0)
-		return fail(err, errlen, rc, "%s: cannot remove the stale pins in %s: %s",
-			    p->ifname, p->pin_dir, strerror(-rc));
+		return ct_fail(err, errlen, rc, "%s: cannot remove the stale pins in %s: %s",
+			       p->ifname, p->pin_dir, strerror(-rc));
 	fprintf(stderr, "commtap agent: %s: %d pin(s) in %s removed, not continued: %s\n",
 		p->ifname, rc, p->pin_dir, why);
 	return 0;
@@ -631,8 +631,8 @@ int ct_probe_open(const char *ifname, const struct ct_probe_config *cfg, struct 
 	if (!rc)
 		rc = write_abi(p, err, errlen);
 	if (!rc && p->cookie && (rc = ct_pin_owner_write(p->pin_dir, p->cookie)))
-		fail(err, errlen, rc, "%s: cannot pin %s/owner: %s", ifname, p->pin_dir,
-		     strerror(-rc));
+		ct_fail(err, errlen, rc, "%s: cannot pin %s/owner: %s", ifname, p->pin_dir,
+			strerror(-rc));
 	if (rc) {
 		if (p->xdp)
 			xdp_program__detach(p->xdp, p->ifindex, p->xdp_mode, 0);
