@@ -280,7 +280,7 @@ static size_t pipeline_chains(const struct groups_ctx *c, size_t n_hosts, size_t
 		pairs[2 * n] = x < y ? x : y;
 		pairs[2 * n + 1] = x < y ? y : x;
 		n++;
-		parent[uf_find(parent, x)] = uf_find(parent, y);
+		parent[ct_uf_find(parent, x)] = ct_uf_find(parent, y);
 	}
 	qsort(pairs, n, 2 * sizeof(*pairs), pair_cmp);
 	for (size_t k = 0; k < n; k++)
@@ -765,7 +765,7 @@ static int groups_pass(const struct ct_flow_set *set, const struct ct_periodicit
 		 * through that pair). TP and DP groups join hosts of one stage.
 		 */
 		if (!js->pipeline || !(pipeline_neighbours(pairs, n_pp_pairs, x, y) ||
-				       (uf_find(parent, x) == uf_find(parent, y) &&
+				       (ct_uf_find(parent, x) == ct_uf_find(parent, y) &&
 					degree[x] == 1 && degree[y] == 1)))
 			F->emb = 0;
 	}

@@ -49,14 +49,6 @@ static int u64_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Union-find over host ranks. */
-static size_t ct_uf_find(size_t *parent, size_t x)
-{
-	while (parent[x] != x)
-		x = parent[x] = parent[parent[x]];
-	return x;
-}
-
 static int double_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -134,13 +134,6 @@ int collectives_families(struct groups_ctx *c, size_t *idx)
 	return families_merge_rings(c, idx, n, families);
 }
 
-/* Union-find over host indices. */
-size_t uf_find(size_t *parent, size_t x)
-{
-	while (parent[x] != x)
-		x = parent[x] = parent[parent[x]];
-	return x;
-}
 static int edge_cmp(const void *a, const void *b)
 {
 	const struct edge *x = a, *y = b;
@@ -520,7 +513,7 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 	int one_way = 0;
 
 	for (size_t k = lo; k < hi; k++) {
-		size_t a = uf_find(r->parent, e[k].from), b = uf_find(r->parent, e[k].to);
+		size_t a = ct_uf_find(r->parent, e[k].from), b = ct_uf_find(r->parent, e[k].to);
 
 		if (a != b)
 			r->parent[a] = b;
@@ -551,13 +544,13 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 	for (size_t k = 0; k < n_pairs; k++) /* distinct hosts sent to */
 		r->deg[r->pairs[k] >> 32]++;
 	for (size_t k = 0; k < n_hosts; k++) {
-		size_t root = uf_find(r->parent, r->hosts[k]);
+		size_t root = ct_uf_find(r->parent, r->hosts[k]);
 
 		if (r->low[root] == UINT32_MAX) /* hosts in order: the first is the lowest */
 			r->low[root] = r->hosts[k];
 	}
 	for (size_t k = 0; k < n_hosts; k++) {
-		uint32_t v = r->hosts[k], g = r->low[uf_find(r->parent, v)];
+		uint32_t v = r->hosts[k], g = r->low[ct_uf_find(r->parent, v)];
 		uint64_t item = (uint64_t)v << 32 | g;
 
 		r->size[g]++;
@@ -581,7 +574,7 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 	for (size_t k = 0; k < n_hosts; k++) {
 		uint32_t v = r->hosts[k];
 
-		if (r->low[uf_find(r->parent, v)] != v)
+		if (r->low[ct_uf_find(r->parent, v)] != v)
 			continue; /* not its group's lowest host */
 		F->groups++;
 		if (r->size[v] == 2)
@@ -598,7 +591,7 @@ static void family_shape(struct family *F, const struct edge *e, size_t lo, size
 							     : SHAPE_TREE;
 	/* leave the room as found */
 	for (size_t k = 0; k < n_hosts; k++)
-		r->low[uf_find(r->parent, r->hosts[k])] = UINT32_MAX;
+		r->low[ct_uf_find(r->parent, r->hosts[k])] = UINT32_MAX;
 	for (size_t k = 0; k < n_hosts; k++) {
 		uint32_t v = r->hosts[k];
 
@@ -669,10 +662,11 @@ static int families_kinds(struct family *fam, int nf, const uint64_t *items, siz
 				continue;
 			if (groups_overlap(items + F->first_item, F->hosts, items + G->first_item,
 					   G->hosts, scratch))
-				parent[uf_find(parent, (size_t)f)] = uf_find(parent, (size_t)g);
+				parent[ct_uf_find(parent, (size_t)f)] =
+					ct_uf_find(parent, (size_t)g);
 		}
 	for (int f = 0; f < nf; f++) {
-		size_t root = uf_find(parent, (size_t)f);
+		size_t root = ct_uf_find(parent, (size_t)f);
 
 		if (id[root] < 0)
 			id[root] = kinds++;

@@ -47,9 +47,6 @@ struct edge {
 	uint32_t from, to;
 };
 
-/* Union-find over host indices. */
-size_t uf_find(size_t *parent, size_t x);
-
 /*
  * Stars (parameter servers): hosts that exchange push and pull both ways
  * with three or more hosts whose peers exchange with nothing but such hubs

@@ -15,4 +15,12 @@ struct ct_hosts {
 int ct_hosts_rank(const struct ct_flow_set *set, struct ct_hosts *h);
 void ct_hosts_free(struct ct_hosts *h);
 
+/* Union-find over host ranks (or any indices): x's root, paths halved. */
+static inline size_t ct_uf_find(size_t *parent, size_t x)
+{
+	while (parent[x] != x)
+		x = parent[x] = parent[parent[x]];
+	return x;
+}
+
 #endif

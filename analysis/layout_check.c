@@ -14,13 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t find(size_t *parent, size_t x)
-{
-	while (parent[x] != x)
-		x = parent[x] = parent[parent[x]];
-	return x;
-}
-
 /*
  * The profile's groups of class cls, as one label per host: its group's
  * union-find root, or -1 where none of the class's transfers leaves it for
@@ -42,12 +35,12 @@ static unsigned profile_groups(const struct ct_class_expect *e, int cls, size_t 
 		if (x->cls != cls || x->src_host == x->dst_host || x->bytes <= 0)
 			continue;
 		label[x->src_host] = label[x->dst_host] = 0;
-		parent[find(parent, x->src_host)] = find(parent, x->dst_host);
+		parent[ct_uf_find(parent, x->src_host)] = ct_uf_find(parent, x->dst_host);
 	}
 	for (unsigned h = 0; h < e->hosts; h++) {
 		if (label[h] < 0)
 			continue;
-		label[h] = (long)find(parent, h);
+		label[h] = (long)ct_uf_find(parent, h);
 		n += !size[label[h]]++;
 	}
 	return n;

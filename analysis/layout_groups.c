@@ -28,13 +28,6 @@ static int member_cmp(const void *a, const void *b)
 	return (x->host > y->host) - (x->host < y->host);
 }
 
-static size_t find(size_t *parent, size_t x)
-{
-	while (parent[x] != x)
-		x = parent[x] = parent[parent[x]];
-	return x;
-}
-
 /* The flows that take part: classified data directions of a job. */
 static int in_job(const uint8_t *to_classify, const struct ct_classification *out, size_t i)
 {
@@ -104,12 +97,13 @@ int ct_layout_groups(const struct ct_flow_set *set, const struct ct_hosts *hosts
 		x = out->flows[i].cls * hosts->n + hosts->src[i];
 		y = out->flows[i].cls * hosts->n + hosts->dst[i];
 		used[x] = used[y] = any[hosts->src[i]] = any[hosts->dst[i]] = 1;
-		parent[find(parent, x)] = find(parent, y);
+		parent[ct_uf_find(parent, x)] = ct_uf_find(parent, y);
 	}
 	for (size_t x = 0; x < n_nodes; x++)
 		if (used[x])
-			m[n_members++] = (struct member){(uint8_t)(x / hosts->n), find(parent, x),
-							 (uint32_t)(x % hosts->n)};
+			m[n_members++] =
+				(struct member){(uint8_t)(x / hosts->n), ct_uf_find(parent, x),
+						(uint32_t)(x % hosts->n)};
 	qsort(m, n_members, sizeof(*m), member_cmp);
 	l->group_hosts = malloc((n_members + 1) * sizeof(*l->group_hosts));
 	l->groups = malloc((n_members + 1) * sizeof(*l->groups));
