@@ -234,13 +234,19 @@ struct np_ctx *np_ctx_init(int version, uint64_t comm_hash, const char *name, in
 	struct ct_gpu_rec rec;
 	struct np_ctx *ctx;
 
-	if (mask)
-		*mask = 0;
-	if (!mask || np_global_init(logfn) < 0)
+	/* NCCL hands every init the same process-wide mask: it is written
+	 * once, with the final value, never zeroed on the way (a communicator
+	 * starting in another thread would read the zero). */
+	if (!mask)
 		return NULL;
+	if (np_global_init(logfn) < 0) {
+		*mask = 0;
+		return NULL;
+	}
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx) {
 		np_fail("allocating a communicator context", -ENOMEM);
+		*mask = 0;
 		return NULL;
 	}
 	ctx->comm_hash = comm_hash;

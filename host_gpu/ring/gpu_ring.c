@@ -13,11 +13,10 @@
 
 /* This thread's lane in the ring it last wrote, chosen at its first record
  * there: a lane of its own while there are free ones (written with plain
- * stores), else one shared round-robin (claimed with a CAS). */
+ * stores), else the shared last lane (claimed with a CAS). */
 static __thread uint32_t tl_epoch __attribute__((tls_model("initial-exec")));
 static __thread unsigned tl_lane __attribute__((tls_model("initial-exec")));
 static __thread bool tl_own __attribute__((tls_model("initial-exec")));
-static uint32_t lane_next;
 static uint32_t ring_epochs; /* rings created in this process: their epochs */
 
 static uint32_t round_pow2(uint32_t v, uint32_t p)
@@ -195,13 +194,19 @@ bool ct_gpu_ring_attached(const struct ct_gpu_ring *r)
 	return __atomic_load_n(&r->hdr->flags, __ATOMIC_ACQUIRE) & CT_GPU_RING_F_READER;
 }
 
+/* Lanes 0..n-2 go to the first threads, one each; the last lane is never
+ * owned: every later thread shares it, claiming slots with a CAS. A shared
+ * lane must have no owner, since an owner writes with plain stores (a thread
+ * sharing a live owner's lane lost records: 100 dropped in
+ * test_nccl_plugin's threaded case). One lane: all share it. */
 static void pick_lane(struct ct_gpu_ring *r)
 {
+	uint32_t ownable = (1u << (r->lanes - 1)) - 1;
 	uint32_t owned = __atomic_load_n(&r->owned, __ATOMIC_RELAXED);
 
 	tl_epoch = r->epoch;
 	tl_own = false;
-	while (owned != (1u << r->lanes) - 1) {
+	while ((owned & ownable) != ownable) {
 		unsigned lane = (unsigned)__builtin_ctz(~owned);
 
 		if (__atomic_compare_exchange_n(&r->owned, &owned, owned | 1u << lane, false,
@@ -211,7 +216,7 @@ static void pick_lane(struct ct_gpu_ring *r)
 			return;
 		}
 	}
-	tl_lane = __atomic_fetch_add(&lane_next, 1, __ATOMIC_RELAXED) & (r->lanes - 1);
+	tl_lane = r->lanes - 1;
 }
 
 static unsigned my_lane(struct ct_gpu_ring *r)

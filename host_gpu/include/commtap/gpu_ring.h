@@ -5,9 +5,9 @@
  *
  * Layout (version 1, see docs/gpu.md): a 4 KiB header, then `lanes` lanes of
  * `lane_slots` fixed-size 128-byte slots each. A writing thread takes a lane
- * of its own at its first record while there are free ones (it then
- * advances `tail` with plain stores), later threads share lanes
- * round-robin; a shared lane is a bounded multi-producer queue: a producer claims position p
+ * of its own at its first record while one of all but the last lane is
+ * free (it then advances `tail` with plain stores); later threads share
+ * the last lane, which nobody owns; a shared lane is a bounded multi-producer queue: a producer claims position p
  * with a CAS on the lane's `tail` when slot p % lane_slots has seq == p,
  * writes the record and publishes seq = p + 1; the reader consumes position
  * h when seq == h + 1 and frees the slot with seq = h + lane_slots. A
