@@ -56,6 +56,87 @@ static int double_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A flow's few values: an insertion sort beats qsort's calls below this. */
+#define SMALL_SORT 48
+
+static void sort_doubles(double *v, size_t n)
+{
+	if (n > SMALL_SORT) {
+		qsort(v, n, sizeof(*v), double_cmp);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		double x = v[i];
+		size_t j = i;
+
+		for (; j && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+/* The k-th smallest of v (0-based), v reordered so that v[0..k) <= it. */
+static double select_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		double pivot = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = v[i];
+
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (!j--)
+					break;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+/* The median of n >= 1 values, found by selection (v is reordered). */
+static double median_of(double *v, size_t n)
+{
+	double upper = select_kth(v, n, n / 2), lower = v[0];
+
+	if (n % 2)
+		return upper;
+	for (size_t i = 1; i < n / 2; i++)
+		if (v[i] > lower)
+			lower = v[i];
+	return (lower + upper) / 2;
+}
+
+/* Where each of a flow's bursts falls in its job: found once per burst. */
+struct burst_place {
+	long it;   /* iteration, -1 outside them */
+	double ph; /* phase in it, -1 where the job has none */
+};
+
+static void place_bursts(const struct ct_flow_periodicity *fp, const struct ct_period *job,
+			 struct burst_place *at)
+{
+	for (size_t i = 0; i < fp->n_bursts; i++) {
+		at[i].it = ct_period_iteration(job, fp->bursts[i].start);
+		at[i].ph = ct_period_phase_in(job, at[i].it, fp->bursts[i].start);
+	}
+}
+
 /*
  * The share of a flow's bursts whose size no other burst shares (within
  * 1%): the classes that move the same tensors every iteration repeat their
@@ -69,7 +150,7 @@ static double size_variety(const struct ct_flow_periodicity *fp, double *scratch
 		return 0;
 	for (size_t i = 0; i < fp->n_bursts; i++)
 		scratch[i] = (double)fp->bursts[i].bytes;
-	qsort(scratch, fp->n_bursts, sizeof(*scratch), double_cmp);
+	sort_doubles(scratch, fp->n_bursts);
 	for (size_t i = 0; i < fp->n_bursts; i++)
 		groups += !i || scratch[i] > scratch[i - 1] * 1.01;
 	return (double)(groups - 1) / (double)(fp->n_bursts - 1);
@@ -84,7 +165,8 @@ static double size_variety(const struct ct_flow_periodicity *fp, double *scratch
  * first iteration (right where the iteration starts were misplaced by
  * traffic as large as the job's, drifting only by the period's error).
  */
-static double phase_concentration(const struct ct_flow_periodicity *fp, const struct ct_period *job)
+static double phase_concentration(const struct ct_flow_periodicity *fp, const struct ct_period *job,
+				  const struct burst_place *at)
 {
 	double x = 0, y = 0, gx = 0, gy = 0, grid_ns = job->period_s * 1e9, found, grid;
 	long last = -1, glast = -1;
@@ -92,26 +174,24 @@ static double phase_concentration(const struct ct_flow_periodicity *fp, const st
 
 	for (size_t i = 0; i < fp->n_bursts; i++) {
 		uint64_t t = fp->bursts[i].start;
-		long it = ct_period_iteration(job, t);
-		double ph;
+		long it = at[i].it;
 
 		if (grid_ns > 0 && job->iterations && t >= job->starts[0]) {
-			double at = (double)(t - job->starts[0]) / grid_ns;
-			long g = (long)at;
+			double on_grid = (double)(t - job->starts[0]) / grid_ns;
+			long g = (long)on_grid;
 
 			if (g != glast) {
 				glast = g;
-				gx += cos(2 * M_PI * (at - (double)g));
-				gy += sin(2 * M_PI * (at - (double)g));
+				gx += cos(2 * M_PI * (on_grid - (double)g));
+				gy += sin(2 * M_PI * (on_grid - (double)g));
 				gn++;
 			}
 		}
 		if (it < 0 || it == last)
 			continue;
 		last = it;
-		ph = ct_period_phase(job, t);
-		x += cos(2 * M_PI * ph);
-		y += sin(2 * M_PI * ph);
+		x += cos(2 * M_PI * at[i].ph);
+		y += sin(2 * M_PI * at[i].ph);
 		n++;
 	}
 	found = n ? sqrt(x * x + y * y) / (double)n : 0;
@@ -131,10 +211,10 @@ static double phase_concentration(const struct ct_flow_periodicity *fp, const st
  * room for job->iterations + 1 doubles and the flow's bursts.
  */
 static double variation_cut_at(const struct ct_flow_periodicity *fp, const struct ct_period *job,
-			       double pause, double *scratch);
+			       const struct burst_place *at, double pause, double *scratch);
 
 static double volume_variation(const struct ct_flow_periodicity *fp, const struct ct_period *job,
-			       double *scratch)
+			       const struct burst_place *at, double *scratch)
 {
 	double hist[OWN_BINS] = {0};
 	size_t quiet = 0;
@@ -142,7 +222,7 @@ static double volume_variation(const struct ct_flow_periodicity *fp, const struc
 	if (job->iterations < 4)
 		return 0;
 	for (size_t i = 0; i < fp->n_bursts; i++) {
-		double ph = ct_period_phase(job, fp->bursts[i].start);
+		double ph = at[i].ph;
 
 		if (ph >= 0 && ph < 1)
 			hist[(int)(ph * OWN_BINS)] += (double)fp->bursts[i].bytes;
@@ -157,40 +237,35 @@ static double volume_variation(const struct ct_flow_periodicity *fp, const struc
 	 * neighbours gave 0.03%): cut at the iteration starts too, and take
 	 * the steadier. Token routing varies under any cut.
 	 */
-	return fmin(variation_cut_at(fp, job, (double)quiet / OWN_BINS, scratch),
-		    variation_cut_at(fp, job, 0, scratch));
+	return fmin(variation_cut_at(fp, job, at, (double)quiet / OWN_BINS, scratch),
+		    variation_cut_at(fp, job, at, 0, scratch));
 }
 
 /* The variation of bytes per window, windows cut at phase pause (see volume_variation). */
 static double variation_cut_at(const struct ct_flow_periodicity *fp, const struct ct_period *job,
-			       double pause, double *scratch)
+			       const struct burst_place *at, double pause, double *scratch)
 {
 	double median, mad;
 	size_t n = 0, iters = job->iterations;
 
 	memset(scratch, 0, (iters + 1) * sizeof(*scratch));
 	for (size_t i = 0; i < fp->n_bursts; i++) {
-		long it = ct_period_iteration(job, fp->bursts[i].start);
-		double ph = ct_period_phase(job, fp->bursts[i].start);
-
-		if (it < 0)
+		if (at[i].it < 0)
 			continue;
 		/* before its pause: the end of the window that began in the previous iteration */
-		scratch[(size_t)it + (ph >= pause)] += (double)fp->bursts[i].bytes;
+		scratch[(size_t)at[i].it + (at[i].ph >= pause)] += (double)fp->bursts[i].bytes;
 	}
 	/* windows 1 .. iters-1 are whole (window 0 and the last may be cut) */
 	for (size_t k = 2; k + 1 < iters; k++)
 		scratch[n++] = scratch[k];
 	if (n < 3)
 		return 0;
-	qsort(scratch, n, sizeof(*scratch), double_cmp);
-	median = n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	median = median_of(scratch, n);
 	if (median <= 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		scratch[i] = fabs(scratch[i] - median);
-	qsort(scratch, n, sizeof(*scratch), double_cmp);
-	mad = n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	mad = median_of(scratch, n);
 	return 1.4826 * mad / median;
 }
 
@@ -406,9 +481,15 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	const struct ct_period *main_job = per ? &per->job : NULL;
 	uint8_t *steady = calloc(set->count ? set->count : 1, 1);
 	uint8_t *by_volume = calloc(set->count ? set->count : 1, 1);
-	size_t room = per ? per->bursts : 0;
+	size_t room = 0;
+	struct burst_place *places = NULL;
 	double *sizes;
 
+	/* one flow's bursts at most, or its job's iterations' windows */
+	for (size_t i = 0; per && i < set->count; i++)
+		if (per->flows[i].n_bursts > room)
+			room = per->flows[i].n_bursts;
+	places = malloc((room + 1) * sizeof(*places));
 	for (size_t j = 0; per && j < per->n_jobs; j++)
 		if (ct_periodicity_job_period(per, j)->iterations + 2 > room)
 			room = ct_periodicity_job_period(per, j)->iterations + 2;
@@ -420,7 +501,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	struct ct_hosts hosts = {0};
 	int err = -ENOMEM;
 
-	if (!steady || !by_volume || !sizes || !pairs)
+	if (!steady || !by_volume || !places || !sizes || !pairs)
 		goto cleanup;
 	/* Other and EP first; the rest are steady periodic flows */
 	for (size_t i = 0; i < set->count; i++) {
@@ -447,7 +528,8 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 				     "its %zu bursts do not recur every iteration", fp->n_bursts);
 			continue;
 		}
-		conc = phase_concentration(fp, job);
+		place_bursts(fp, job, places);
+		conc = phase_concentration(fp, job, places);
 		if (conc < PHASE_STEADY) {
 			ct_class_set(fc, CT_CLASS_OTHER, CT_CLASS_BY_SIGNATURE, 1 - conc,
 				     "its bursts come at any moment of the iteration (phase "
@@ -456,7 +538,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 			continue;
 		}
 		variety = size_variety(fp, sizes);
-		spread = volume_variation(fp, job, sizes);
+		spread = volume_variation(fp, job, places, sizes);
 		ct_log(CT_LOG_DEBUG,
 		       "signature: flow %zu: %.1f bursts an iteration, sizes %.0f%% unique, volume "
 		       "varies %.2f%%\n",
@@ -506,6 +588,7 @@ cleanup:
 	ct_hosts_free(&hosts);
 	free(steady);
 	free(by_volume);
+	free(places);
 	free(sizes);
 	free(pairs);
 	return err;

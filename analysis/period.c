@@ -348,9 +348,12 @@ long ct_period_iteration(const struct ct_period *p, uint64_t t)
 
 double ct_period_phase(const struct ct_period *p, uint64_t t)
 {
-	long k = p->periodic ? ct_period_iteration(p, t) : -1; /* a search, not a walk */
+	return p->periodic ? ct_period_phase_in(p, ct_period_iteration(p, t), t) : -1;
+}
 
-	if (k < 0)
+double ct_period_phase_in(const struct ct_period *p, long k, uint64_t t)
+{
+	if (!p->periodic || k < 0)
 		return -1;
 	if ((size_t)k + 1 < p->iterations)
 		return (double)(t - p->starts[k]) / (double)(p->starts[k + 1] - p->starts[k]);

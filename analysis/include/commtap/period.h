@@ -66,4 +66,7 @@ long ct_period_iteration(const struct ct_period *p, uint64_t t);
  */
 double ct_period_phase(const struct ct_period *p, uint64_t t);
 
+/* The same for a time already placed in iteration k (ct_period_iteration). */
+double ct_period_phase_in(const struct ct_period *p, long k, uint64_t t);
+
 #endif
