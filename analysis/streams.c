@@ -66,14 +66,19 @@ static void stream_measure(const struct groups_ctx *c, struct stream *s)
 		const struct ct_flow_periodicity *fp = &c->per->flows[i];
 
 		for (size_t b = 0; b < fp->n_bursts; b++) {
-			double ph = ct_period_phase(job, fp->bursts[b].start);
-			double ph_end = ct_period_phase(job, fp->bursts[b].end);
+			uint64_t start = fp->bursts[b].start, end = fp->bursts[b].end;
+			long it = ct_period_iteration(job, start);
+			double ph = ct_period_phase_in(job, it, start), ph_end;
 			int first, last;
 
 			if (ph < 0 || ph >= 1)
 				continue;
 			if (!carries_data(&fp->bursts[b]))
 				continue;
+			/* one search where the burst ends in the iteration it began in */
+			ph_end = (size_t)it + 1 < job->iterations && end < job->starts[it + 1]
+					 ? ct_period_phase_in(job, it, end)
+					 : ct_period_phase(job, end);
 			/* spread over the bins it spans inside its iteration */
 			first = (int)(ph * PHASE_BINS);
 			last = ph_end >= ph && ph_end < 1 ? (int)(ph_end * PHASE_BINS) : first;
@@ -101,7 +106,7 @@ static void stream_ends(const struct groups_ctx *c, const struct stream *s,
 
 			if (it < 0 || !carries_data(&fp->bursts[b]))
 				continue;
-			w = (size_t)it + (ct_period_phase(job, fp->bursts[b].start) >= pause);
+			w = (size_t)it + (ct_period_phase_in(job, it, fp->bursts[b].start) >= pause);
 			if (fp->bursts[b].end > end[w])
 				end[w] = fp->bursts[b].end;
 		}
