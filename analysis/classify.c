@@ -34,6 +34,15 @@ void ct_class_set(struct ct_flow_class *fc, enum ct_class cls, enum ct_class_sou
 	va_end(ap);
 }
 
+void ct_class_copy(struct ct_flow_class *dst, const struct ct_flow_class *src)
+{
+	dst->cls = src->cls;
+	dst->source = src->source;
+	dst->op = src->op;
+	dst->confidence = src->confidence;
+	memcpy(dst->evidence, src->evidence, strnlen(src->evidence, sizeof(src->evidence) - 1) + 1);
+}
+
 /*
  * The direction of a connection that carries its data: the one with more
  * bytes (ACKs, CTS and READ requests are small). A flow without a reverse

@@ -12,6 +12,9 @@ __attribute__((format(printf, 5, 6))) void ct_class_set(struct ct_flow_class *fc
 							 enum ct_class_source src,
 							 double confidence, const char *fmt, ...);
 
+/* dst says what src says: class, source, confidence, evidence and operation. */
+void ct_class_copy(struct ct_flow_class *dst, const struct ct_flow_class *src);
+
 int ct_class_is_data_direction(const struct ct_flow_set *set, size_t i);
 
 /*
