@@ -315,24 +315,23 @@ static double variation_cut_at(const struct ct_flow_periodicity *fp, const struc
 
 #define SIBLING_MAJORITY 0.66 /* of a group's bytes, to carry its other flows */
 
-struct sibling_ctx {
-	const struct ct_flow_set *set;
-	const struct ct_periodicity *per;
+/*
+ * By source, destination, then bursts: the channels (QPs, sockets) of one
+ * collective. Hosts by rank (address order, as the addresses compare) and
+ * the rest packed in one word: two integer compares, no memcmp of the keys.
+ */
+struct sibling_key {
+	uint64_t pair;		/* source rank << 32 | destination rank */
+	uint64_t bursts_flow;	/* bursts << 32 | flow */
 };
 
-/* By source, destination, then bursts: the channels (QPs, sockets) of one collective. */
-static int sibling_cmp(const void *a, const void *b, void *arg)
+static int sibling_cmp(const void *a, const void *b)
 {
-	const struct sibling_ctx *c = arg;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	const struct ct_flow_key *x = &c->set->flows[i].key, *y = &c->set->flows[j].key;
-	int d = memcmp(&x->src, &y->src, 2 * sizeof(x->src));
+	const struct sibling_key *x = a, *y = b;
 
-	if (d)
-		return d;
-	if (c->per->flows[i].n_bursts != c->per->flows[j].n_bursts)
-		return c->per->flows[i].n_bursts < c->per->flows[j].n_bursts ? -1 : 1;
-	return (i > j) - (i < j);
+	if (x->pair != y->pair)
+		return x->pair < y->pair ? -1 : 1;
+	return (x->bursts_flow > y->bursts_flow) - (x->bursts_flow < y->bursts_flow);
 }
 
 /*
@@ -343,28 +342,42 @@ static int sibling_cmp(const void *a, const void *b, void *arg)
  * all-to-all whose sizes happened to repeat on one channel — follow it.
  */
 static int siblings_agree(const struct ct_flow_set *set, const struct ct_periodicity *per,
-			  const uint8_t *to_classify, uint8_t *steady,
+			  const struct ct_hosts *hosts, const uint8_t *to_classify, uint8_t *steady,
 			  struct ct_classification *out)
 {
-	struct sibling_ctx ctx = {set, per};
+	struct sibling_key *key;
 	size_t *idx, n = 0;
 
 	if (!per)
 		return 0; /* no periodicity (out of memory for it): no bursts to group by */
+	if (set->count > UINT32_MAX)
+		return -EOVERFLOW;
+	key = malloc((set->count + 1) * sizeof(*key));
 	idx = malloc((set->count + 1) * sizeof(*idx));
-	if (!idx)
+	if (!key || !idx) {
+		free(key);
+		free(idx);
 		return -ENOMEM;
-	for (size_t i = 0; i < set->count; i++)
-		if (to_classify[i] && per->flows[i].n_bursts)
-			idx[n++] = i;
-	qsort_r(idx, n, sizeof(*idx), sibling_cmp, &ctx);
+	}
+	for (size_t i = 0; i < set->count; i++) {
+		uint64_t bursts = per->flows[i].n_bursts;
+
+		if (!to_classify[i] || !bursts)
+			continue;
+		key[n].pair = (uint64_t)hosts->src[i] << 32 | hosts->dst[i];
+		key[n].bursts_flow = (bursts < UINT32_MAX ? bursts : UINT32_MAX) << 32 | i;
+		n++;
+	}
+	qsort(key, n, sizeof(*key), sibling_cmp);
+	for (size_t k = 0; k < n; k++)
+		idx[k] = (uint32_t)key[k].bursts_flow;
+	free(key);
 	for (size_t a = 0, b; a < n; a = b) {
 		uint64_t by_class[CT_CLASS_COUNT + 1] = {0}, total = 0;
 		unsigned best = 0;
 
-		for (b = a + 1; b < n &&
-				!memcmp(&set->flows[idx[a]].key.src, &set->flows[idx[b]].key.src,
-					2 * sizeof(struct ct_addr)) &&
+		for (b = a + 1; b < n && hosts->src[idx[a]] == hosts->src[idx[b]] &&
+				hosts->dst[idx[a]] == hosts->dst[idx[b]] &&
 				per->flows[idx[a]].n_bursts == per->flows[idx[b]].n_bursts;
 		     b++)
 			;
@@ -621,11 +634,11 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	if (!err)
 		err = ep_paths_demote(set, &hosts, by_volume, steady, out);
 	if (!err)
-		err = siblings_agree(set, per, to_classify, steady, out);
+		err = siblings_agree(set, per, &hosts, to_classify, steady, out);
 	if (!err && per) /* no periodicity: every flow was said Other above */
 		err = ct_classify_groups(set, per, &hosts, steady, out);
 	if (!err)
-		err = siblings_agree(set, per, to_classify, NULL, out);
+		err = siblings_agree(set, per, &hosts, to_classify, NULL, out);
 	if (!err)
 		err = ct_layout_groups(set, &hosts, to_classify, out);
 cleanup:
