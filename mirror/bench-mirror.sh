@@ -11,17 +11,29 @@
 # a shared machine the second is the one that compares), the engine's ns/packet,
 # and the 2-worker/1-worker ratio. net_pcap's infinite_rx holds the whole capture
 # in mbufs: the pool is sized to it, with small mbufs (--mbuf-data).
-# usage: bench-mirror.sh BUILD-DIR [SECONDS] [RUNS] [PACKETS]
+# FEED ring instead feeds the workers through --bench-ring: the same captures
+# as mbufs built once, enqueued again and again by a generator lcore (the last
+# one, sharing the main lcore's CPU) through a ring PMD, so that bare is the
+# PMD's floor and engine the engine's cost, without net_pcap's copy.
+# usage: bench-mirror.sh BUILD-DIR [SECONDS] [RUNS] [PACKETS] [FEED: pcap|ring]
 set -eu
-build=${1:-build} secs=${2:-4} runs=${3:-3} packets=${4:-400000}
+build=${1:-build} secs=${2:-4} runs=${3:-3} packets=${4:-400000} feed=${5:-pcap}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$build/cli/commtap" bench --packets "$packets" --qps 10000 --pcap "$tmp/all.pcap"
 "$build/cli/commtap" bench --packets "$packets" --qps 10000 --pcap "$tmp/q0.pcap" --pcap "$tmp/q1.pcap"
 mbufs=$((packets + 16384))
 run() { # lcores rx_pcap-args mode-flags...
-	local lcores=$1 pcaps=$2
+	local lcores=$1 pcaps=$2 files
 	shift 2
+	if [ "$feed" = ring ]; then
+		files=$(echo "$pcaps" | sed 's/rx_pcap=//g')
+		"$build/mirror/commtap-mirror" --no-huge -m 1536 --no-pci --lcores "$lcores,9@1" \
+			--file-prefix "ct-bench-$$" -- --bench-ring "$files" \
+			--duration "$secs" --bench --mbuf-data 256 "$@" 2>/dev/null |
+			grep '^worker [0-9]* (lcore'
+		return
+	fi
 	"$build/mirror/commtap-mirror" --no-huge -m 1536 --no-pci --lcores "$lcores" \
 		--file-prefix "ct-bench-$$" --vdev "net_pcap0,${pcaps},infinite_rx=1" -- \
 		--duration "$secs" --bench --mbufs "$mbufs" --mbuf-data 256 "$@" 2>/dev/null |
@@ -48,11 +60,11 @@ awk 'function med(key,  n, i, j, t, a) { n = split(v[key], a, " ");
 		return a[int((n + 1) / 2)] }
 	{ k = $1 " " $2; v[k "w"] = v[k "w"] " " $4; v[k "c"] = v[k "c"] " " $5; v[k "n"] = v[k "n"] " " $6 }
 	END {
-		printf "medians of %d runs (wall clock / per CPU second, Mpps):\n", NR / 4
+		printf "medians of %d runs (wall clock / per CPU second, Mpps), fed by %s:\n", NR / 4, feed
 		printf "  1 worker:  bare %.2f / %.2f, engine %.2f / %.2f (%.1f ns/packet in the engine)\n",
 			med("1w barew"), med("1w barec"), med("1w enginew"), med("1w enginec"), med("1w enginen")
 		printf "  2 workers: bare %.2f / %.2f, engine %.2f / %.2f in all (%.1f ns/packet)\n",
 			med("2w barew"), med("2w barec"), med("2w enginew"), med("2w enginec"), med("2w enginen")
 		printf "  engine, 2 workers / 1 worker: %.2fx by the wall clock, %.2fx per CPU second\n",
 			med("2w enginew") / med("1w enginew"), med("2w enginec") / med("1w enginec")
-	}' "$tmp/all"
+	}' feed="$feed" "$tmp/all"

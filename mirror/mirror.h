@@ -19,6 +19,7 @@
 
 #define MIRROR_WORKERS_DIST 64
 #define MIRROR_BURST	    64
+#define MIRROR_BENCH_QUEUES 8 /* --bench-ring's captures, a queue each */
 
 struct mirror_opts {
 	uint32_t port;
@@ -35,6 +36,7 @@ struct mirror_opts {
 	int wait_on_full;	  /* the distributor waits for room in a full ring (replays) */
 	uint32_t mbufs;		  /* mbufs in the pool; 0: POOL_MBUFS */
 	uint32_t mbuf_data;	  /* frame bytes an mbuf holds; 0: a jumbo frame */
+	const char *bench_ring;	  /* captures fed through a ring PMD (mirror_bench_ring.c) */
 };
 
 /* How a worker gets its packets. */
@@ -71,6 +73,22 @@ struct mirror_worker {
 } __attribute__((aligned(64)));
 
 int mirror_parse_opts(int argc, char **argv, struct mirror_opts *o);
+
+/*
+ * --bench-ring (mirror_bench_ring.c): the captures in FILES (comma
+ * separated, one queue each) as mbufs built once, a port of rings that
+ * carries them (*port) and a generator to run on an lcore of its own
+ * until *quit. Errors are reported on stderr; negative errno.
+ */
+struct mirror_bench_ring;
+int mirror_bench_ring_create(const char *files, unsigned mbuf_data, int socket,
+			     volatile const int *quit, uint16_t *port,
+			     struct mirror_bench_ring **out);
+unsigned mirror_bench_ring_queues(const struct mirror_bench_ring *b);
+int mirror_bench_ring_run(void *arg); /* the generator's lcore function */
+uint64_t mirror_bench_ring_sent(const struct mirror_bench_ring *b);
+void mirror_bench_ring_free(struct mirror_bench_ring *b);
+
 
 /* Symmetric hash of the analysed (inner) frame's IP address pair (0 for non-IP frames). */
 uint32_t mirror_flow_hash(const uint8_t *data, uint32_t len);

@@ -446,9 +446,11 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads & RTE_ETH_RSS_IP;
 		m->n_queues = (uint16_t)n_lcores_for_work;
 		m->mode = "rss";
-	} else if (n_lcores_for_work > 1 && !strcmp(m->driver, "net_pcap") &&
+	} else if (n_lcores_for_work > 1 &&
+		   (!strcmp(m->driver, "net_pcap") || !strcmp(m->driver, "net_ring")) &&
 		   info.max_rx_queues >= n_lcores_for_work) {
-		/* net_pcap: each rx_pcap= file is a queue of its own, as one RSS queue would be */
+		/* net_pcap: each rx_pcap= file is a queue of its own, as one RSS queue
+		 * would be; --bench-ring's rings likewise */
 		m->n_queues = (uint16_t)n_lcores_for_work;
 		m->mode = "queue per worker";
 	} else {
@@ -687,6 +689,8 @@ int main(int argc, char **argv)
 	char err[768];
 	int sep = argc, rc, socket, status = 1, inline_worker;
 	uint64_t next_report = 0, now, last;
+	struct mirror_bench_ring *bench = NULL;
+	unsigned gen_lcore = 0, lcore, bench_lcores = 0;
 	int idle;
 	struct timespec rt;
 
@@ -740,8 +744,25 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	inline_worker = rte_lcore_count() == 1;
-	m->n_workers = inline_worker ? 1 : rte_lcore_count() - 1;
+	if (m->o.bench_ring) {
+		/* the generator takes the last lcore */
+		RTE_LCORE_FOREACH_WORKER(gen_lcore)
+		bench_lcores++;
+		if (!bench_lcores) {
+			fprintf(stderr, "commtap-mirror: --bench-ring needs an lcore for its "
+					"generator (two or more in --lcores)\n");
+			goto out;
+		}
+		RTE_LCORE_FOREACH_WORKER(lcore)
+		gen_lcore = lcore;
+		if (mirror_bench_ring_create(m->o.bench_ring,
+					     m->o.mbuf_data ? m->o.mbuf_data
+							 : MBUF_DATA_ROOM - RTE_PKTMBUF_HEADROOM,
+					     (int)rte_socket_id(), &workers_quit, &m->port, &bench))
+			goto out;
+	}
+	inline_worker = rte_lcore_count() - (bench ? 1 : 0) == 1;
+	m->n_workers = inline_worker ? 1 : rte_lcore_count() - 1 - (bench ? 1 : 0);
 	if (m->n_workers > MIRROR_WORKERS_DIST)
 		m->n_workers = MIRROR_WORKERS_DIST;
 	socket = setup_port(m, m->n_workers);
@@ -755,6 +776,8 @@ int main(int argc, char **argv)
 	m->ns_base = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
 	m->start_tsc = m->prev_tsc = m->tsc_base;
 	mirror_telemetry_register(m);
+	if (bench)
+		rte_eal_remote_launch(mirror_bench_ring_run, bench, gen_lcore);
 	if (!inline_worker)
 		for (unsigned i = 0; i < m->n_workers; i++)
 			rte_eal_remote_launch(worker_main, &m->workers[i], m->workers[i].lcore);
@@ -822,6 +845,10 @@ int main(int argc, char **argv)
 	}
 	if (m->o.bench)
 		print_bench(m);
+	if (bench)
+		printf("generator (lcore %u): %llu packets enqueued from %u capture(s)\n", gen_lcore,
+		       (unsigned long long)mirror_bench_ring_sent(bench),
+		       mirror_bench_ring_queues(bench));
 out:
 	if (m->started)
 		rte_eth_dev_stop(m->port);
@@ -834,6 +861,7 @@ out:
 		rte_free(m->workers[i].dedup);
 	}
 	rte_free(m->workers);
+	mirror_bench_ring_free(bench); /* after the port that carried its rings */
 	rte_mempool_free(m->pool);
 	ct_report_sink_close(m->sink);
 	ct_knowledge_free(&know);

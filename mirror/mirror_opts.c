@@ -86,6 +86,14 @@ static const struct ct_param mirror_params[] = {
 	 .type = CT_PARAM_FLAG,
 	 .offset = MIRROR(bench),
 	 .help = "print Mpps per core and the engine's ns/packet at the end"},
+	{.name = "bench-ring",
+	 .type = CT_PARAM_STRING,
+	 .arg = "FILES",
+	 .offset = MIRROR(bench_ring),
+	 .help = "feed the workers these captures (comma separated, a queue\n"
+		 "each) from mbufs built once, through a ring PMD and a\n"
+		 "generator lcore (the last one): the mirror's cost without\n"
+		 "a replay's copies (benchmarks; no port needed)"},
 	CT_PARAM_TABLE_END,
 };
 
