@@ -90,7 +90,8 @@ static void on_signal(int sig)
 const struct ct_app_args analyze_app_args = {
 	.prog = "commtap analyze",
 	.usage = "usage: commtap analyze [options] CAPTURE\n"
-		 "  Analyze a pcap or pcapng capture (Ethernet) and print its flows.\n",
+		 "  Analyze a pcap or pcapng capture (Ethernet) and print its flows;\n"
+		 "  CAPTURE - reads it from standard input (tcpdump -w - | commtap analyze -).\n",
 	.notes = "  With --listen, the final report is served after the capture until\n"
 		 "  SIGINT/SIGTERM.\n"
 		 "exit status: 0 ok, 1 error (nothing written, or a file that could not be: "
@@ -98,7 +99,7 @@ const struct ct_app_args analyze_app_args = {
 		 "written)\n",
 	.min_pos = 1,
 	.max_pos = 1,
-	.pos_meaning = "CAPTURE file",
+	.pos_meaning = "CAPTURE file (- for standard input)",
 };
 
 const struct ct_param *const analyze_options[] = {analyze_params, ct_table_params, ct_gap_params,

@@ -72,8 +72,12 @@ int ct_capture_open(const char *path, struct ct_capture **out, char *err, size_t
 	char perr[PCAP_ERRBUF_SIZE] = "";
 	FILE *fp;
 	pcap_t *p;
-	int rc = open_mapped(path, out, err, errlen);
+	int rc;
 
+	/* "-": standard input, as tcpdump -r - reads it (`tcpdump -w - | commtap analyze -`) */
+	if (!strcmp(path, "-"))
+		return ct_capture_open_stream(stdin, "standard input", out, err, errlen);
+	rc = open_mapped(path, out, err, errlen);
 	if (rc)
 		return rc < 0 ? rc : 0;
 	fp = fopen(path, "rb");
