@@ -190,9 +190,8 @@ static const struct ct_param agent_params[] = {
 	 .type = CT_PARAM_FLAG,
 	 .offset = AGENT(no_job_names),
 	 .help = "do not name each flow's job from the environment of the local\n"
-		 "process that owns its socket or QP (SLURM_JOB_ID,\n"
-		 "TORCHELASTIC_RUN_ID, a pod's job, MASTER_ADDR:MASTER_PORT;\n"
-		 "the fleet's ct_job)"},
+		 "process that owns its socket or QP (SLURM_JOB_ID, a pod's job,\n"
+		 "TORCHELASTIC_RUN_ID, MASTER_ADDR:MASTER_PORT; the fleet's ct_job)"},
 	{.name = "pod-log-root",
 	 .type = CT_PARAM_STRING,
 	 .arg = "DIR",
