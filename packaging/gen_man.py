@@ -93,7 +93,10 @@ def page(name, summary, version, help_text):
             out += ([".PP"] if i else []) + [roff(" ".join(paragraph))]
     if exits:
         out += [".SH EXIT STATUS", roff(" ".join(exits))]
-    out += [".SH SEE ALSO", "\\fBcommtap\\fR(1), /usr/share/doc/commtap"]
+    # commtap(1) points at its commands' pages, the others back at commtap(1)
+    pages = [f"commtap-{item}" for _, items in lists for item, _ in items] or ["commtap"]
+    out += [".SH SEE ALSO",
+            ", ".join(f"\\fB{roff(p)}\\fR(1)" for p in pages if p != name) + ", /usr/share/doc/commtap"]
     return "\n".join(out) + "\n"
 
 
