@@ -9,7 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -132,6 +135,42 @@ static void test_pod_names_the_job(void **state)
 	assert_pod_job(ENV("SLURM_JOB_ID=4242\0JOBSET_NAME=llama\0"), "solo", "slurm:4242");
 }
 
+/* The pod log root as the kubelet keeps it: NAMESPACE_NAME_UID, one per pod. */
+static void test_pod_from_log_root(void **state)
+{
+	static const char *const dirs[] = {
+		"ml_bert-worker-3_0c1e4a52-7d0b-4c8e-9a51-3b2f6d8e1f01",
+		/* another pod's UID, one that only ends like it, a name without a namespace */
+		"ml_gpt-0_0c1e4a52-7d0b-4c8e-9a51-3b2f6d8e1f99",
+		"ml_x_10c1e4a52-7d0b-4c8e-9a51-3b2f6d8e1f02",
+		"_noname_5f7a9c3d-2b1e-4f60-8d47-a1c9e0b2d302",
+	};
+	char root[] = "/tmp/commtap-pods-XXXXXX", path[256];
+	struct ct_pod pod;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0700), 0);
+	}
+	assert_int_equal(ct_pod_find(root, "0c1e4a52-7d0b-4c8e-9a51-3b2f6d8e1f01", &pod), 0);
+	assert_string_equal(pod.ns, "ml");
+	assert_string_equal(pod.name, "bert-worker-3");
+	assert_int_equal(ct_pod_find(root, "0c1e4a52-7d0b-4c8e-9a51-3b2f6d8e1f02", &pod), -ENOENT);
+	assert_int_equal(ct_pod_find(root, "5f7a9c3d-2b1e-4f60-8d47-a1c9e0b2d302", &pod), -ENOENT);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		rmdir(path);
+	}
+	rmdir(root);
+	/* no root at all: the error, not "no pod" */
+	assert_int_equal(ct_pod_find(root, "0c1e4a52-7d0b-4c8e-9a51-3b2f6d8e1f01", &pod), -ENOENT);
+	assert_int_equal(
+		ct_pod_find("/proc/self/status", "0c1e4a52-7d0b-4c8e-9a51-3b2f6d8e1f01", &pod),
+		-ENOTDIR);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +178,7 @@ int main(void)
 		cmocka_unit_test(test_untrusted_and_too_long),
 		cmocka_unit_test(test_pod_uid_from_cgroup),
 		cmocka_unit_test(test_pod_names_the_job),
+		cmocka_unit_test(test_pod_from_log_root),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
