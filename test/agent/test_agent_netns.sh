@@ -6,7 +6,7 @@
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
 # CASE: xdp | tc | period | persist | reuse | stop | ring | lru | gpu | gpujunk | errors | twins | user | jobname
-#       | kubejob
+#       | kubejob | unitsandbox
 # (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
@@ -743,6 +743,61 @@ sys.exit(0 if names <= {"pytorchjob:ml-team/train-a", "pod:ml-team/solo-0"} and
          (not jobs or names & {"pytorchjob:ml-team/train-a", "pod:ml-team/solo-0"}) else 1)' "$final" ||
 		fail "the report names its jobs otherwise"
 	echo "kubejob: the pods' jobs named from their cgroups and the pod log root"
+	;;
+unitsandbox) # the shipped unit's sandbox: its CapabilityBoundingSet and NoNewPrivileges are enough
+	unit=$(dirname "$0")/../../packaging/systemd/commtap-agent.service.in
+	[ -r "$unit" ] || fail "no unit at $unit"
+	command -v setpriv >/dev/null || skip "setpriv is not installed"
+	getent passwd nobody >/dev/null || skip "there is no user nobody"
+	grep -qx 'NoNewPrivileges=yes' "$unit" || fail "the unit does not set NoNewPrivileges"
+	# CAP_BPF CAP_NET_ADMIN ... as setpriv's -all,+bpf,+net_admin,...
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+	[ -n "$caps" ] || fail "the unit has no CapabilityBoundingSet"
+	echo "the unit's bounding set: $caps"
+	synth "$work/roce.pcap" --noise
+	chmod 0711 "$work"
+	mkdir -p "$work/reports" && chown nobody "$work/reports"
+	ip -n $nsb link set lo up
+	# what systemd does with those lines: no_new_privs, and a bounding set
+	# that is all root's exec keeps (its permitted and effective sets)
+	in_sandbox() { # bounding set, agent options...
+		bset=$1
+		shift
+		nsenter --net=/var/run/netns/$nsb setpriv --no-new-privs --bounding-set "-all,$bset" \
+			"$commtap" agent --iface $vethb --interval 0.5 "$@"
+	}
+	# the control: without CAP_NET_ADMIN the agent cannot attach, and says so
+	out=$(in_sandbox "$(echo "$caps" | sed 's/+net_admin,\{0,1\}//')" --duration 1 --user nobody \
+		--report-dir "$work/reports" 2>&1) && fail "the agent ran without CAP_NET_ADMIN: $out"
+	echo "without CAP_NET_ADMIN: $(echo "$out" | tail -1)"
+	ip -n $nsb link show $vethb | grep -q "prog/xdp" && fail "XDP attached without CAP_NET_ADMIN"
+	# the unit's set: attach, drop to nobody, report, detach on SIGTERM
+	: >"$work/agent.err"
+	# nsenter and setpriv exec: $! is the agent itself, which the signals reach
+	nsenter --net=/var/run/netns/$nsb setpriv --no-new-privs --bounding-set "-all,$caps" \
+		"$commtap" agent --iface $vethb --interval 0.5 --report-dir "$work/reports" \
+		--user nobody 2>"$work/agent.err" &
+	agent_pid=$!
+	for _ in $(seq 100); do
+		grep -q "commtap agent: watching" "$work/agent.err" && break
+		kill -0 $agent_pid 2>/dev/null || { cat "$work/agent.err"; fail "the agent exited in the unit's sandbox"; }
+		sleep 0.1
+	done
+	grep -q "reading as user nobody" "$work/agent.err" || { cat "$work/agent.err"; fail "no drop to nobody"; }
+	# nothing the agent does in the full set is refused in the unit's (but
+	# libxdp's dispatcher where the kernel refuses it to root too: its notice)
+	grep -i "not permitted\|permission denied" "$work/agent.err" | grep -v "multi-program dispatcher" &&
+		fail "the agent was refused something in the unit's sandbox"
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	sleep 1
+	# KillMode=mixed: SIGTERM to the root process, which passes it on
+	stop_agent TERM
+	[ -s "$final" ] || fail "no final report in the unit's sandbox"
+	python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r.get("flows") else 1)' "$final" || fail "the final report has no flows"
+	ip -n $nsb link show $vethb | grep -q "prog/xdp" && fail "XDP left attached after SIGTERM"
+	echo "unitsandbox: the agent attaches, drops, reports and detaches within the unit's bounding set"
 	;;
 *)
 	fail "unknown case $case_"
