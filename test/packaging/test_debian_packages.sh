@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The Debian packages (suite package, opt-in: a whole build again, about
-# a minute or two on two cores: 70 s here): dpkg-buildpackage -b on a copy of the source
+# a minute or two on two cores: 97 s here, its unit suite included):
+# dpkg-buildpackage -b on a copy of the source
 # tree, lintian on the result (no error, no warning but those
 # debian/*.lintian-overrides explains), the packages unpacked into a
 # scratch root (dpkg -x) and the installed commtap run on a shared capture.
