@@ -52,9 +52,10 @@ struct agent_opts {
 	struct iface_list ifaces;
 	double duration_s; /* 0: until a signal */
 	int persist;
-	const char *gpu_dir; /* the GPU rings (NCCL plugin, CUPTI) */
-	const char *user;    /* the reader's user, or NULL: the report dir's owner */
-	int no_job_names;    /* do not name jobs from the local processes */
+	const char *gpu_dir;	  /* the GPU rings (NCCL plugin, CUPTI) */
+	const char *user;	  /* the reader's user, or NULL: the report dir's owner */
+	int no_job_names;	  /* do not name jobs from the local processes */
+	const char *pod_log_root; /* the kubelet's pod log directories (kube_pod.h) */
 	uint32_t ring_kib;
 	struct ct_probe_config probe;
 	struct ct_producer_options common;
@@ -189,8 +190,16 @@ static const struct ct_param agent_params[] = {
 	 .type = CT_PARAM_FLAG,
 	 .offset = AGENT(no_job_names),
 	 .help = "do not name each flow's job from the environment of the local\n"
-		 "process that owns its socket or QP (SLURM_JOB_ID,\n"
+		 "process that owns its socket or QP (SLURM_JOB_ID, a pod's job,\n"
 		 "TORCHELASTIC_RUN_ID, MASTER_ADDR:MASTER_PORT; the fleet's ct_job)"},
+	{.name = "pod-log-root",
+	 .type = CT_PARAM_STRING,
+	 .arg = "DIR",
+	 .offset = AGENT(pod_log_root),
+	 .help = "the kubelet's pod log root, one NAMESPACE_NAME_UID directory\n"
+		 "per pod (default " CT_POD_LOG_ROOT "): a process in a pod's cgroup is\n"
+		 "named by its pod, or by the PyTorchJob, JobSet or Volcano job\n"
+		 "the pod's environment names"},
 	{.name = "user",
 	 .type = CT_PARAM_STRING,
 	 .arg = "NAME",
@@ -232,6 +241,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 	o->probe.flow_entries = 262144;
 	o->ring_kib = 4096;
 	o->probe.sample_every = 1;
+	o->pod_log_root = CT_POD_LOG_ROOT;
 	rc = ct_app_parse(&agent_app_args, sets, sizeof(sets) / sizeof(sets[0]), argc, argv,
 			  &first);
 	if (rc == 1)
@@ -338,7 +348,7 @@ static const struct ct_labels *job_names(const struct agent_opts *o,
 
 	if (o->no_job_names)
 		return NULL;
-	rc = ct_job_labels_update(&job_labels, flows);
+	rc = ct_job_labels_update(&job_labels, flows, o->pod_log_root);
 	if (rc > 0) {
 		snprintf(path, sizeof(path), "%s/commtap-job-labels.json", o->common.report_dir);
 		rc = ct_write_file_atomic(path, print_job_labels, &job_labels);

@@ -39,7 +39,45 @@ static const char *env_get(const char *env, size_t len, const char *key)
 	return NULL;
 }
 
-int ct_job_name_from_environ(const char *env, size_t len, char *name, size_t size)
+/*
+ * The job of a pod's training operator, where the pod's environment names it.
+ * Operators name their jobs by labels, which a process reads only where the
+ * pod passes them in through the downward API, except PyTorchJob's master:
+ *   JobSet: JOBSET_NAME, the jobset.sigs.k8s.io/jobset-name label as JobSet's
+ *     users pass it (Kubeflow Trainer's runtimes, XPK, Pathways);
+ *   Volcano: VC_JOB_NAME, its volcano.sh/job-name label the same way (its env
+ *     plugin itself gives only VK_TASK_INDEX / VC_TASK_INDEX, a rank);
+ *   Kubeflow PyTorchJob: the training operator gives every replica
+ *     MASTER_ADDR=<job>-master-0 and names its pods <job>-master-N and
+ *     <job>-worker-N, so a pod named after its MASTER_ADDR's job is that
+ *     job's replica.
+ */
+static int operator_job(const char *env, size_t len, const struct ct_pod *pod, char *name,
+			size_t size)
+{
+	static const char master[] = "-master-0";
+	const char *jobset = env_get(env, len, "JOBSET_NAME");
+	const char *volcano = env_get(env, len, "VC_JOB_NAME");
+	const char *addr = env_get(env, len, "MASTER_ADDR");
+	size_t job_len, addr_len = addr ? strlen(addr) : 0;
+
+	if (jobset && *jobset)
+		return snprintf(name, size, "jobset:%s/%s", pod->ns, jobset);
+	if (volcano && *volcano)
+		return snprintf(name, size, "volcano:%s/%s", pod->ns, volcano);
+	if (addr_len <= sizeof(master) - 1 ||
+	    strcmp(addr + addr_len - (sizeof(master) - 1), master))
+		return -1;
+	job_len = addr_len - (sizeof(master) - 1);
+	/* the pod <job>-master-N or <job>-worker-N */
+	if (strncmp(pod->name, addr, job_len) || (strncmp(pod->name + job_len, "-master-", 8) &&
+						  strncmp(pod->name + job_len, "-worker-", 8)))
+		return -1;
+	return snprintf(name, size, "pytorchjob:%s/%.*s", pod->ns, (int)job_len, addr);
+}
+
+int ct_job_name_of_process(const char *env, size_t len, const struct ct_pod *pod, char *name,
+			   size_t size)
 {
 	const char *slurm, *run, *addr, *port;
 	int n = -1;
@@ -52,11 +90,21 @@ int ct_job_name_from_environ(const char *env, size_t len, char *name, size_t siz
 	port = env_get(env, len, "MASTER_PORT");
 	if (slurm && *slurm)
 		n = snprintf(name, size, "slurm:%s", slurm);
-	else if (run && *run && strcmp(run, "none"))
+	else if (pod) {
+		n = operator_job(env, len, pod, name, size);
+		/* a pod of no operator's: the pod is the job (one pod, its GPUs) */
+		if (n < 0)
+			n = snprintf(name, size, "pod:%s/%s", pod->ns, pod->name);
+	} else if (run && *run && strcmp(run, "none"))
 		n = snprintf(name, size, "torchelastic:%s", run);
 	else if (addr && *addr && port && *port)
 		n = snprintf(name, size, "torch:%s:%s", addr, port);
 	return n > 0 && (size_t)n < size ? 0 : -ENOENT;
+}
+
+int ct_job_name_from_environ(const char *env, size_t len, char *name, size_t size)
+{
+	return ct_job_name_of_process(env, len, NULL, name, size);
 }
 
 /* A process's job, read once per report. */
@@ -74,8 +122,30 @@ struct namer {
 	const struct ct_labels *known; /* named before: not looked up again */
 	struct ct_labels *out;
 	size_t cap;
+	const char *pod_root; /* the node's pod log root, or NULL */
 	int err;
 };
+
+#define CGROUP_TEXT_MAX 4096 /* /proc/PID/cgroup: a line per v1 hierarchy, paths of ~200 */
+
+/* The pod pid runs in: 0, or -ENOENT (in none, gone, or its pod not on the node's list). */
+static int pod_of_pid(const char *pod_root, int32_t pid, struct ct_pod *pod)
+{
+	char path[64], text[CGROUP_TEXT_MAX], uid[37];
+	size_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	if (ct_pod_uid_of_cgroup(text, uid))
+		return -ENOENT;
+	return ct_pod_find(pod_root, uid, pod) ? -ENOENT : 0;
+}
 
 static const char *job_of_pid(struct namer *m, int32_t pid)
 {
@@ -108,8 +178,13 @@ static const char *job_of_pid(struct namer *m, int32_t pid)
 		len += got;
 	if (fd >= 0)
 		close(fd);
-	if (fd >= 0 && len < ENVIRON_MAX)
-		p->named = !ct_job_name_from_environ(env, (size_t)len, p->name, sizeof(p->name));
+	if (fd >= 0 && len < ENVIRON_MAX) {
+		struct ct_pod pod;
+		int in_pod = m->pod_root && !pod_of_pid(m->pod_root, pid, &pod);
+
+		p->named = !ct_job_name_of_process(env, (size_t)len, in_pod ? &pod : NULL, p->name,
+						   sizeof(p->name));
+	}
 	free(env);
 	return p->named ? p->name : NULL;
 }
@@ -294,9 +369,9 @@ static void name_roce(struct namer *m, const struct ct_flow_set *set)
 
 /* Labels for the flows of set that known does not name yet. */
 static int name_flows(const struct ct_flow_set *set, const struct ct_labels *known,
-		      struct ct_labels *out)
+		      const char *pod_root, struct ct_labels *out)
 {
-	struct namer m = {.known = known, .out = out};
+	struct namer m = {.known = known, .out = out, .pod_root = pod_root};
 	struct gc_job socks;
 	int rc;
 
@@ -322,9 +397,9 @@ static int name_flows(const struct ct_flow_set *set, const struct ct_labels *kno
 	return (int)out->n;
 }
 
-int ct_job_labels(const struct ct_flow_set *set, struct ct_labels *out)
+int ct_job_labels(const struct ct_flow_set *set, const char *pod_root, struct ct_labels *out)
 {
-	return name_flows(set, NULL, out);
+	return name_flows(set, NULL, pod_root, out);
 }
 
 static int flow_key_cmp(const void *a, const void *b)
@@ -332,7 +407,8 @@ static int flow_key_cmp(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct ct_flow_key));
 }
 
-int ct_job_labels_update(struct ct_labels *known, const struct ct_flow_set *set)
+int ct_job_labels_update(struct ct_labels *known, const struct ct_flow_set *set,
+			 const char *pod_root)
 {
 	struct ct_flow_key *keys;
 	struct ct_labels fresh;
@@ -341,7 +417,7 @@ int ct_job_labels_update(struct ct_labels *known, const struct ct_flow_set *set)
 	int rc;
 
 	/* fresh names only flows known does not name */
-	rc = name_flows(set, known, &fresh);
+	rc = name_flows(set, known, pod_root, &fresh);
 	if (rc < 0)
 		return rc;
 	all = realloc(fresh.l, (fresh.n + known->n + 1) * sizeof(*all));

@@ -4,6 +4,8 @@
 #                           traffic (GPT-3B) and analyze it
 #   scripts/setup.sh test   install what is missing, build, run the whole test suite
 #                           (unit, golden, CLI; again under ASan+UBSan; bounded fuzzing)
+#   scripts/setup.sh package  install the packaging tools too, build, and build, check
+#                           and run the Debian packages (suite package, docs/packaging.md)
 # Run as root, or as a user who may sudo. Idempotent: installs only what is missing.
 set -eu
 
@@ -32,6 +34,9 @@ PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev python3-mpi4py"
 # the dashboard's schema check: Grafana's schema and tsc from npm (an npm already
 # there, e.g. with another nodejs, is used as it is)
 command -v npm >/dev/null || PACKAGES="$PACKAGES nodejs npm"
+
+# scripts/setup.sh package: debhelper builds the packages, lintian checks them
+PACKAGING_PACKAGES="debhelper lintian"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then
@@ -153,11 +158,12 @@ test)
 	echo "== build and test"
 	build build
 	run_suites build --no-suite fuzz --no-suite accuracy --no-suite accuracy-full \
-		--no-suite realtrain-spread
+		--no-suite realtrain-spread --no-suite package
 	echo "== ASan + UBSan"
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		run_suites build-asan --no-suite fuzz --no-suite accuracy --no-suite accuracy-full
+		run_suites build-asan --no-suite fuzz --no-suite accuracy --no-suite accuracy-full \
+		--no-suite package
 	echo "== fuzzing (${FUZZ_SECONDS:-60} s per target)"
 	CC=clang build build-fuzz -Dfuzz=true
 	run_suites build-fuzz --suite fuzz
@@ -165,8 +171,17 @@ test)
 	echo "commtap: $passed passed, $failed failed, $skipped skipped"
 	[ "$failed" -eq 0 ]
 	;;
+package)
+	PACKAGES="$PACKAGES $PACKAGING_PACKAGES"
+	install_packages
+	build build
+	run_suites build --suite install --suite package
+	echo
+	echo "commtap packages: $passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	;;
 *)
-	echo "usage: scripts/setup.sh demo|test" >&2
+	echo "usage: scripts/setup.sh demo|test|package" >&2
 	exit 1
 	;;
 esac

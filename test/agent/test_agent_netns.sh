@@ -6,6 +6,7 @@
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
 # CASE: xdp | tc | period | persist | reuse | stop | ring | lru | gpu | gpujunk | errors | twins | user | jobname
+#       | kubejob | unitsandbox
 # (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
@@ -29,6 +30,8 @@ agent_pid=
 agent2_pid=
 pinsb=
 twins=
+cgtest=
+servers=
 replay_pid=
 tcpdump_pid=
 foreign=
@@ -40,6 +43,7 @@ cleanup() {
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	[ -n "$agent2_pid" ] && kill "$agent2_pid" 2>/dev/null && wait "$agent2_pid" 2>/dev/null
 	[ -n "$replay_pid" ] && kill "$replay_pid" 2>/dev/null && wait "$replay_pid" 2>/dev/null
+	for pid in $servers; do kill $pid 2>/dev/null && wait $pid 2>/dev/null; done
 	[ -n "$tcpdump_pid" ] && kill "$tcpdump_pid" 2>/dev/null && wait "$tcpdump_pid" 2>/dev/null
 	ip netns del $nsa 2>/dev/null
 	ip netns del $nsb 2>/dev/null
@@ -47,6 +51,8 @@ cleanup() {
 		case $d in /sys/fs/bpf/commtap/ns*/*) rm -rf "$d" && rmdir "${d%/*}" 2>/dev/null ;; esac
 	done
 	for ns in $nsc $nsd; do ip netns del $ns 2>/dev/null; done
+	# the kubelet-like cgroups, deepest first (their processes have exited)
+	case $cgtest in */commtap-test-*) find "$cgtest" -depth -type d -exec rmdir {} \; ;; esac
 	[ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -129,6 +135,32 @@ replay() { # namespace, device, capture, tcpreplay options...
 
 compare() { # analyze json, agent json, options
 	python3 "$compare" "$@" || { cat "$work/agent.log"; fail "the agent's report differs"; }
+}
+
+tcp_job_scripts() { # $server: a sink; $client HOST PORT: a periodic job's sender
+	server=$work/server.py client=$work/client.py
+	cat >"$server" <<'PY'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(4)
+while True:
+    c, _ = s.accept()
+    while c.recv(1 << 20):
+        pass
+    c.close()
+PY
+	# 30 iterations of 0.15 s, each a 64 KiB message: a periodic job
+	cat >"$client" <<'PY'
+import socket, sys, time
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+start = time.monotonic()
+for i in range(30):
+    c.sendall(b"x" * (64 << 10))
+    time.sleep(max(0, start + (i + 1) * 0.15 - time.monotonic()))
+c.close()
+PY
 }
 
 final=$work/reports/commtap-report-final.json
@@ -595,29 +627,7 @@ user) # least privilege: the reader drops to an ordinary user with no capability
 	echo "user: the reader ran as nobody without capabilities and reported its flows"
 	;;
 jobname) # each flow's job from the environment of the process that owns its socket
-	server=$work/server.py client=$work/client.py
-	cat >"$server" <<'PY'
-import socket, sys
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(4)
-while True:
-    c, _ = s.accept()
-    while c.recv(1 << 20):
-        pass
-    c.close()
-PY
-	# 30 iterations of 0.15 s, each a 64 KiB message: a periodic job
-	cat >"$client" <<'PY'
-import socket, sys, time
-c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
-start = time.monotonic()
-for i in range(30):
-    c.sendall(b"x" * (64 << 10))
-    time.sleep(max(0, start + (i + 1) * 0.15 - time.monotonic()))
-c.close()
-PY
+	tcp_job_scripts
 	ip -n $nsa link set lo up
 	ip netns exec $nsa python3 "$server" 198.18.0.101 29511 &
 	replay_pid=$!
@@ -675,6 +685,119 @@ sys.exit(0 if l["schema"] == "commtap.labels/v1" and len(named) == 2 else 1)' \
 	got=$(job_name "$work/reports3/commtap-report-final.json")
 	[ "$got" = slurm:4242 ] || fail "SLURM_JOB_ID does not name the job: \"$got\""
 	echo "jobname: the job named from its process's environment"
+	;;
+kubejob) # a process in a pod's cgroup: named by its pod, or by its training operator's job
+	tcp_job_scripts
+	# cgroup v2, and a cgroup of ours to make the kubelet's tree under
+	v2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$v2" ] || skip "no cgroup v2 hierarchy is mounted"
+	own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	cgtest=$v2${own%/}/commtap-test-$id
+	mkdir "$cgtest" 2>/dev/null || { cgtest=; skip "cannot create a cgroup under $v2$own (no delegation)"; }
+	# two pods as a kubelet makes them: systemd driver (UID's dashes as
+	# underscores) and cgroupfs driver, each with its container under it
+	uid1=0c1e4a52-7d0b-4c8e-9a51-3b2f6d8e1f01 uid2=5f7a9c3d-2b1e-4f60-8d47-a1c9e0b2d302
+	pod1=$cgtest/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod$(echo $uid1 | tr - _).slice/cri-containerd-1.scope
+	pod2=$cgtest/kubepods/besteffort/pod$uid2/c0ffee
+	mkdir -p "$pod1" "$pod2" || fail "cannot create the pods' cgroups"
+	pods=$work/pods
+	mkdir -p "$pods/ml-team_train-a-worker-1_$uid1/trainer" "$pods/ml-team_solo-0_$uid2/trainer" \
+		"$pods/other_train-a-worker-1_0c1e4a52-7d0b-4c8e-9a51-3b2f6d8e1f99"
+	ip -n $nsa link set lo up
+	for port in 29511 29512; do
+		ip netns exec $nsa python3 "$server" 198.18.0.101 $port &
+		servers="$servers $!"
+	done
+	sleep 0.5
+	start_agent "$work/reports" --user root --pod-log-root "$pods"
+	# in_pod CGROUP PORT ENV...: the client, moved into the pod's cgroup before it runs
+	in_pod() {
+		cg=$1 port=$2
+		shift 2
+		in_b env -i PATH="$PATH" "$@" sh -c 'echo $$ >"$0/cgroup.procs" && exec python3 "$1" "$2" "$3"' \
+			"$cg" "$client" 198.18.0.101 $port
+	}
+	# a Kubeflow PyTorchJob's worker (the training operator's MASTER_ADDR) and a lone pod
+	in_pod "$pod1" 29511 MASTER_ADDR=train-a-master-0 MASTER_PORT=23456 RANK=1 &
+	p1=$!
+	in_pod "$pod2" 29512 MASTER_ADDR=198.18.0.101 MASTER_PORT=29500 || fail "the lone pod's client could not send"
+	wait $p1 || fail "the PyTorchJob's client could not send"
+	stop_agent TERM
+	python3 -c 'import json, sys
+l = json.load(open(sys.argv[1]))
+names = {}
+for f in l["flows"]:
+    for port in (29511, 29512):
+        if port in (f["sport"], f["dport"]):
+            names.setdefault(port, set()).add(f["job"])
+print(names)
+want = {29511: {"pytorchjob:ml-team/train-a"}, 29512: {"pod:ml-team/solo-0"}}
+sys.exit(0 if names == want else 1)' "$work/reports/commtap-job-labels.json" ||
+		fail "the pods' flows are not named by their pods: $(cat "$work/reports/commtap-job-labels.json")"
+	# the report's jobs carry those names (where the run found their periods)
+	python3 -c 'import json, sys
+jobs = json.load(open(sys.argv[1])).get("jobs", [])
+names = {j.get("name") for j in jobs}
+print(names)
+sys.exit(0 if names <= {"pytorchjob:ml-team/train-a", "pod:ml-team/solo-0"} and
+         (not jobs or names & {"pytorchjob:ml-team/train-a", "pod:ml-team/solo-0"}) else 1)' "$final" ||
+		fail "the report names its jobs otherwise"
+	echo "kubejob: the pods' jobs named from their cgroups and the pod log root"
+	;;
+unitsandbox) # the shipped unit's sandbox: its CapabilityBoundingSet and NoNewPrivileges are enough
+	unit=$(dirname "$0")/../../packaging/systemd/commtap-agent.service.in
+	[ -r "$unit" ] || fail "no unit at $unit"
+	command -v setpriv >/dev/null || skip "setpriv is not installed"
+	getent passwd nobody >/dev/null || skip "there is no user nobody"
+	grep -qx 'NoNewPrivileges=yes' "$unit" || fail "the unit does not set NoNewPrivileges"
+	# CAP_BPF CAP_NET_ADMIN ... as setpriv's -all,+bpf,+net_admin,...
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+	[ -n "$caps" ] || fail "the unit has no CapabilityBoundingSet"
+	echo "the unit's bounding set: $caps"
+	synth "$work/roce.pcap" --noise
+	chmod 0711 "$work"
+	mkdir -p "$work/reports" && chown nobody "$work/reports"
+	ip -n $nsb link set lo up
+	# what systemd does with those lines: no_new_privs, and a bounding set
+	# that is all root's exec keeps (its permitted and effective sets)
+	in_sandbox() { # bounding set, agent options...
+		bset=$1
+		shift
+		nsenter --net=/var/run/netns/$nsb setpriv --no-new-privs --bounding-set "-all,$bset" \
+			"$commtap" agent --iface $vethb --interval 0.5 "$@"
+	}
+	# the control: without CAP_NET_ADMIN the agent cannot attach, and says so
+	out=$(in_sandbox "$(echo "$caps" | sed 's/+net_admin,\{0,1\}//')" --duration 1 --user nobody \
+		--report-dir "$work/reports" 2>&1) && fail "the agent ran without CAP_NET_ADMIN: $out"
+	echo "without CAP_NET_ADMIN: $(echo "$out" | tail -1)"
+	ip -n $nsb link show $vethb | grep -q "prog/xdp" && fail "XDP attached without CAP_NET_ADMIN"
+	# the unit's set: attach, drop to nobody, report, detach on SIGTERM
+	: >"$work/agent.err"
+	# nsenter and setpriv exec: $! is the agent itself, which the signals reach
+	nsenter --net=/var/run/netns/$nsb setpriv --no-new-privs --bounding-set "-all,$caps" \
+		"$commtap" agent --iface $vethb --interval 0.5 --report-dir "$work/reports" \
+		--user nobody 2>"$work/agent.err" &
+	agent_pid=$!
+	for _ in $(seq 100); do
+		grep -q "commtap agent: watching" "$work/agent.err" && break
+		kill -0 $agent_pid 2>/dev/null || { cat "$work/agent.err"; fail "the agent exited in the unit's sandbox"; }
+		sleep 0.1
+	done
+	grep -q "reading as user nobody" "$work/agent.err" || { cat "$work/agent.err"; fail "no drop to nobody"; }
+	# nothing the agent does in the full set is refused in the unit's (but
+	# libxdp's dispatcher where the kernel refuses it to root too: its notice)
+	grep -i "not permitted\|permission denied" "$work/agent.err" | grep -v "multi-program dispatcher" &&
+		fail "the agent was refused something in the unit's sandbox"
+	replay $nsa $vetha "$work/roce.pcap" --topspeed
+	sleep 1
+	# KillMode=mixed: SIGTERM to the root process, which passes it on
+	stop_agent TERM
+	[ -s "$final" ] || fail "no final report in the unit's sandbox"
+	python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r.get("flows") else 1)' "$final" || fail "the final report has no flows"
+	ip -n $nsb link show $vethb | grep -q "prog/xdp" && fail "XDP left attached after SIGTERM"
+	echo "unitsandbox: the agent attaches, drops, reports and detaches within the unit's bounding set"
 	;;
 *)
 	fail "unknown case $case_"
