@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* The report as text: a table for people, one line per flow for golden tests. */
+#include <commtap/anomaly.h>
 #include <commtap/report.h>
 #include <commtap/roce_opcode.h>
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void human_bytes(uint64_t v, char *buf, size_t len)
@@ -40,8 +42,27 @@ static void endpoint(const struct ct_flow_summary *f, char *buf, size_t len)
 
 static void write_periodicity_table(const struct ct_report *r, FILE *out);
 static void write_class_table(const struct ct_report *r, FILE *out);
+static void write_flow_table(const struct ct_report *r, FILE *out);
+
+static void write_capture(const struct ct_report *r, FILE *out);
+static void write_summary(const struct ct_report *r, FILE *out);
 
 void ct_report_write_table(const struct ct_report *r, FILE *out)
+{
+	write_capture(r, out);
+	if (!r->table_flows) {
+		write_summary(r, out);
+		return;
+	}
+	write_flow_table(r, out);
+	if (r->classes)
+		write_class_table(r, out);
+	if (r->periodicity)
+		write_periodicity_table(r, out);
+}
+
+/* The capture's line, and what went wrong reading it. */
+static void write_capture(const struct ct_report *r, FILE *out)
 {
 	const struct ct_engine_counters *c = &r->counters;
 	char total[32];
@@ -74,6 +95,11 @@ void ct_report_write_table(const struct ct_report *r, FILE *out)
 			c->pfc.pfc_frames, c->pfc.pause_frames);
 	if (r->error)
 		fprintf(out, "incomplete: %s\n", r->error);
+}
+
+/* Every flow (--flows). */
+static void write_flow_table(const struct ct_report *r, FILE *out)
+{
 	fprintf(out, "\n%3s  %-46s %9s %11s %8s %10s %5s %5s %5s %7s\n", "id", "flow", "packets",
 		"bytes", "messages", "avg msg", "retx", "cnp", "ce", "reverse");
 	for (size_t i = 0; i < r->flows.count; i++) {
@@ -96,10 +122,6 @@ void ct_report_write_table(const struct ct_report *r, FILE *out)
 			i, ep, f->packets, bytes, f->messages, avg, f->retransmits, f->cnp, f->ecn_ce,
 			rev);
 	}
-	if (r->classes)
-		write_class_table(r, out);
-	if (r->periodicity)
-		write_periodicity_table(r, out);
 }
 
 static void write_class_table(const struct ct_report *r, FILE *out)
@@ -193,6 +215,207 @@ static void write_periodicity_table(const struct ct_report *r, FILE *out)
 			c->peak_gbps, c->onoff.on_s.median * 1e3, burst, spread, c->cnp_per_s_on,
 			c->ecn_ce_fraction, (unsigned long long)c->retransmits);
 	}
+}
+
+/*
+ * The summary a person reads first (the default table): the capture, each
+ * job (hosts, period, layout, bytes of each class an iteration), the
+ * findings, the receivers whose cc figures matter, then the heaviest flows.
+ * --flows gives every flow, its class and periodicity, as before.
+ */
+#define SUMMARY_FLOWS	  10 /* the heaviest flows shown */
+#define SUMMARY_RECEIVERS 5  /* receivers shown, those with signs of congestion first */
+#define SUMMARY_FINDINGS  8
+#define SUMMARY_EVIDENCE  110 /* characters of a finding's evidence shown */
+
+static void write_job_lines(const struct ct_report *r, FILE *out)
+{
+	const struct ct_periodicity *p = r->periodicity;
+	const struct ct_classification *c = r->classes;
+	uint64_t by_class[CT_CLASS_COUNT + 1] = {0}, all = 0;
+	size_t iters;
+
+	if (!p) {
+		fprintf(out, "job: not looked for\n");
+		return;
+	}
+	if (!p->job.periodic) {
+		fprintf(out, "job: %s (%zu bursts)\n", p->job.reason ? p->job.reason : "not periodic",
+			p->bursts);
+	} else if (p->n_jobs < 2) {
+		fprintf(out, "job: iteration %.3f ms (confidence %.2f) over %zu iterations, duty cycle %.2f\n",
+			p->job.period_s * 1e3, p->job.confidence, p->job.iterations,
+			p->job_onoff.duty_cycle);
+	} else {
+		fprintf(out, "jobs: %zu on the fabric\n", p->n_jobs);
+		write_jobs(p, out);
+	}
+	if (c && c->layout.hosts)
+		fprintf(out,
+			"  layout (%s): %u hosts; pipeline of %u, largest DP ring %u, all-to-all "
+			"among %u%s\n",
+			c->method, c->layout.hosts, c->layout.pp_stages, c->layout.dp_ring,
+			c->layout.ep_group, c->layout.sharded ? "; DP sharded (ZeRO/FSDP)" : "");
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n && i < r->flows.count; i++) {
+		by_class[c->flows[i].cls <= CT_CLASS_COUNT ? c->flows[i].cls : 0] +=
+			r->flows.flows[i].bytes;
+		all += r->flows.flows[i].bytes;
+	}
+	iters = p->job.periodic && p->job.iterations ? p->job.iterations : 0;
+	fprintf(out, "  bytes %s:", iters ? "an iteration" : "in the capture");
+	for (unsigned k = 0; k <= CT_CLASS_COUNT; k++) {
+		char b[32];
+
+		if (!by_class[k])
+			continue;
+		human_bytes(iters ? by_class[k] / iters : by_class[k], b, sizeof(b));
+		fprintf(out, " %s %s (%.0f%%)", ct_class_name(k), b,
+			100.0 * (double)by_class[k] / (double)(all ? all : 1));
+	}
+	fprintf(out, "\n");
+}
+
+static void write_finding_lines(const struct ct_report *r, FILE *out)
+{
+	const struct ct_anomalies *a = r->anomalies;
+	size_t sure = 0, shown = 0;
+
+	if (!a) {
+		fprintf(out, "anomalies: not looked for\n");
+		return;
+	}
+	for (size_t i = 0; i < a->n; i++)
+		sure += a->list[i].confidence >= 0.5;
+	fprintf(out, "anomalies: %zu at confidence 0.5 or more, %zu below\n", sure, a->n - sure);
+	for (size_t i = 0; i < a->n && shown < SUMMARY_FINDINGS; i++) {
+		const struct ct_anomaly *x = &a->list[i];
+		char where[140] = "", h[64], q[64];
+
+		if (x->confidence < 0.5)
+			continue;
+		ct_addr_format(&x->host, h, sizeof(h));
+		ct_addr_format(&x->peer, q, sizeof(q));
+		if (x->scope == CT_ANOMALY_AT_LINK)
+			snprintf(where, sizeof(where), "%s > %s", h, q);
+		else if (x->scope == CT_ANOMALY_AT_PRIORITY)
+			snprintf(where, sizeof(where), "priority %d", x->priority);
+		else if (x->scope == CT_ANOMALY_AT_HOST || x->scope == CT_ANOMALY_AT_RECEIVER)
+			snprintf(where, sizeof(where), "%s", h);
+		else
+			snprintf(where, sizeof(where), "%s", ct_anomaly_scope_name(x->scope));
+		fprintf(out, "  %-10s %-34s %.2f  %.*s%s\n", ct_anomaly_kind_name(x->kind), where,
+			x->confidence, SUMMARY_EVIDENCE, x->evidence,
+			strlen(x->evidence) > SUMMARY_EVIDENCE ? "..." : "");
+		shown++;
+	}
+}
+
+/* Receivers with signs of congestion (CE, CNPs, retransmissions, incast) first, then by peak. */
+static int receiver_rank(const struct ct_receiver_cc *c)
+{
+	return (c->ecn_ce_fraction > 0) + (c->cnp_per_s_on > 0) + (c->retransmits > 0) +
+	       (c->incast_degree > 1);
+}
+
+static const struct ct_receiver_cc *receivers_sorted;
+
+static int receiver_cmp(const void *pa, const void *pb)
+{
+	const struct ct_receiver_cc *a = &receivers_sorted[*(const size_t *)pa];
+	const struct ct_receiver_cc *b = &receivers_sorted[*(const size_t *)pb];
+	int d = receiver_rank(b) - receiver_rank(a);
+
+	if (d)
+		return d;
+	return (a->peak_gbps < b->peak_gbps) - (a->peak_gbps > b->peak_gbps);
+}
+
+static void write_receiver_lines(const struct ct_report *r, FILE *out)
+{
+	const struct ct_periodicity *p = r->periodicity;
+	size_t n = p ? p->n_receivers : 0, *idx;
+
+	if (!n)
+		return;
+	idx = malloc(n * sizeof(*idx));
+	if (!idx)
+		return;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	receivers_sorted = p->receivers;
+	qsort(idx, n, sizeof(*idx), receiver_cmp);
+	fprintf(out, "receivers (%zu of %zu, congestion signs first; --flows gives each class's):\n",
+		n < SUMMARY_RECEIVERS ? n : SUMMARY_RECEIVERS, n);
+	fprintf(out, "  %-30s %7s %6s %9s %9s %9s %5s\n", "receiver", "senders", "incast",
+		"peak Gb/s", "CNP/s on", "CE frac", "retx");
+	for (size_t k = 0; k < n && k < SUMMARY_RECEIVERS; k++) {
+		const struct ct_receiver_cc *c = &p->receivers[idx[k]];
+		char host[64];
+
+		ct_addr_format(&c->host, host, sizeof(host));
+		fprintf(out, "  %-30s %7u %6u %9.2f %9.1f %9.4f %5llu\n", host, c->senders,
+			c->incast_degree, c->peak_gbps, c->cnp_per_s_on, c->ecn_ce_fraction,
+			(unsigned long long)c->retransmits);
+	}
+	free(idx);
+}
+
+static const struct ct_flow_summary *flows_sorted;
+
+static int heavier(const void *pa, const void *pb)
+{
+	const struct ct_flow_summary *a = &flows_sorted[*(const size_t *)pa];
+	const struct ct_flow_summary *b = &flows_sorted[*(const size_t *)pb];
+
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+static void write_top_flows(const struct ct_report *r, FILE *out)
+{
+	size_t n = r->flows.count, *idx, shown = n < SUMMARY_FLOWS ? n : SUMMARY_FLOWS;
+
+	if (!n)
+		return;
+	idx = malloc(n * sizeof(*idx));
+	if (!idx)
+		return;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	flows_sorted = r->flows.flows;
+	qsort(idx, n, sizeof(*idx), heavier);
+	fprintf(out, "heaviest flows (%zu of %zu; --flows lists every flow):\n", shown, n);
+	fprintf(out, "  %3s  %-46s %11s %8s %10s %-11s %5s\n", "id", "flow", "bytes", "messages",
+		"avg msg", "class", "conf");
+	for (size_t k = 0; k < shown; k++) {
+		const struct ct_flow_summary *f = &r->flows.flows[idx[k]];
+		char ep[160], bytes[32], avg[32] = "-";
+
+		endpoint(f, ep, sizeof(ep));
+		human_bytes(f->bytes, bytes, sizeof(bytes));
+		if (f->messages)
+			human_bytes(f->message_bytes / f->messages, avg, sizeof(avg));
+		fprintf(out, "  %3zu  %-46s %11s %8" PRIu64 " %10s", idx[k], ep, bytes, f->messages,
+			avg);
+		if (r->classes && idx[k] < r->classes->n)
+			fprintf(out, " %-11s %5.2f\n", ct_class_name(r->classes->flows[idx[k]].cls),
+				r->classes->flows[idx[k]].confidence);
+		else
+			fprintf(out, " %-11s %5s\n", "-", "-");
+	}
+	free(idx);
+}
+
+static void write_summary(const struct ct_report *r, FILE *out)
+{
+	fprintf(out, "\n");
+	write_job_lines(r, out);
+	write_finding_lines(r, out);
+	write_receiver_lines(r, out);
+	write_top_flows(r, out);
 }
 
 void ct_report_write_lines(const struct ct_report *r, FILE *out)

@@ -38,6 +38,7 @@ struct analyze_opts {
 	const char *json_path;
 	const char *lines_path;
 	int table;
+	int flows; /* the table lists every flow, not the summary */
 	double pace;	     /* 0: as fast as it reads; F: F times the capture's own speed */
 	size_t report_flows; /* flows kept in detail, the lightest of the rest summed */
 	struct ct_producer_options common;
@@ -57,7 +58,13 @@ static const struct ct_param analyze_params[] = {
 	{.name = "table",
 	 .type = CT_PARAM_FLAG,
 	 .offset = offsetof(struct analyze_opts, table),
-	 .help = "print the readable table even with --json/--lines"},
+	 .help = "print the readable summary even with --json/--lines"},
+	{.name = "flows",
+	 .type = CT_PARAM_FLAG,
+	 .offset = offsetof(struct analyze_opts, flows),
+	 .help = "the readable table lists every flow, its class and\n"
+		 "periodicity and every receiver (after the capture's line)\n"
+		 "instead of the summary (job, findings, receivers, heaviest flows)"},
 	{.name = "pace",
 	 .type = CT_PARAM_DOUBLE,
 	 .arg = "F",
@@ -130,7 +137,7 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		return rc;
 	}
 	o->capture = argv[first];
-	if (!o->json_path && !o->lines_path)
+	if ((!o->json_path && !o->lines_path) || o->flows)
 		o->table = 1;
 	return 0;
 }
@@ -212,6 +219,7 @@ static void describe_source(struct ct_report *r, const struct analyze_opts *o)
 	r->source_kind = "pcap";
 	r->clock = "capture timestamps (the capturing host's CLOCK_REALTIME)";
 	r->nic_gbps = o->common.nic_gbps;
+	r->table_flows = o->flows;
 }
 
 /*

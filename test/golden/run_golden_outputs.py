@@ -10,6 +10,7 @@ names the file and not where the checkout lies:
   NAME.metrics.txt   /metrics of commtap analyze --listen 127.0.0.1:0 (the final report)
   NAME.trace.json    commtap trace
   NAME.page.html     commtap report, without the generator line (the version)
+  NAME.summary.txt   commtap analyze's default text output (the summary)
 
 and diffs each against EXPECTED_DIR/NAME.*. Classification and the report's
 shape change on purpose (issue 34 and the collectives issue): after an
@@ -84,7 +85,7 @@ def metrics(commtap, capture, cwd, tmp):
 
 
 def outputs(commtap, capture, tmp):
-    """NAME's four outputs as text, keyed by suffix."""
+    """NAME's five outputs as text, keyed by suffix."""
     cwd, name = os.path.dirname(capture), os.path.basename(capture)
     report = os.path.join(tmp, "report.json")
     run([commtap, "analyze", "--json", report, name], cwd)
@@ -96,6 +97,11 @@ def outputs(commtap, capture, tmp):
         with open(os.path.join(tmp, path)) as f:
             got[suffix] = f.read()
     got["page.html"] = GENERATOR.sub('<p class="generator"></p>', got["page.html"])
+    # the summary a person reads first: analyze's default text output
+    p = subprocess.run([commtap, "analyze", name], cwd=cwd, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit("FAIL: analyze %s exited %d: %s" % (name, p.returncode, p.stderr.strip()))
+    got["summary.txt"] = p.stdout
     got["metrics.txt"] = metrics(commtap, name, cwd, tmp)
     return got
 

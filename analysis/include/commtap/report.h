@@ -40,6 +40,8 @@ struct ct_report {
 	unsigned seq;
 	/* what the analysis left out to meet a deadline (shutdown), NULL: nothing */
 	const char *cut_short;
+	/* the table lists every flow, its class and periodicity (--flows), else a summary */
+	int table_flows;
 	/*
 	 * A producer's own top-level sections, in the report as they are: the
 	 * agent's "host" (probe and RDMA counters) and "gpu" (commtap.gpu/v1),
