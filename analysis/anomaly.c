@@ -17,7 +17,7 @@
 static const struct anom_detector detectors[] = {
 	{CT_ANOMALY_STRAGGLER, anom_straggler}, {CT_ANOMALY_SLOW_LINK, anom_slow_link},
 	{CT_ANOMALY_LOSS, anom_loss},		{CT_ANOMALY_CONGESTION, anom_congestion},
-	{CT_ANOMALY_RHYTHM, anom_rhythm},
+	{CT_ANOMALY_RHYTHM, anom_rhythm},	{CT_ANOMALY_HANG, anom_hang},
 };
 
 /*
@@ -29,8 +29,11 @@ static const struct anom_detector detectors[] = {
 
 const char *ct_anomaly_kind_name(enum ct_anomaly_kind k)
 {
-	static const char *const names[] = {"straggler", "slow_link", "loss", "congestion",
-					    "rhythm"};
+	static const char *const names[] = {
+		[CT_ANOMALY_STRAGGLER] = "straggler", [CT_ANOMALY_SLOW_LINK] = "slow_link",
+		[CT_ANOMALY_LOSS] = "loss",	      [CT_ANOMALY_CONGESTION] = "congestion",
+		[CT_ANOMALY_RHYTHM] = "rhythm",	      [CT_ANOMALY_HANG] = "hang",
+	};
 
 	return (unsigned)k < CT_ANOMALY_KINDS ? names[k] : "unknown";
 }

@@ -31,6 +31,7 @@ int anom_slow_link(struct anom_ctx *c);
 int anom_loss(struct anom_ctx *c);
 int anom_congestion(struct anom_ctx *c);
 int anom_rhythm(struct anom_ctx *c);
+int anom_hang(struct anom_ctx *c);
 
 /* Keep a finding (its iters are taken over, freed on failure). 0 or -ENOMEM. */
 int anom_add(struct anom_ctx *c, struct ct_anomaly *a);

@@ -36,8 +36,11 @@ static json_object *addr(const struct ct_addr *a)
 /* what .value is, per kind */
 static const char *value_unit(enum ct_anomaly_kind k)
 {
-	static const char *const units[] = {"delay_s", "rate_ratio", "loss_signals",
-					    "marked_fraction", "excess_s"};
+	static const char *const units[] = {
+		[CT_ANOMALY_STRAGGLER] = "delay_s",	    [CT_ANOMALY_SLOW_LINK] = "rate_ratio",
+		[CT_ANOMALY_LOSS] = "loss_signals",	    [CT_ANOMALY_CONGESTION] = "marked_fraction",
+		[CT_ANOMALY_RHYTHM] = "excess_s",	    [CT_ANOMALY_HANG] = "silence_s",
+	};
 
 	return (unsigned)k < CT_ANOMALY_KINDS ? units[k] : "value";
 }
@@ -60,6 +63,11 @@ static json_object *finding(struct aj *b, const struct ct_anomaly *a)
 	}
 	if (a->scope == CT_ANOMALY_AT_PRIORITY)
 		put(b, o, "priority", json_object_new_int(a->priority));
+	if (a->kind == CT_ANOMALY_HANG) { /* the last host to send; the one silent longest */
+		put(b, o, "last_host", addr(&a->host));
+		if (a->confidence >= 0.5)
+			put(b, o, "silent_host", addr(&a->peer));
+	}
 	if (a->cls >= 0)
 		put(b, o, "class", json_object_new_string(ct_class_name(a->cls)));
 	put(b, o, value_unit(a->kind), json_object_new_double(a->value));

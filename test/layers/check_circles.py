@@ -29,7 +29,8 @@ KNOWN = [
     {"analysis/jobs.c", "analysis/periodicity.c"},
     {"analysis/classify.c", "analysis/classify_groups.c", "analysis/classify_profile.c",
      "analysis/classify_signature.c", "analysis/layout_check.c"},
-    {"analysis/anomaly.c", "analysis/anomaly_congestion.c", "analysis/anomaly_loss.c",
+    {"analysis/anomaly.c", "analysis/anomaly_congestion.c", "analysis/anomaly_hang.c",
+     "analysis/anomaly_loss.c",
      "analysis/anomaly_rhythm.c", "analysis/anomaly_slow_link.c",
      "analysis/anomaly_straggler.c"},
 ]

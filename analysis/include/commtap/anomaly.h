@@ -27,6 +27,7 @@ enum ct_anomaly_kind {
 	CT_ANOMALY_LOSS,
 	CT_ANOMALY_CONGESTION,
 	CT_ANOMALY_RHYTHM,
+	CT_ANOMALY_HANG, /* the job's traffic stopped while the capture went on */
 	CT_ANOMALY_KINDS,
 };
 
@@ -57,7 +58,8 @@ struct ct_anomaly {
 	/*
 	 * Straggler: how late, s; slow link: its rate over its peers'; loss:
 	 * loss events; congestion: marked share of the packets (or PFC pause
-	 * frames); rhythm: the iteration's excess over the period, s.
+	 * frames); rhythm: the iteration's excess over the period, s; hang: how
+	 * long the job has been silent, s.
 	 */
 	double value;
 	double share;	   /* straggler, rhythm: value as a share of the period; else 0 */

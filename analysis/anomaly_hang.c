@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hang: the job's traffic stopped while the capture went on (a rank killed
+ * or stopped, a collective that never completes). The job's last data burst
+ * ends, and the capture's last packet (other traffic, or the capture's own
+ * end) comes HANG_PERIODS periods or more later: the job sent nothing for
+ * two iterations' time. Its last iteration tells a hang from an end: where
+ * some host sent less in it than it sends in an iteration (its median), the
+ * iteration was cut short, a collective never completed. Where one host
+ * sent clearly less of it than the others (HANG_UNEVEN), it stopped first
+ * and the others waited for it: a hang, unless the job is a pipeline, whose
+ * stages move different shares of the wire's iteration at any point (a
+ * synthesized GPT pipeline stopped at its own iteration boundary read
+ * uneven). Where every host stopped at the
+ * same point of its iteration, the job may have ended at a boundary of its
+ * own that the wire's iteration does not share (a pipeline's or an MoE
+ * job's several collectives), or stopped all at once; where every host sent
+ * its whole iteration, it may simply have finished. Both are said at a
+ * confidence below an alarm's. A slow job
+ * still completes iterations at a longer period: its traffic does not stop,
+ * and it is no hang (the rhythm detector sees its long iterations).
+ */
+#include "anomaly_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* silent this many periods before the capture's end: "within 2 periods" (issue 30) */
+#define HANG_PERIODS 2.0
+/* one host stopped first, the others waited for it */
+#define HANG_CONF_PARTIAL 0.9
+/* every host cut alike: a stop of all, or an end at the job's own boundary */
+#define HANG_CONF_ALIKE 0.45
+/*
+ * One host stopped first where its share of an iteration is under this
+ * share of the median host's: the others went on until they needed it.
+ */
+#define HANG_UNEVEN 0.75
+/* every host sent in the last iteration: an end as much as a hang */
+#define HANG_CONF_WHOLE 0.3
+#define HANG_LAST_NAMED 4 /* hosts named as the last to send */
+/*
+ * A host's last iteration is whole from this share of its median bytes an
+ * iteration: synthesized jobs move the same bytes every iteration (0.95 and
+ * over with jitter), a collective cut in its middle leaves half or less.
+ */
+#define HANG_WHOLE_SHARE 0.8
+
+struct hang_host {
+	uint64_t last_end; /* its last data burst's end */
+	double share;	   /* its last iteration's bytes over its median iteration's */
+};
+
+static int later_first(const void *a, const void *b, void *arg)
+{
+	const struct hang_host *h = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return h[x].last_end < h[y].last_end ? 1 : h[x].last_end > h[y].last_end ? -1 : 0;
+}
+
+int anom_hang(struct anom_ctx *c)
+{
+	const struct ct_flow_set *set = c->set;
+	struct anom_hosts hosts = {0};
+	struct hang_host *h = NULL;
+	size_t *order = NULL, missing = 0, named = 0, ni = c->n_iter, shortest = 0;
+	double *bytes = NULL, median_share;
+	int uneven, pipeline = 0;
+	uint64_t job_last = 0, end;
+	long last_it;
+	double silence;
+	int err = 0;
+
+	if (!c->n_iter || !c->counters) {
+		anom_not_looked(c, CT_ANOMALY_HANG, c->n_iter ? "no capture counters"
+							     : "no iteration period");
+		return 0;
+	}
+	end = c->counters->last_ts;
+	for (size_t f = 0; f < set->count && !err; f++) {
+		const struct ct_flow_periodicity *fp = &c->per->flows[f];
+
+		if (!anom_job_data_flow(c, f))
+			continue;
+		pipeline |= anom_class(c, f) == CT_CLASS_PP;
+		err = anom_hosts_add(&hosts, &set->flows[f].key.src);
+		for (size_t b = 0; b < fp->n_bursts; b++)
+			if (fp->bursts[b].end > job_last)
+				job_last = fp->bursts[b].end;
+	}
+	if (err || !hosts.n || end <= job_last)
+		goto out;
+	silence = (double)(end - job_last) / 1e9;
+	if (silence < HANG_PERIODS * c->period_s)
+		goto out;
+	anom_hosts_done(&hosts);
+	h = calloc(hosts.n, sizeof(*h));
+	order = malloc(hosts.n * sizeof(*order));
+	bytes = calloc(hosts.n * ni + ni, sizeof(*bytes)); /* per host and iteration, and scratch */
+	if (!h || !order || !bytes) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* the last iteration the job was in, and what each host sent in it and in the others */
+	last_it = anom_iteration(c, job_last);
+	if (last_it < 0)
+		last_it = (long)ni - 1;
+	for (size_t f = 0; f < set->count; f++) {
+		const struct ct_flow_periodicity *fp = &c->per->flows[f];
+		long k;
+
+		if (!anom_job_data_flow(c, f))
+			continue;
+		k = anom_hosts_find(&hosts, &set->flows[f].key.src);
+		for (size_t b = 0; b < fp->n_bursts && k >= 0; b++) {
+			long it = anom_iteration(c, fp->bursts[b].start);
+
+			if (fp->bursts[b].end > h[k].last_end)
+				h[k].last_end = fp->bursts[b].end;
+			if (it >= 0 && it <= last_it)
+				bytes[(size_t)k * ni + (size_t)it] += (double)fp->bursts[b].bytes;
+		}
+	}
+	for (size_t i = 0; i < hosts.n; i++) {
+		double *scratch = bytes + hosts.n * ni, typical;
+		size_t m = 0;
+
+		/* the whole iterations before the last (the first may be cut by the capture) */
+		for (long it = 1; it < last_it; it++)
+			scratch[m++] = bytes[i * ni + (size_t)it];
+		typical = anom_median(scratch, m);
+		h[i].share = typical > 0 ? bytes[i * ni + (size_t)last_it] / typical : 1;
+		order[i] = i;
+		missing += h[i].share < HANG_WHOLE_SHARE;
+		if (h[i].share < h[shortest].share)
+			shortest = i;
+	}
+	qsort_r(order, hosts.n, sizeof(*order), later_first, h);
+	for (size_t i = 0; i < hosts.n; i++)
+		bytes[i] = h[i].share; /* the scratch is free again */
+	median_share = anom_median(bytes, hosts.n);
+	uneven = missing && h[shortest].share < HANG_UNEVEN * median_share && !pipeline;
+	{
+		struct ct_anomaly an = {.kind = CT_ANOMALY_HANG,
+					.scope = CT_ANOMALY_AT_JOB,
+					.priority = -1,
+					.cls = -1,
+					.host = hosts.a[order[0]],
+					.value = silence,
+					.share = silence / c->period_s,
+					.confidence = uneven    ? HANG_CONF_PARTIAL
+						      : missing ? HANG_CONF_ALIKE
+								: HANG_CONF_WHOLE,
+					.onset = last_it,
+					.onset_ns = job_last};
+		char list[4 * 64] = "", buf[64];
+		size_t at = 0;
+
+		for (size_t i = 0; i < hosts.n && named < HANG_LAST_NAMED; i++, named++)
+			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s", named ? ", " : "",
+					       anom_addr(&hosts.a[order[i]], buf));
+		if (missing)
+			an.peer = hosts.a[shortest]; /* the one that sent least of its iteration */
+		snprintf(an.evidence, sizeof(an.evidence),
+			 "the job sent nothing for its last %.3g s (%.1f periods of %.3g ms) while the "
+			 "capture went on; in its last iteration (%ld) %zu of its %zu hosts sent "
+			 "less than %.0f%% of an iteration (%s %.0f%%)%s; the last to send: %s",
+			 silence, silence / c->period_s, c->period_s * 1e3, last_it, missing,
+			 hosts.n, HANG_WHOLE_SHARE * 100, anom_addr(&hosts.a[shortest], buf),
+			 h[shortest].share * 100,
+			 uneven	   ? ": it stopped first, the others waited for it in a collective "
+				     "that never completed"
+			 : missing ? (pipeline ? ": a pipeline's stages end apart in the wire's "
+						 "iteration (a stop, or an end at its own boundary)"
+					       : ": every host stopped at the same point (a stop of "
+						 "all, or an end at the job's own boundary)")
+				   : ": it may have ended",
+			 list);
+		err = anom_add(c, &an);
+	}
+out:
+	free(h);
+	free(order);
+	free(bytes);
+	anom_hosts_free(&hosts);
+	return err;
+}
