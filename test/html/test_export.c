@@ -483,7 +483,10 @@ static void test_merge_keeps_cut_flows_apart(void **state)
 	json_object_put(docs[1]);
 }
 
-/* Wrong types and references that point nowhere: drawn, merged, exposed, no crash. */
+/*
+ * Wrong types and references that point nowhere: drawn and merged; the
+ * exposition refuses them with the field named; no crash.
+ */
 static void test_odd_documents(void **state)
 {
 	static const char *const odd =
@@ -498,6 +501,7 @@ static void test_odd_documents(void **state)
 	json_object *docs[2], *m;
 	const char *names[2] = {"odd", "odd2"};
 	char err[256], *text, *page;
+	struct ct_rep rep;
 	size_t len;
 	FILE *f;
 
@@ -508,10 +512,14 @@ static void test_odd_documents(void **state)
 		assert_int_equal(ct_doc_check(docs[i], names[i], err, sizeof(err)), 0);
 	}
 	assert_int_equal(ct_merge_reports(docs, names, 2, &m), 0);
-	assert_int_equal(ct_prom_render(m, NULL, &text, &len), 0);
-	free(text);
-	assert_int_equal(ct_prom_render(docs[0], NULL, &text, &len), 0);
-	free(text);
+	/* the typed reader refuses them, naming the file and the field */
+	assert_int_equal(ct_prom_render(m, NULL, &text, &len), -EINVAL);
+	assert_null(text);
+	assert_int_equal(ct_prom_render(docs[0], NULL, &text, &len), -EINVAL);
+	assert_int_equal(ct_rep_read(docs[0], "odd", &rep, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "odd: capture: not an object");
+	assert_int_equal(ct_rep_read(m, "merged", &rep, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "merged: flows[1].transport: not a string");
 	for (int i = 0; i < 2; i++) {
 		f = open_memstream(&page, &len);
 		assert_int_equal(ct_html_write(i ? m : docs[0], NULL, f), 0);

@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: MIT
+/*
+ * commtap.report/v1 JSON -> struct ct_rep (report_model.h). Every key
+ * the exporters read is spelled here once: scalar fields in one table per
+ * structure, sections and lists by the functions that walk them. A field of
+ * the wrong type is an error naming the file and the field, never a guess.
+ */
+#include "report_model.h"
+#include "report_doc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PATH_LEN 96 /* "anomalies.findings[63].per_iteration" and an index fit */
+
+enum rep_type { T_U64, T_NUM, T_STR, T_BOOL, T_I64 };
+
+struct rep_field {
+	const char *key;
+	enum rep_type type;
+	size_t off;
+	long has; /* offset of its bool has_*, or -1 */
+};
+
+#define F(s, k, t, m)                                                                              \
+	{                                                                                          \
+		k, t, offsetof(s, m), -1                                                           \
+	}
+#define FH(s, k, t, m, h)                                                                          \
+	{                                                                                          \
+		k, t, offsetof(s, m), (long)offsetof(s, h)                                         \
+	}
+#define N(table) (sizeof(table) / sizeof(table[0]))
+
+struct rd {
+	const char *name; /* the file, for errors */
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct rd *r, const char *path, const char *key, const char *what)
+{
+	snprintf(r->err, r->errlen, "%s: %s%s%s: %s", r->name, path, *path && key ? "." : "",
+		 key ? key : "", what);
+	return -EINVAL;
+}
+
+/* The value under key; NULL when absent or null. */
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+/* A section: NULL when absent, -EINVAL when not an object. */
+static int section(struct rd *r, json_object *o, const char *path, const char *key, json_type type,
+		   json_object **out)
+{
+	*out = get(o, key);
+	if (*out && !json_object_is_type(*out, type))
+		return fail(r, path, key,
+			    type == json_type_object ? "not an object" : "not an array");
+	return 0;
+}
+
+static int is_number(json_object *v)
+{
+	return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
+}
+
+static uint64_t as_u64(json_object *v)
+{
+	double d;
+
+	if (json_object_is_type(v, json_type_int))
+		return json_object_get_uint64(v);
+	d = json_object_get_double(v);
+	/* out of range (or NaN) is not a count */
+	return d > 0 && d < 18446744073709549568.0 ? (uint64_t)d : 0;
+}
+
+static double as_num(json_object *v)
+{
+	if (json_object_is_type(v, json_type_int))
+		return (double)json_object_get_uint64(v);
+	return json_object_get_double(v);
+}
+
+static int read_fields(struct rd *r, json_object *o, const char *path, const struct rep_field *t,
+		       size_t n, void *base)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_object *v = get(o, t[i].key);
+		char *at = (char *)base + t[i].off;
+
+		if (!v)
+			continue;
+		switch (t[i].type) {
+		case T_U64:
+			if (!is_number(v))
+				return fail(r, path, t[i].key, "not a number");
+			*(uint64_t *)at = as_u64(v);
+			break;
+		case T_NUM:
+			if (!is_number(v))
+				return fail(r, path, t[i].key, "not a number");
+			*(double *)at = as_num(v);
+			break;
+		case T_I64:
+			if (!json_object_is_type(v, json_type_int))
+				return fail(r, path, t[i].key, "not an integer");
+			*(int64_t *)at = json_object_get_int64(v);
+			break;
+		case T_STR:
+			if (!json_object_is_type(v, json_type_string))
+				return fail(r, path, t[i].key, "not a string");
+			*(const char **)at = json_object_get_string(v);
+			break;
+		case T_BOOL:
+			if (!json_object_is_type(v, json_type_boolean))
+				return fail(r, path, t[i].key, "not true or false");
+			*(bool *)at = json_object_get_boolean(v);
+			break;
+		}
+		if (t[i].has >= 0)
+			*(bool *)((char *)base + t[i].has) = true;
+	}
+	return 0;
+}
+
+/* An array's elements as objects: calloc'ed n of size each, *items NULL for none. */
+static int list(struct rd *r, json_object *o, const char *path, const char *key, size_t size,
+		void **items, size_t *n)
+{
+	json_object *a;
+	int rc = section(r, o, path, key, json_type_array, &a);
+
+	*items = NULL;
+	*n = 0;
+	if (rc || !a || !json_object_array_length(a))
+		return rc;
+	for (size_t i = 0; i < json_object_array_length(a); i++)
+		if (!json_object_is_type(json_object_array_get_idx(a, i), json_type_object)) {
+			char at[PATH_LEN];
+
+			snprintf(at, sizeof(at), "%s%s%s[%zu]", path, *path ? "." : "", key, i);
+			return fail(r, at, NULL, "not an object");
+		}
+	*items = calloc(json_object_array_length(a), size);
+	if (!*items) {
+		snprintf(r->err, r->errlen, "%s: out of memory", r->name);
+		return -ENOMEM;
+	}
+	*n = json_object_array_length(a);
+	return 0;
+}
+
+static void elem_path(char *buf, const char *key, size_t i)
+{
+	snprintf(buf, PATH_LEN, "%s[%zu]", key, i);
+}
+
+static const struct rep_field capture_fields[] = {
+	F(struct ct_rep_capture, "file", T_STR, file),
+	F(struct ct_rep_capture, "format", T_STR, format),
+	F(struct ct_rep_capture, "error", T_STR, error),
+	F(struct ct_rep_capture, "packets", T_U64, packets),
+	F(struct ct_rep_capture, "bytes", T_U64, bytes),
+	F(struct ct_rep_capture, "roce_packets", T_U64, roce_packets),
+	F(struct ct_rep_capture, "tcp_packets", T_U64, tcp_packets),
+	F(struct ct_rep_capture, "other_ip_packets", T_U64, other_ip_packets),
+	F(struct ct_rep_capture, "other_l2_packets", T_U64, other_l2_packets),
+	F(struct ct_rep_capture, "truncated_frames", T_U64, truncated_frames),
+	F(struct ct_rep_capture, "encapsulated", T_U64, encapsulated),
+	F(struct ct_rep_capture, "first_ts", T_U64, first_ts),
+	F(struct ct_rep_capture, "last_ts", T_U64, last_ts),
+	F(struct ct_rep_capture, "complete", T_BOOL, complete),
+};
+
+static int read_capture(struct rd *r, json_object *doc, struct ct_rep_capture *c)
+{
+	json_object *o, *m, *reasons;
+	size_t i = 0;
+	int rc = section(r, doc, "", "capture", json_type_object, &o);
+
+	rc = rc ?: read_fields(r, o, "capture", capture_fields, N(capture_fields), c);
+	rc = rc ?: section(r, o, "capture", "malformed", json_type_object, &m);
+	rc = rc ?: section(r, m, "capture.malformed", "by_reason", json_type_object, &reasons);
+	if (rc || !reasons || !json_object_object_length(reasons))
+		return rc;
+	c->malformed = calloc(json_object_object_length(reasons), sizeof(*c->malformed));
+	if (!c->malformed)
+		return fail(r, "", NULL, "out of memory");
+	json_object_object_foreach(reasons, reason, count)
+	{
+		if (!is_number(count))
+			return fail(r, "capture.malformed.by_reason", reason, "not a number");
+		c->malformed[i].name = reason;
+		c->malformed[i++].count = as_u64(count);
+	}
+	c->n_malformed = i;
+	return 0;
+}
+
+static const struct rep_field engine_fields[] = {
+	F(struct ct_rep_engine, "flow_capacity", T_U64, flow_capacity),
+	F(struct ct_rep_engine, "flow_memory_bytes", T_U64, flow_memory_bytes),
+	F(struct ct_rep_engine, "flows_inserted", T_U64, flows_inserted),
+	F(struct ct_rep_engine, "evicted_idle", T_U64, evicted_idle),
+	F(struct ct_rep_engine, "evicted_full", T_U64, evicted_full),
+	F(struct ct_rep_engine, "evicted_unreported", T_U64, evicted_unreported),
+	F(struct ct_rep_engine, "bursts", T_U64, bursts),
+	F(struct ct_rep_engine, "bursts_dropped", T_U64, bursts_dropped),
+	F(struct ct_rep_engine, "read_overwrites", T_U64, read_overwrites),
+};
+
+static const struct rep_field period_fields[] = {
+	F(struct ct_rep_period, "periodic", T_BOOL, periodic),
+	F(struct ct_rep_period, "iteration_period_s", T_NUM, iteration_period_s),
+	F(struct ct_rep_period, "period_confidence", T_NUM, period_confidence),
+	F(struct ct_rep_period, "iterations", T_U64, iterations),
+	F(struct ct_rep_period, "duty_cycle", T_NUM, duty_cycle),
+	F(struct ct_rep_period, "peak_gbps", T_NUM, peak_gbps),
+};
+
+static const struct rep_field job_fields[] = {
+	F(struct ct_rep_job, "name", T_STR, name),
+	F(struct ct_rep_job, "iteration_period_s", T_NUM, iteration_period_s),
+	F(struct ct_rep_job, "period_confidence", T_NUM, period_confidence),
+	F(struct ct_rep_job, "iterations", T_NUM, iterations),
+};
+
+static int read_job(struct rd *r, json_object *o, const char *path, struct ct_rep_job *j)
+{
+	json_object *hosts, *cb;
+	int rc = read_fields(r, o, path, job_fields, N(job_fields), j);
+
+	rc = rc ?: section(r, o, path, "hosts", json_type_array, &hosts);
+	rc = rc ?: section(r, o, path, "class_bytes", json_type_object, &cb);
+	if (rc)
+		return rc;
+	for (int c = 0; c < CT_REP_CLASSES && cb; c++) {
+		json_object *v = get(cb, ct_class_name(c));
+
+		if (!v)
+			continue;
+		if (!is_number(v))
+			return fail(r, path, ct_class_name(c), "class bytes: not a number");
+		j->class_bytes[c] = as_u64(v);
+		j->class_bytes_has |= 1u << c;
+	}
+	if (!hosts || !json_object_array_length(hosts))
+		return 0;
+	j->hosts = calloc(json_object_array_length(hosts), sizeof(*j->hosts));
+	if (!j->hosts)
+		return fail(r, path, NULL, "out of memory");
+	for (size_t i = 0; i < json_object_array_length(hosts); i++) {
+		json_object *h = json_object_array_get_idx(hosts, i);
+
+		if (!json_object_is_type(h, json_type_string))
+			return fail(r, path, "hosts", "an address is not a string");
+		j->hosts[j->n_hosts++] = json_object_get_string(h);
+	}
+	return 0;
+}
+
+static const struct rep_field flow_fields[] = {
+	F(struct ct_rep_flow, "transport", T_STR, transport),
+	F(struct ct_rep_flow, "src", T_STR, src),
+	F(struct ct_rep_flow, "dst", T_STR, dst),
+	FH(struct ct_rep_flow, "qpn", T_U64, qpn, has_qpn),
+	F(struct ct_rep_flow, "sport", T_U64, sport),
+	F(struct ct_rep_flow, "dport", T_U64, dport),
+	F(struct ct_rep_flow, "bytes", T_U64, bytes),
+	F(struct ct_rep_flow, "messages", T_U64, messages),
+	F(struct ct_rep_flow, "packets", T_U64, packets),
+	F(struct ct_rep_flow, "cnp", T_U64, cnp),
+	F(struct ct_rep_flow, "ecn_ce", T_U64, ecn_ce),
+	F(struct ct_rep_flow, "retransmits", T_U64, retransmits),
+	F(struct ct_rep_flow, "first_ts", T_U64, first_ts),
+	F(struct ct_rep_flow, "class_confidence", T_NUM, class_confidence),
+};
+
+static const struct rep_field periodicity_fields[] = {
+	FH(struct ct_rep_flow, "job", T_I64, job, has_job),
+	FH(struct ct_rep_flow, "period_s", T_NUM, period_s, has_period),
+	FH(struct ct_rep_flow, "duty_cycle", T_NUM, duty_cycle, has_duty),
+};
+
+/* An enumeration's value by the name it writes, -1 for none. */
+static int named(const char *name, const char *(*name_of)(int), int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(name, name_of(i)))
+			return i;
+	return -1;
+}
+
+static const char *class_name_of(int c)
+{
+	return ct_class_name((enum ct_class)c);
+}
+
+/* A cc entry's class: "all" its traffic (-1 after the shift below), or one class. */
+static const char *cc_class_name_of(int c)
+{
+	return c ? ct_class_name((enum ct_class)(c - 1)) : "all";
+}
+
+static const char *op_name_of(int op)
+{
+	return ct_op_name((enum ct_op)op);
+}
+
+/*
+ * A finding's kind, its figure's key, and its scope, as
+ * analysis/anomaly_json.c writes them (the values are analysis/'s
+ * enumerations; the names are read back here only, so that the exporters
+ * build without the detectors).
+ */
+static const char *const kind_names[][2] = {
+	[CT_ANOMALY_STRAGGLER] = {"straggler", "delay_s"},
+	[CT_ANOMALY_SLOW_LINK] = {"slow_link", "rate_ratio"},
+	[CT_ANOMALY_LOSS] = {"loss", "loss_signals"},
+	[CT_ANOMALY_CONGESTION] = {"congestion", "marked_fraction"},
+	[CT_ANOMALY_RHYTHM] = {"rhythm", "excess_s"},
+};
+static const char *const scope_names[] = {
+	[CT_ANOMALY_AT_HOST] = "host",	       [CT_ANOMALY_AT_LINK] = "link",
+	[CT_ANOMALY_AT_RECEIVER] = "receiver", [CT_ANOMALY_AT_PRIORITY] = "priority",
+	[CT_ANOMALY_AT_JOB] = "job",
+};
+_Static_assert(N(kind_names) == CT_ANOMALY_KINDS, "a name for every anomaly kind");
+
+const char *ct_rep_kind_name(enum ct_anomaly_kind k)
+{
+	return (unsigned)k < CT_ANOMALY_KINDS ? kind_names[k][0] : "unknown";
+}
+
+const char *ct_rep_finding_unit(enum ct_anomaly_kind k)
+{
+	return (unsigned)k < CT_ANOMALY_KINDS ? kind_names[k][1] : "value";
+}
+
+static const char *kind_name_of(int k)
+{
+	return ct_rep_kind_name((enum ct_anomaly_kind)k);
+}
+
+static const char *scope_name_of(int s)
+{
+	return scope_names[s];
+}
+
+/*
+ * A string field naming an enumeration's value: dflt when absent, and when
+ * unknown if lenient (a flow's class or operation from a later version
+ * counts as Other or Unknown), else an error.
+ */
+static int read_enum(struct rd *r, json_object *o, const char *path, const char *key,
+		     const char *(*name_of)(int), int n, int dflt, bool lenient, int *out)
+{
+	json_object *v = get(o, key);
+
+	*out = dflt;
+	if (!v)
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return fail(r, path, key, "not a string");
+	*out = named(json_object_get_string(v), name_of, n);
+	if (*out < 0 && lenient)
+		*out = dflt;
+	return *out < 0 ? fail(r, path, key, "not a name this version knows") : 0;
+}
+
+static int read_flow(struct rd *r, json_object *o, const char *path, struct ct_rep_flow *f)
+{
+	char at[PATH_LEN + sizeof(".periodicity")];
+	json_object *per;
+	int cls, op;
+	int rc = read_fields(r, o, path, flow_fields, N(flow_fields), f);
+
+	rc = rc
+		     ?: read_enum(r, o, path, "class", class_name_of, CT_REP_CLASSES,
+				  CT_CLASS_OTHER, true, &cls);
+	rc = rc
+		     ?: read_enum(r, o, path, "operation", op_name_of, CT_OP_COUNT, CT_OP_UNKNOWN,
+				  true, &op);
+	rc = rc ?: section(r, o, path, "periodicity", json_type_object, &per);
+	if (rc)
+		return rc;
+	f->cls = (enum ct_class)cls;
+	f->op = (enum ct_op)op;
+	if (!per)
+		return 0;
+	snprintf(at, sizeof(at), "%s.periodicity", path);
+	return read_fields(r, per, at, periodicity_fields, N(periodicity_fields), f);
+}
+
+static const struct rep_field receiver_fields[] = {
+	F(struct ct_rep_receiver, "receiver", T_STR, receiver),
+	F(struct ct_rep_receiver, "bursts", T_U64, bursts),
+	F(struct ct_rep_receiver, "peak_gbps", T_NUM, peak_gbps),
+	F(struct ct_rep_receiver, "incast_degree", T_NUM, incast_degree),
+	F(struct ct_rep_receiver, "peak_over_nic", T_NUM, peak_over_nic),
+	F(struct ct_rep_receiver, "ecn_ce_fraction", T_NUM, ecn_ce_fraction),
+	F(struct ct_rep_receiver, "cnp_per_s_on", T_NUM, cnp_per_s_on),
+};
+
+static const struct rep_field priority_fields[] = {
+	F(struct ct_rep_pfc_priority, "frames", T_U64, frames),
+	F(struct ct_rep_pfc_priority, "xoff", T_U64, xoff),
+	F(struct ct_rep_pfc_priority, "quanta", T_U64, quanta),
+};
+
+static int read_pfc(struct rd *r, json_object *doc, struct ct_rep *rep)
+{
+	static const struct rep_field pfc_fields[] = {
+		F(struct ct_rep, "pause_frames", T_U64, pause_frames),
+	};
+	json_object *pf, *prios;
+	int rc = section(r, doc, "", "pfc", json_type_object, &pf);
+
+	rc = rc ?: read_fields(r, pf, "pfc", pfc_fields, N(pfc_fields), rep);
+	rc = rc ?: section(r, pf, "pfc", "priorities", json_type_array, &prios);
+	for (size_t i = 0;
+	     !rc && prios && i < json_object_array_length(prios) && i < CT_REP_PRIORITIES; i++) {
+		json_object *p = json_object_array_get_idx(prios, i);
+		char at[PATH_LEN];
+
+		elem_path(at, "pfc.priorities", i);
+		if (!json_object_is_type(p, json_type_object))
+			return fail(r, at, NULL, "not an object");
+		rc = read_fields(r, p, at, priority_fields, N(priority_fields),
+				 &rep->priorities[i]);
+		rep->n_priorities = i + 1;
+	}
+	return rc;
+}
+
+static const struct rep_field finding_fields[] = {
+	F(struct ct_rep_finding, "host", T_STR, host),
+	F(struct ct_rep_finding, "src", T_STR, src),
+	F(struct ct_rep_finding, "dst", T_STR, dst),
+	F(struct ct_rep_finding, "priority", T_U64, priority),
+	F(struct ct_rep_finding, "confidence", T_NUM, confidence),
+	FH(struct ct_rep_finding, "onset_iteration", T_I64, onset_iteration, has_onset),
+	F(struct ct_rep_finding, "onset_ns", T_U64, onset_ns),
+	F(struct ct_rep_finding, "iterations_seen", T_I64, iterations_seen),
+	F(struct ct_rep_finding, "iterations_since_onset", T_I64, iterations_since_onset),
+};
+
+static int read_finding(struct rd *r, json_object *o, const char *path, struct ct_rep_finding *f)
+{
+	int kind, scope;
+	int rc = read_fields(r, o, path, finding_fields, N(finding_fields), f);
+	json_object *v;
+
+	rc = rc ?: read_enum(r, o, path, "kind", kind_name_of, CT_ANOMALY_KINDS, -1, false, &kind);
+	rc = rc
+		     ?: read_enum(r, o, path, "scope", scope_name_of, N(scope_names),
+				  CT_ANOMALY_AT_HOST, false, &scope);
+	if (rc)
+		return rc;
+	if (kind < 0)
+		return fail(r, path, "kind", "missing");
+	f->kind = (enum ct_anomaly_kind)kind;
+	f->scope = (enum ct_anomaly_scope)scope;
+	f->json = o;
+	v = get(o, ct_rep_finding_unit(f->kind));
+	if (v && !is_number(v))
+		return fail(r, path, ct_rep_finding_unit(f->kind), "not a number");
+	f->value = v ? as_num(v) : 0;
+	return 0;
+}
+
+static const struct rep_field anomalies_fields[] = {
+	F(struct ct_rep_anomalies, "iterations", T_U64, iterations),
+	F(struct ct_rep_anomalies, "period_s", T_NUM, period_s),
+	FH(struct ct_rep_anomalies, "straggler_jitter_s", T_NUM, straggler_jitter_s, has_jitter),
+	F(struct ct_rep_anomalies, "straggler_threshold_s", T_NUM, straggler_threshold_s),
+	F(struct ct_rep_anomalies, "findings_dropped", T_U64, findings_dropped),
+};
+
+static int read_anomalies(struct rd *r, json_object *doc, struct ct_rep_anomalies *a)
+{
+	json_object *o, *nl;
+	void *items = NULL;
+	int rc = section(r, doc, "", "anomalies", json_type_object, &o);
+
+	if (rc || !o)
+		return rc;
+	a->present = true;
+	rc = read_fields(r, o, "anomalies", anomalies_fields, N(anomalies_fields), a);
+	rc = rc ?: section(r, o, "anomalies", "not_looked", json_type_object, &nl);
+	if (!rc && nl && json_object_object_length(nl)) {
+		a->not_looked = calloc(json_object_object_length(nl), sizeof(*a->not_looked));
+		if (!a->not_looked)
+			return fail(r, "", NULL, "out of memory");
+		json_object_object_foreach(nl, kind, why)
+		{
+			if (!json_object_is_type(why, json_type_string))
+				return fail(r, "anomalies.not_looked", kind, "not a string");
+			a->not_looked[a->n_not_looked].name = kind;
+			a->not_looked[a->n_not_looked++].why = json_object_get_string(why);
+		}
+	}
+	rc = rc
+		     ?: list(r, o, "anomalies", "findings", sizeof(*a->findings), &items,
+			     &a->n_findings);
+	a->findings = items;
+	for (size_t i = 0; !rc && i < a->n_findings; i++) {
+		char at[PATH_LEN];
+
+		elem_path(at, "anomalies.findings", i);
+		rc = read_finding(r, json_object_array_get_idx(get(o, "findings"), i), at,
+				  &a->findings[i]);
+	}
+	return rc;
+}
+
+static int read_jobs_flows(struct rd *r, json_object *doc, struct ct_rep *rep)
+{
+	json_object *jobs = get(doc, "jobs"), *flows = get(doc, "flows");
+	void *items;
+	int rc = list(r, doc, "", "jobs", sizeof(*rep->jobs), &items, &rep->n_jobs);
+
+	rep->jobs = items;
+	for (size_t i = 0; !rc && i < rep->n_jobs; i++) {
+		char at[PATH_LEN];
+
+		elem_path(at, "jobs", i);
+		rc = read_job(r, json_object_array_get_idx(jobs, i), at, &rep->jobs[i]);
+	}
+	rc = rc ?: list(r, doc, "", "flows", sizeof(*rep->flows), &items, &rep->n_flows);
+	if (!rc)
+		rep->flows = items;
+	for (size_t i = 0; !rc && i < rep->n_flows; i++) {
+		char at[PATH_LEN];
+
+		elem_path(at, "flows", i);
+		rc = read_flow(r, json_object_array_get_idx(flows, i), at, &rep->flows[i]);
+	}
+	return rc;
+}
+
+static int read_cc(struct rd *r, json_object *doc, struct ct_rep *rep)
+{
+	json_object *cc, *list_json;
+	void *items;
+	int rc = section(r, doc, "", "cc", json_type_object, &cc);
+
+	rc = rc
+		     ?: list(r, cc, "cc", "receivers", sizeof(*rep->receivers), &items,
+			     &rep->n_receivers);
+	if (rc || !rep->n_receivers)
+		return rc;
+	rep->receivers = items;
+	list_json = get(cc, "receivers");
+	for (size_t i = 0; !rc && i < rep->n_receivers; i++) {
+		json_object *o = json_object_array_get_idx(list_json, i);
+		char at[PATH_LEN];
+
+		elem_path(at, "cc.receivers", i);
+		rc = read_fields(r, o, at, receiver_fields, N(receiver_fields), &rep->receivers[i]);
+		rc = rc
+			     ?: read_enum(r, o, at, "class", cc_class_name_of, CT_REP_CLASSES + 1,
+					  0, false, &rep->receivers[i].cls);
+		rep->receivers[i].cls--;
+	}
+	return rc;
+}
+
+static const struct rep_field summed_fields[] = {
+	F(struct ct_rep, "flows", T_U64, summed_flows),
+	F(struct ct_rep, "bytes", T_U64, summed_bytes),
+	F(struct ct_rep, "limit", T_U64, summed_limit),
+};
+
+static const struct rep_field classification_fields[] = {
+	F(struct ct_rep, "profile", T_STR, profile),
+};
+
+int ct_rep_read(json_object *doc, const char *name, struct ct_rep *rep, char *err, size_t errlen)
+{
+	struct rd r = {name, err, errlen};
+	json_object *o = NULL;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	if (!json_object_is_type(doc, json_type_object))
+		return fail(&r, "", NULL, "not a JSON object");
+	rep->doc = json_object_get(doc);
+	rc = read_capture(&r, doc, &rep->capture);
+	rc = rc ?: section(&r, doc, "", "engine", json_type_object, &o);
+	rc = rc ?: read_fields(&r, o, "engine", engine_fields, N(engine_fields), &rep->engine);
+	rc = rc ?: section(&r, doc, "", "job", json_type_object, &o);
+	rep->job.present = o != NULL;
+	rc = rc ?: read_fields(&r, o, "job", period_fields, N(period_fields), &rep->job);
+	rc = rc ?: section(&r, doc, "", "classification", json_type_object, &o);
+	rc = rc
+		     ?: read_fields(&r, o, "classification", classification_fields,
+				    N(classification_fields), rep);
+	rc = rc ?: section(&r, doc, "", "flows_summed", json_type_object, &o);
+	rep->has_flows_summed = o != NULL;
+	rc = rc ?: read_fields(&r, o, "flows_summed", summed_fields, N(summed_fields), rep);
+	rc = rc ?: read_jobs_flows(&r, doc, rep);
+	rc = rc ?: read_cc(&r, doc, rep);
+	rc = rc ?: read_pfc(&r, doc, rep);
+	rc = rc ?: read_anomalies(&r, doc, &rep->anomalies);
+	if (rc)
+		ct_rep_free(rep);
+	return rc;
+}
+
+int ct_rep_load(const char *path, struct ct_rep *rep, char *err, size_t errlen)
+{
+	json_object *doc;
+	int rc = ct_doc_load(path, &doc, err, errlen);
+
+	memset(rep, 0, sizeof(*rep));
+	if (rc)
+		return rc;
+	rc = ct_rep_read(doc, path, rep, err, errlen);
+	json_object_put(doc); /* rep holds its own reference */
+	return rc;
+}
+
+void ct_rep_free(struct ct_rep *rep)
+{
+	for (size_t i = 0; i < rep->n_jobs; i++)
+		free(rep->jobs[i].hosts);
+	free(rep->jobs);
+	free(rep->flows);
+	free(rep->receivers);
+	free(rep->capture.malformed);
+	free(rep->anomalies.not_looked);
+	free(rep->anomalies.findings);
+	json_object_put(rep->doc);
+	memset(rep, 0, sizeof(*rep));
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A commtap.report/v1 document as C structures (docs/report-schema.md),
+ * for the exporters: report_load.c reads the JSON once, every key spelled
+ * there only, and the exporters read fields, so that a renamed key fails
+ * to build rather than at run time. Classes, operations, anomaly kinds and
+ * scopes are the enumerations of common/ and analysis/.
+ *
+ * Strings point into the JSON document the report holds a reference on;
+ * a field absent (or null) reads as zero, NULL or false, and has_* says
+ * whether it was there where the exporters tell the two apart.
+ */
+#ifndef COMMTAP_EXPORT_REPORT_MODEL_H
+#define COMMTAP_EXPORT_REPORT_MODEL_H
+
+#include <commtap/anomaly.h>
+#include <commtap/traffic_class.h>
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CT_REP_CLASSES	  (CT_CLASS_OTHER + 1) /* TP PP DP EP EmbTableSyn Other */
+#define CT_REP_PRIORITIES 8		       /* 802.1Qbb: eight priorities */
+
+/* A reason and its count (capture.malformed.by_reason), in the document's order. */
+struct ct_rep_count {
+	const char *name;
+	uint64_t count;
+};
+
+/* A name and a reason in words (anomalies.not_looked). */
+struct ct_rep_reason {
+	const char *name, *why;
+};
+
+struct ct_rep_capture {
+	const char *file, *format, *error;
+	uint64_t packets, bytes;
+	uint64_t roce_packets, tcp_packets, other_ip_packets, other_l2_packets;
+	uint64_t truncated_frames, encapsulated;
+	uint64_t first_ts, last_ts;
+	bool complete;
+	struct ct_rep_count *malformed;
+	size_t n_malformed;
+};
+
+struct ct_rep_engine {
+	uint64_t flow_capacity, flow_memory_bytes, flows_inserted;
+	uint64_t evicted_idle, evicted_full, evicted_unreported;
+	uint64_t bursts, bursts_dropped, read_overwrites;
+};
+
+/* The "job" section: the period of all traffic together. */
+struct ct_rep_period {
+	bool present, periodic;
+	double iteration_period_s, period_confidence, duty_cycle, peak_gbps;
+	uint64_t iterations;
+};
+
+/* One of "jobs". */
+struct ct_rep_job {
+	const char *name;
+	const char **hosts; /* in address order */
+	size_t n_hosts;
+	double iteration_period_s, period_confidence, iterations;
+	uint64_t class_bytes[CT_REP_CLASSES];
+	unsigned class_bytes_has; /* bit c: class_bytes[c] is in the report */
+};
+
+struct ct_rep_flow {
+	const char *transport, *src, *dst;
+	uint64_t qpn, sport, dport;
+	bool has_qpn;
+	enum ct_class cls; /* CT_CLASS_OTHER when the report names none */
+	enum ct_op op;	   /* CT_OP_UNKNOWN when the report names none */
+	uint64_t bytes, messages, packets, cnp, ecn_ce, retransmits, first_ts;
+	double class_confidence;
+	/* periodicity */
+	bool has_job, has_period, has_duty;
+	int64_t job; /* index into jobs */
+	double period_s, duty_cycle;
+};
+
+/* One of cc.receivers: a receiver, for all its traffic or one class. */
+struct ct_rep_receiver {
+	const char *receiver;
+	int cls; /* enum ct_class, -1: all classes */
+	uint64_t bursts;
+	double peak_gbps, incast_degree, peak_over_nic, ecn_ce_fraction, cnp_per_s_on;
+};
+
+struct ct_rep_pfc_priority {
+	uint64_t frames, xoff, quanta;
+};
+
+struct ct_rep_finding {
+	enum ct_anomaly_kind kind;
+	enum ct_anomaly_scope scope; /* host when the report names none */
+	const char *host, *src, *dst;
+	uint64_t priority;
+	double value; /* the kind's figure (ct_rep_finding_unit names it) */
+	double confidence;
+	bool has_onset;
+	int64_t onset_iteration, iterations_seen, iterations_since_onset;
+	uint64_t onset_ns;
+	json_object *json; /* the finding as written, for the merge to carry */
+};
+
+struct ct_rep_anomalies {
+	bool present, has_jitter;
+	uint64_t iterations, findings_dropped;
+	double period_s, straggler_jitter_s, straggler_threshold_s;
+	struct ct_rep_reason *not_looked; /* per kind that could not look, why */
+	size_t n_not_looked;
+	struct ct_rep_finding *findings;
+	size_t n_findings;
+};
+
+struct ct_rep {
+	json_object *doc; /* the document read (a reference held) */
+	struct ct_rep_capture capture;
+	struct ct_rep_engine engine;
+	struct ct_rep_period job;
+	struct ct_rep_job *jobs;
+	size_t n_jobs;
+	const char *profile; /* classification.profile */
+	struct ct_rep_flow *flows;
+	size_t n_flows;
+	bool has_flows_summed;
+	uint64_t summed_flows, summed_bytes, summed_limit; /* flows_summed */
+	struct ct_rep_receiver *receivers;
+	size_t n_receivers;
+	uint64_t pause_frames;
+	struct ct_rep_pfc_priority priorities[CT_REP_PRIORITIES];
+	size_t n_priorities;
+	struct ct_rep_anomalies anomalies;
+};
+
+/*
+ * Read a parsed document into rep (name: its file, for errors). Returns 0,
+ * or a negative errno with a one-line reason naming the file and the
+ * field in err; rep is then empty. No schema check: the document is one
+ * the report sink built, or one ct_rep_load checked.
+ */
+int ct_rep_read(json_object *doc, const char *name, struct ct_rep *rep, char *err, size_t errlen);
+
+/* Read, check (commtap.report/v1) and load one report file, as ct_rep_read. */
+int ct_rep_load(const char *path, struct ct_rep *rep, char *err, size_t errlen);
+
+void ct_rep_free(struct ct_rep *rep);
+
+/* A finding's kind as the report names it: "straggler", "slow_link", ... */
+const char *ct_rep_kind_name(enum ct_anomaly_kind k);
+
+/* The key a kind's figure has in a finding: "delay_s", "rate_ratio", ... */
+const char *ct_rep_finding_unit(enum ct_anomaly_kind k);
+
+#endif
