@@ -629,6 +629,26 @@ int ct_rep_load(const char *path, struct ct_rep *rep, char *err, size_t errlen)
 	return rc;
 }
 
+int ct_rep_read_anomalies(json_object *doc, const char *name, struct ct_rep_anomalies *a, char *err,
+			  size_t errlen)
+{
+	struct rd r = {name, err, errlen};
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	rc = read_anomalies(&r, doc, a);
+	if (rc)
+		ct_rep_anomalies_free(a);
+	return rc;
+}
+
+void ct_rep_anomalies_free(struct ct_rep_anomalies *a)
+{
+	free(a->not_looked);
+	free(a->findings);
+	memset(a, 0, sizeof(*a));
+}
+
 void ct_rep_free(struct ct_rep *rep)
 {
 	for (size_t i = 0; i < rep->n_jobs; i++)
@@ -637,8 +657,7 @@ void ct_rep_free(struct ct_rep *rep)
 	free(rep->flows);
 	free(rep->receivers);
 	free(rep->capture.malformed);
-	free(rep->anomalies.not_looked);
-	free(rep->anomalies.findings);
+	ct_rep_anomalies_free(&rep->anomalies);
 	json_object_put(rep->doc);
 	memset(rep, 0, sizeof(*rep));
 }

@@ -151,6 +151,14 @@ int ct_rep_load(const char *path, struct ct_rep *rep, char *err, size_t errlen);
 
 void ct_rep_free(struct ct_rep *rep);
 
+/*
+ * Only the anomalies section of a document, as ct_rep_read (the findings'
+ * json point into doc, which must outlive a).
+ */
+int ct_rep_read_anomalies(json_object *doc, const char *name, struct ct_rep_anomalies *a, char *err,
+			  size_t errlen);
+void ct_rep_anomalies_free(struct ct_rep_anomalies *a);
+
 /* A finding's kind as the report names it: "straggler", "slow_link", ... */
 const char *ct_rep_kind_name(enum ct_anomaly_kind k);
 

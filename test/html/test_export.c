@@ -535,6 +535,67 @@ static void test_odd_documents(void **state)
 	json_object_put(docs[0]);
 }
 
+/* A report whose one finding is a straggler at host from onset_s on, for 2 iterations of 0.1 s. */
+static json_object *straggler_at(const char *host, double onset_s, double confidence)
+{
+	json_object *doc = json_object_new_object(), *a = json_object_new_object();
+	json_object *list = json_object_new_array(), *f = json_object_new_object();
+
+	json_object_object_add(f, "kind", json_object_new_string("straggler"));
+	json_object_object_add(f, "scope", json_object_new_string("host"));
+	json_object_object_add(f, "host", json_object_new_string(host));
+	json_object_object_add(f, "delay_s", json_object_new_double(0.003));
+	json_object_object_add(f, "confidence", json_object_new_double(confidence));
+	json_object_object_add(f, "onset_iteration", json_object_new_int(1));
+	json_object_object_add(f, "onset_ns", json_object_new_uint64((uint64_t)(onset_s * 1e9)));
+	json_object_object_add(f, "iterations_since_onset", json_object_new_int(2));
+	json_object_array_add(list, f);
+	json_object_object_add(a, "period_s", json_object_new_double(0.1));
+	json_object_object_add(a, "findings", list);
+	json_object_object_add(doc, "anomalies", a);
+	json_object_object_add(doc, "flows", json_object_new_array());
+	return doc;
+}
+
+/*
+ * Findings of several reports: one per kind, place and overlapping window
+ * (in time), the most confident copy kept, its sources named; a report
+ * whose section does not read is named with the field.
+ */
+static void test_merge_findings(void **state)
+{
+	json_object *docs[5] = {
+		straggler_at("198.18.0.1", 1.0, 0.6),  /* 1.0 .. 1.2 s */
+		straggler_at("198.18.0.1", 1.15, 0.8), /* overlaps: the same, more confident */
+		straggler_at("198.18.0.1", 5.0, 0.7),  /* later: another */
+		straggler_at("198.18.0.2", 1.0, 0.5),  /* elsewhere: another */
+		json_tokener_parse("{\"anomalies\":{\"findings\":[{\"kind\":\"nap\"}]}}"),
+	};
+	const char *names[5] = {"a", "b", "c", "d", "e"};
+	json_object *m, *list, *f;
+
+	(void)state;
+	assert_int_equal(ct_merge_anomalies(docs, names, 5, 0, &m), 0);
+	list = ct_doc_get(m, "findings");
+	assert_int_equal(ct_doc_len(list), 3);
+	/* by confidence: b's copy (a, b), c's, d's */
+	f = ct_doc_at(list, 0);
+	assert_float_equal(ct_doc_num(f, "confidence"), 0.8, 1e-12);
+	assert_string_equal(json_object_to_json_string(ct_doc_get(f, "sources")),
+			    "[ \"a\", \"b\" ]");
+	assert_string_equal(json_object_to_json_string(ct_doc_get(ct_doc_at(list, 1), "sources")),
+			    "[ \"c\" ]");
+	assert_string_equal(ct_doc_str(ct_doc_at(list, 2), "host"), "198.18.0.2");
+	assert_string_equal(json_object_get_string(ct_doc_at(ct_doc_get(m, "unread"), 0)),
+			    "e: anomalies.findings[0].kind: not a name this version knows");
+	json_object_put(m);
+	/* none has the section: none in the merge */
+	assert_int_equal(ct_merge_anomalies(&docs[4], names, 0, 0, &m), 0);
+	assert_null(m);
+	for (int i = 0; i < 5; i++)
+		json_object_put(docs[i]);
+}
+
 static void test_listen_addresses(void **state)
 {
 	static const char *const bad[] = {"",	      "nowhere:80", "1.2.3.4:", "1.2.3.4:65536",
@@ -567,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_merge_dedup),
 		cmocka_unit_test(test_merge_keeps_cut_flows_apart),
 		cmocka_unit_test(test_odd_documents),
+		cmocka_unit_test(test_merge_findings),
 		cmocka_unit_test(test_listen_addresses),
 	};
 
