@@ -4,6 +4,7 @@
 #define COMMTAP_EXPORT_HTML_INTERNAL_H
 
 #include "html.h"
+#include "report_model.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +77,6 @@ void ct_html_periodicity(FILE *out, const struct ct_view *v, const struct ct_htm
 void ct_html_cc(FILE *out, const struct ct_view *v);
 void ct_html_expected(FILE *out, const struct ct_view *v, const struct ct_html_expect *e);
 void ct_html_gpu(FILE *out, const struct ct_view *v);
-void ct_html_anomalies(FILE *out, const struct ct_view *v);
+void ct_html_anomalies(FILE *out, const struct ct_rep_anomalies *a);
 
 #endif

@@ -28,11 +28,16 @@ static const char style[] =
 int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *out)
 {
 	struct ct_html_opts o = opts ? *opts : (struct ct_html_opts){0};
+	struct ct_rep_anomalies anomalies;
 	struct ct_view v;
-	int rc = ct_view_build(report, &o, &v);
+	char err[256];
+	int rc = ct_rep_read_anomalies(report, "report", &anomalies, err, sizeof(err));
 
-	if (rc)
+	rc = rc ?: ct_view_build(report, &o, &v);
+	if (rc) {
+		ct_rep_anomalies_free(&anomalies);
 		return rc;
+	}
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 	      "style-src 'unsafe-inline'; img-src data:\">\n<title>",
@@ -46,7 +51,7 @@ int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *ou
 	ct_html_text(out, ct_doc_str(report, "schema"));
 	fputs("</p>\n", out);
 	ct_html_summary(out, &v);
-	ct_html_anomalies(out, &v);
+	ct_html_anomalies(out, &anomalies);
 	ct_html_heatmaps(out, &v);
 	ct_html_cdfs(out, &v);
 	ct_html_timeline(out, &v, &o);
@@ -57,5 +62,6 @@ int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *ou
 	ct_html_gpu(out, &v);
 	fputs("</body></html>\n", out);
 	ct_view_free(&v);
+	ct_rep_anomalies_free(&anomalies);
 	return ferror(out) ? -EIO : 0;
 }

@@ -445,13 +445,43 @@ static const struct rep_field finding_fields[] = {
 	F(struct ct_rep_finding, "host", T_STR, host),
 	F(struct ct_rep_finding, "src", T_STR, src),
 	F(struct ct_rep_finding, "dst", T_STR, dst),
-	F(struct ct_rep_finding, "priority", T_U64, priority),
+	F(struct ct_rep_finding, "evidence", T_STR, evidence),
+	FH(struct ct_rep_finding, "priority", T_U64, priority, has_priority),
+	F(struct ct_rep_finding, "share_of_iteration", T_NUM, share),
 	F(struct ct_rep_finding, "confidence", T_NUM, confidence),
 	FH(struct ct_rep_finding, "onset_iteration", T_I64, onset_iteration, has_onset),
 	F(struct ct_rep_finding, "onset_ns", T_U64, onset_ns),
 	F(struct ct_rep_finding, "iterations_seen", T_I64, iterations_seen),
 	F(struct ct_rep_finding, "iterations_since_onset", T_I64, iterations_since_onset),
 };
+
+static const struct rep_field seen_fields[] = {
+	F(struct ct_rep_seen, "iteration", T_U64, iteration),
+};
+
+/* per_iteration: the iterations it was seen in, each with the kind's figure. */
+static int read_seen(struct rd *r, json_object *o, const char *path, struct ct_rep_finding *f)
+{
+	json_object *list_json = get(o, "per_iteration");
+	void *items = NULL;
+	int rc = list(r, o, path, "per_iteration", sizeof(*f->per_iteration), &items,
+		      &f->n_per_iteration);
+
+	f->per_iteration = items;
+	f->has_per_iteration = list_json != NULL;
+	for (size_t k = 0; !rc && k < f->n_per_iteration; k++) {
+		json_object *e = json_object_array_get_idx(list_json, k);
+		json_object *v = get(e, ct_rep_finding_unit(f->kind));
+		char at[PATH_LEN + sizeof(".per_iteration[]") + 20];
+
+		snprintf(at, sizeof(at), "%s.per_iteration[%zu]", path, k);
+		rc = read_fields(r, e, at, seen_fields, N(seen_fields), &f->per_iteration[k]);
+		if (!rc && v && !is_number(v))
+			rc = fail(r, at, ct_rep_finding_unit(f->kind), "not a number");
+		f->per_iteration[k].value = v && !rc ? as_num(v) : 0;
+	}
+	return rc;
+}
 
 static int read_finding(struct rd *r, json_object *o, const char *path, struct ct_rep_finding *f)
 {
@@ -474,7 +504,7 @@ static int read_finding(struct rd *r, json_object *o, const char *path, struct c
 	if (v && !is_number(v))
 		return fail(r, path, ct_rep_finding_unit(f->kind), "not a number");
 	f->value = v ? as_num(v) : 0;
-	return 0;
+	return read_seen(r, o, path, f);
 }
 
 static const struct rep_field anomalies_fields[] = {
@@ -644,6 +674,8 @@ int ct_rep_read_anomalies(json_object *doc, const char *name, struct ct_rep_anom
 
 void ct_rep_anomalies_free(struct ct_rep_anomalies *a)
 {
+	for (size_t i = 0; i < a->n_findings; i++)
+		free(a->findings[i].per_iteration);
 	free(a->not_looked);
 	free(a->findings);
 	memset(a, 0, sizeof(*a));

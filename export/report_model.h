@@ -95,16 +95,27 @@ struct ct_rep_pfc_priority {
 	uint64_t frames, xoff, quanta;
 };
 
+/* An iteration a finding was seen in (its report's numbering), and its figure there. */
+struct ct_rep_seen {
+	uint64_t iteration;
+	double value;
+};
+
 struct ct_rep_finding {
 	enum ct_anomaly_kind kind;
 	enum ct_anomaly_scope scope; /* host when the report names none */
-	const char *host, *src, *dst;
+	const char *host, *src, *dst, *evidence;
 	uint64_t priority;
+	bool has_priority;
 	double value; /* the kind's figure (ct_rep_finding_unit names it) */
+	double share; /* share_of_iteration: straggler, rhythm */
 	double confidence;
 	bool has_onset;
 	int64_t onset_iteration, iterations_seen, iterations_since_onset;
 	uint64_t onset_ns;
+	bool has_per_iteration;
+	struct ct_rep_seen *per_iteration;
+	size_t n_per_iteration;
 	json_object *json; /* the finding as written, for the merge to carry */
 };
 
