@@ -42,8 +42,8 @@ struct rd {
 
 static int fail(struct rd *r, const char *path, const char *key, const char *what)
 {
-	snprintf(r->err, r->errlen, "%s: %s%s%s: %s", r->name, path, *path && key ? "." : "",
-		 key ? key : "", what);
+	snprintf(r->err, r->errlen, "%s%s%s%s%s: %s", r->name, *r->name ? ": " : "", path,
+		 *path && key ? "." : "", key ? key : "", what);
 	return -EINVAL;
 }
 
@@ -271,6 +271,9 @@ static const struct rep_field flow_fields[] = {
 	F(struct ct_rep_flow, "transport", T_STR, transport),
 	F(struct ct_rep_flow, "src", T_STR, src),
 	F(struct ct_rep_flow, "dst", T_STR, dst),
+	F(struct ct_rep_flow, "class_source", T_STR, class_source),
+	F(struct ct_rep_flow, "qpn_cut", T_STR, qpn_cut),
+	FH(struct ct_rep_flow, "id", T_U64, id, has_id),
 	FH(struct ct_rep_flow, "qpn", T_U64, qpn, has_qpn),
 	F(struct ct_rep_flow, "sport", T_U64, sport),
 	F(struct ct_rep_flow, "dport", T_U64, dport),
@@ -372,8 +375,40 @@ static int read_enum(struct rd *r, json_object *o, const char *path, const char 
 		return fail(r, path, key, "not a string");
 	*out = named(json_object_get_string(v), name_of, n);
 	if (*out < 0 && lenient)
-		*out = dflt;
+		return 0; /* -1: named, but not a name this version knows */
 	return *out < 0 ? fail(r, path, key, "not a name this version knows") : 0;
+}
+
+/* periodicity.first_bursts: [start, end, bytes] or [start, end, bytes, messages] each. */
+static int read_bursts(struct rd *r, json_object *per, const char *path, struct ct_rep_flow *f)
+{
+	json_object *list_json;
+	int rc = section(r, per, path, "first_bursts", json_type_array, &list_json);
+
+	if (rc || !list_json || !json_object_array_length(list_json))
+		return rc;
+	f->first_bursts = calloc(json_object_array_length(list_json), sizeof(*f->first_bursts));
+	if (!f->first_bursts)
+		return fail(r, path, NULL, "out of memory");
+	for (size_t k = 0; k < json_object_array_length(list_json); k++) {
+		json_object *e = json_object_array_get_idx(list_json, k);
+		size_t len =
+			json_object_is_type(e, json_type_array) ? json_object_array_length(e) : 0;
+		uint64_t v[4] = {0};
+		char at[2 * PATH_LEN];
+
+		snprintf(at, sizeof(at), "%s.first_bursts[%zu]", path, k);
+		for (size_t i = 0; i < len && i < 4; i++)
+			if (!is_number(json_object_array_get_idx(e, i)))
+				len = 0;
+		if (len < 3)
+			return fail(r, at, NULL, "not [start, end, bytes, ...]");
+		for (size_t i = 0; i < len && i < 4; i++)
+			v[i] = as_u64(json_object_array_get_idx(e, i));
+		f->first_bursts[k] = (struct ct_rep_burst){v[0], v[1], v[2], v[3]};
+		f->n_first_bursts = k + 1;
+	}
+	return 0;
 }
 
 static int read_flow(struct rd *r, json_object *o, const char *path, struct ct_rep_flow *f)
@@ -392,12 +427,15 @@ static int read_flow(struct rd *r, json_object *o, const char *path, struct ct_r
 	rc = rc ?: section(r, o, path, "periodicity", json_type_object, &per);
 	if (rc)
 		return rc;
-	f->cls = (enum ct_class)cls;
-	f->op = (enum ct_op)op;
+	f->has_class = get(o, "class") && cls >= 0;
+	f->has_op = get(o, "operation") && op >= 0;
+	f->cls = cls < 0 ? CT_CLASS_OTHER : (enum ct_class)cls;
+	f->op = op < 0 ? CT_OP_UNKNOWN : (enum ct_op)op;
 	if (!per)
 		return 0;
 	snprintf(at, sizeof(at), "%s.periodicity", path);
-	return read_fields(r, per, at, periodicity_fields, N(periodicity_fields), f);
+	rc = read_fields(r, per, at, periodicity_fields, N(periodicity_fields), f);
+	return rc ?: read_bursts(r, per, at, f);
 }
 
 static const struct rep_field receiver_fields[] = {
@@ -604,6 +642,108 @@ static int read_cc(struct rd *r, json_object *doc, struct ct_rep *rep)
 	return rc;
 }
 
+/* A list of counts (job.iteration_starts). */
+static int read_u64s(struct rd *r, json_object *o, const char *path, const char *key,
+		     uint64_t **out, size_t *n)
+{
+	json_object *a;
+	int rc = section(r, o, path, key, json_type_array, &a);
+
+	if (rc || !a || !json_object_array_length(a))
+		return rc;
+	*out = calloc(json_object_array_length(a), sizeof(**out));
+	if (!*out)
+		return fail(r, path, key, "out of memory");
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		if (!is_number(json_object_array_get_idx(a, i)))
+			return fail(r, path, key, "a value is not a number");
+		(*out)[i] = as_u64(json_object_array_get_idx(a, i));
+		*n = i + 1;
+	}
+	return 0;
+}
+
+static const struct rep_field gpu_iteration_fields[] = {
+	F(struct ct_rep_gpu_iteration, "start_ns", T_U64, start_ns),
+	F(struct ct_rep_gpu_iteration, "t_iter", T_NUM, t_iter),
+	F(struct ct_rep_gpu_iteration, "t_comp", T_NUM, t_comp),
+	F(struct ct_rep_gpu_iteration, "overlap", T_NUM, overlap),
+	F(struct ct_rep_gpu_iteration, "bubble", T_NUM, bubble),
+	F(struct ct_rep_gpu_iteration, "r_comm", T_NUM, r_comm),
+};
+
+static const struct rep_field communicator_fields[] = {
+	F(struct ct_rep_gpu, "rank", T_U64, rank),
+	F(struct ct_rep_gpu, "pid", T_U64, pid),
+};
+
+static int read_gpu_iteration(struct rd *r, json_object *o, const char *path,
+			      struct ct_rep_gpu_iteration *it)
+{
+	int rc = read_fields(r, o, path, gpu_iteration_fields, N(gpu_iteration_fields), it);
+
+	for (int c = 0; !rc && c < CT_REP_CLASSES; c++) {
+		char key[32]; /* "t_EmbTableSyn" */
+		json_object *v;
+
+		snprintf(key, sizeof(key), "t_%s", ct_class_name(c));
+		v = get(o, key);
+		if (!v)
+			continue;
+		if (!is_number(v))
+			return fail(r, path, key, "not a number");
+		it->t_class[c] = as_num(v);
+		it->t_class_has |= 1u << c;
+	}
+	return rc;
+}
+
+static int read_gpu(struct rd *r, json_object *doc, struct ct_rep_gpu *g)
+{
+	json_object *o, *comms, *joined, *clocks, *iters;
+	void *items = NULL;
+	int rc = section(r, doc, "", "gpu", json_type_object, &o);
+
+	if (rc || !o)
+		return rc;
+	g->present = true;
+	rc = section(r, o, "gpu", "communicators", json_type_array, &comms);
+	rc = rc ?: section(r, o, "gpu", "operations_joined", json_type_object, &joined);
+	rc = rc ?: section(r, o, "gpu", "clocks", json_type_object, &clocks);
+	rc = rc
+		     ?: list(r, o, "gpu", "iterations", sizeof(*g->iterations), &items,
+			     &g->n_iterations);
+	g->iterations = items;
+	if (!rc && comms && json_object_array_length(comms)) {
+		json_object *c0 = json_object_array_get_idx(comms, 0);
+
+		if (!json_object_is_type(c0, json_type_object))
+			return fail(r, "gpu.communicators[0]", NULL, "not an object");
+		g->has_communicator = true;
+		rc = read_fields(r, c0, "gpu.communicators[0]", communicator_fields,
+				 N(communicator_fields), g);
+	}
+	g->has_joined = joined != NULL;
+	for (int c = 0; !rc && joined && c < CT_REP_CLASSES; c++) {
+		json_object *j = get(joined, ct_class_name(c)), *v = get(j, "wire_bytes");
+
+		if (v && !is_number(v))
+			return fail(r, "gpu.operations_joined", ct_class_name(c),
+				    "wire_bytes: not a number");
+		g->joined_wire_bytes[c] = v ? as_u64(v) : 0;
+	}
+	g->sync = clocks ? get(clocks, "sync") : NULL;
+	iters = get(o, "iterations");
+	for (size_t i = 0; !rc && i < g->n_iterations; i++) {
+		char at[PATH_LEN];
+
+		elem_path(at, "gpu.iterations", i);
+		rc = read_gpu_iteration(r, json_object_array_get_idx(iters, i), at,
+					&g->iterations[i]);
+	}
+	return rc;
+}
+
 static const struct rep_field summed_fields[] = {
 	F(struct ct_rep, "flows", T_U64, summed_flows),
 	F(struct ct_rep, "bytes", T_U64, summed_bytes),
@@ -612,6 +752,14 @@ static const struct rep_field summed_fields[] = {
 
 static const struct rep_field classification_fields[] = {
 	F(struct ct_rep, "profile", T_STR, profile),
+};
+
+static const struct rep_field top_fields[] = {
+	F(struct ct_rep, "generator", T_STR, generator),
+};
+
+static const struct rep_field clock_fields[] = {
+	F(struct ct_rep, "source", T_STR, clock_source),
 };
 
 int ct_rep_read(json_object *doc, const char *name, struct ct_rep *rep, char *err, size_t errlen)
@@ -624,12 +772,18 @@ int ct_rep_read(json_object *doc, const char *name, struct ct_rep *rep, char *er
 	if (!json_object_is_type(doc, json_type_object))
 		return fail(&r, "", NULL, "not a JSON object");
 	rep->doc = json_object_get(doc);
-	rc = read_capture(&r, doc, &rep->capture);
+	rc = read_fields(&r, doc, "", top_fields, N(top_fields), rep);
+	rc = rc ?: section(&r, doc, "", "clock", json_type_object, &o);
+	rc = rc ?: read_fields(&r, o, "clock", clock_fields, N(clock_fields), rep);
+	rc = rc ?: read_capture(&r, doc, &rep->capture);
 	rc = rc ?: section(&r, doc, "", "engine", json_type_object, &o);
 	rc = rc ?: read_fields(&r, o, "engine", engine_fields, N(engine_fields), &rep->engine);
 	rc = rc ?: section(&r, doc, "", "job", json_type_object, &o);
 	rep->job.present = o != NULL;
 	rc = rc ?: read_fields(&r, o, "job", period_fields, N(period_fields), &rep->job);
+	rc = rc
+		     ?: read_u64s(&r, o, "job", "iteration_starts", &rep->job.iteration_starts,
+				  &rep->job.n_iteration_starts);
 	rc = rc ?: section(&r, doc, "", "classification", json_type_object, &o);
 	rc = rc
 		     ?: read_fields(&r, o, "classification", classification_fields,
@@ -641,6 +795,7 @@ int ct_rep_read(json_object *doc, const char *name, struct ct_rep *rep, char *er
 	rc = rc ?: read_cc(&r, doc, rep);
 	rc = rc ?: read_pfc(&r, doc, rep);
 	rc = rc ?: read_anomalies(&r, doc, &rep->anomalies);
+	rc = rc ?: read_gpu(&r, doc, &rep->gpu);
 	if (rc)
 		ct_rep_free(rep);
 	return rc;
@@ -686,7 +841,11 @@ void ct_rep_free(struct ct_rep *rep)
 	for (size_t i = 0; i < rep->n_jobs; i++)
 		free(rep->jobs[i].hosts);
 	free(rep->jobs);
+	for (size_t i = 0; i < rep->n_flows; i++)
+		free(rep->flows[i].first_bursts);
 	free(rep->flows);
+	free(rep->job.iteration_starts);
+	free(rep->gpu.iterations);
 	free(rep->receivers);
 	free(rep->capture.malformed);
 	ct_rep_anomalies_free(&rep->anomalies);

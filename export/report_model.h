@@ -57,6 +57,13 @@ struct ct_rep_period {
 	bool present, periodic;
 	double iteration_period_s, period_confidence, duty_cycle, peak_gbps;
 	uint64_t iterations;
+	uint64_t *iteration_starts; /* ns, as the report lists them */
+	size_t n_iteration_starts;
+};
+
+/* One of a flow's first bursts (periodicity.first_bursts: [start, end, bytes, messages]). */
+struct ct_rep_burst {
+	uint64_t start, end, bytes, messages;
 };
 
 /* One of "jobs". */
@@ -71,16 +78,21 @@ struct ct_rep_job {
 
 struct ct_rep_flow {
 	const char *transport, *src, *dst;
-	uint64_t qpn, sport, dport;
-	bool has_qpn;
-	enum ct_class cls; /* CT_CLASS_OTHER when the report names none */
-	enum ct_op op;	   /* CT_OP_UNKNOWN when the report names none */
+	const char *class_source; /* "label", "profile", ... */
+	const char *qpn_cut;	  /* copies cut before their QPN: why */
+	uint64_t id, qpn, sport, dport;
+	bool has_id, has_qpn;
+	enum ct_class cls;	/* CT_CLASS_OTHER when the report names none */
+	enum ct_op op;		/* CT_OP_UNKNOWN when the report names none */
+	bool has_class, has_op; /* a class (operation) this version knows is named */
 	uint64_t bytes, messages, packets, cnp, ecn_ce, retransmits, first_ts;
 	double class_confidence;
 	/* periodicity */
 	bool has_job, has_period, has_duty;
 	int64_t job; /* index into jobs */
 	double period_s, duty_cycle;
+	struct ct_rep_burst *first_bursts;
+	size_t n_first_bursts;
 };
 
 /* One of cc.receivers: a receiver, for all its traffic or one class. */
@@ -129,8 +141,27 @@ struct ct_rep_anomalies {
 	size_t n_findings;
 };
 
+/* One of gpu.iterations (commtap.gpu/v1): seconds, per class where the section has it. */
+struct ct_rep_gpu_iteration {
+	uint64_t start_ns;
+	double t_iter, t_comp, overlap, bubble, r_comm;
+	double t_class[CT_REP_CLASSES]; /* t_TP, t_PP, ... */
+	unsigned t_class_has;		/* bit c: t_class[c] is in the section */
+};
+
+/* The "gpu" section (docs/gpu.md), what the exporters draw of it. */
+struct ct_rep_gpu {
+	bool present, has_communicator, has_joined;
+	uint64_t rank, pid; /* communicators[0] */
+	struct ct_rep_gpu_iteration *iterations;
+	size_t n_iterations;
+	uint64_t joined_wire_bytes[CT_REP_CLASSES]; /* operations_joined.CLASS.wire_bytes */
+	json_object *sync;			    /* clocks.sync, passed on as written */
+};
+
 struct ct_rep {
 	json_object *doc; /* the document read (a reference held) */
+	const char *generator, *clock_source; /* clock.source */
 	struct ct_rep_capture capture;
 	struct ct_rep_engine engine;
 	struct ct_rep_period job;
@@ -147,6 +178,7 @@ struct ct_rep {
 	struct ct_rep_pfc_priority priorities[CT_REP_PRIORITIES];
 	size_t n_priorities;
 	struct ct_rep_anomalies anomalies;
+	struct ct_rep_gpu gpu;
 };
 
 /*
@@ -169,6 +201,9 @@ void ct_rep_free(struct ct_rep *rep);
 int ct_rep_read_anomalies(json_object *doc, const char *name, struct ct_rep_anomalies *a, char *err,
 			  size_t errlen);
 void ct_rep_anomalies_free(struct ct_rep_anomalies *a);
+
+/* A flow's identity as text: "roce SRC DST qpn" or "tcp SRC DST sport dport". */
+void ct_rep_flow_key(const struct ct_rep_flow *f, char *buf, size_t len);
 
 /* A finding's kind as the report names it: "straggler", "slow_link", ... */
 const char *ct_rep_kind_name(enum ct_anomaly_kind k);
