@@ -183,7 +183,7 @@ int ct_merge_anomalies(json_object *const *docs, const char *const *names, size_
 		}
 		any += reps[i].present;
 		total += reps[i].n_findings;
-		dropped += reps[i].findings_dropped;
+		dropped += reps[i].findings_dropped + reps[i].findings_unknown;
 	}
 	/* the job's report, else the first that has the section */
 	for (size_t i = 0; !oom && (best >= n || !reps[best].present) && i < n; i++)

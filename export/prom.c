@@ -689,7 +689,7 @@ static int receivers(struct prom *p)
 			fprintf(p->out, "%s{receiver=\"", g[k][0]);
 			label_value(p->out, r[i]->receiver);
 			fputs("\",class=\"", p->out);
-			label_value(p->out, r[i]->cls < 0 ? "all" : ct_class_name(r[i]->cls));
+			label_value(p->out, r[i]->class_name ? r[i]->class_name : "all");
 			fprintf(p->out, "\"} %.17g\n", v[k]);
 		}
 	}

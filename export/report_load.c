@@ -163,6 +163,28 @@ static void elem_path(char *buf, const char *key, size_t i)
 	snprintf(buf, PATH_LEN, "%s[%zu]", key, i);
 }
 
+/* An object of counts by name ({"64": 3, ...}), in the document's order. */
+static int read_counts(struct rd *r, json_object *o, const char *path, struct ct_rep_count **out,
+		       size_t *n)
+{
+	size_t i = 0;
+
+	if (!o || !json_object_object_length(o))
+		return 0;
+	*out = calloc(json_object_object_length(o), sizeof(**out));
+	if (!*out)
+		return fail(r, path, NULL, "out of memory");
+	json_object_object_foreach(o, name, count)
+	{
+		if (!is_number(count))
+			return fail(r, path, name, "not a number");
+		(*out)[i].name = name;
+		(*out)[i++].count = as_u64(count);
+		*n = i;
+	}
+	return 0;
+}
+
 static const struct rep_field capture_fields[] = {
 	F(struct ct_rep_capture, "file", T_STR, file),
 	F(struct ct_rep_capture, "format", T_STR, format),
@@ -177,32 +199,22 @@ static const struct rep_field capture_fields[] = {
 	F(struct ct_rep_capture, "encapsulated", T_U64, encapsulated),
 	F(struct ct_rep_capture, "first_ts", T_U64, first_ts),
 	F(struct ct_rep_capture, "last_ts", T_U64, last_ts),
+	F(struct ct_rep_capture, "duration_ns", T_U64, duration_ns),
 	F(struct ct_rep_capture, "complete", T_BOOL, complete),
 };
 
 static int read_capture(struct rd *r, json_object *doc, struct ct_rep_capture *c)
 {
 	json_object *o, *m, *reasons;
-	size_t i = 0;
 	int rc = section(r, doc, "", "capture", json_type_object, &o);
 
 	rc = rc ?: read_fields(r, o, "capture", capture_fields, N(capture_fields), c);
 	rc = rc ?: section(r, o, "capture", "malformed", json_type_object, &m);
 	rc = rc ?: section(r, m, "capture.malformed", "by_reason", json_type_object, &reasons);
-	if (rc || !reasons || !json_object_object_length(reasons))
+	if (rc)
 		return rc;
-	c->malformed = calloc(json_object_object_length(reasons), sizeof(*c->malformed));
-	if (!c->malformed)
-		return fail(r, "", NULL, "out of memory");
-	json_object_object_foreach(reasons, reason, count)
-	{
-		if (!is_number(count))
-			return fail(r, "capture.malformed.by_reason", reason, "not a number");
-		c->malformed[i].name = reason;
-		c->malformed[i++].count = as_u64(count);
-	}
-	c->n_malformed = i;
-	return 0;
+	return read_counts(r, reasons, "capture.malformed.by_reason", &c->malformed,
+			   &c->n_malformed);
 }
 
 static const struct rep_field engine_fields[] = {
@@ -307,12 +319,6 @@ static const char *class_name_of(int c)
 	return ct_class_name((enum ct_class)c);
 }
 
-/* A cc entry's class: "all" its traffic (-1 after the shift below), or one class. */
-static const char *cc_class_name_of(int c)
-{
-	return c ? ct_class_name((enum ct_class)(c - 1)) : "all";
-}
-
 static const char *op_name_of(int op)
 {
 	return ct_op_name((enum ct_op)op);
@@ -413,8 +419,8 @@ static int read_bursts(struct rd *r, json_object *per, const char *path, struct 
 
 static int read_flow(struct rd *r, json_object *o, const char *path, struct ct_rep_flow *f)
 {
-	char at[PATH_LEN + sizeof(".periodicity")];
-	json_object *per;
+	char at[PATH_LEN + sizeof(".msg_size_hist")];
+	json_object *per, *hist;
 	int cls, op;
 	int rc = read_fields(r, o, path, flow_fields, N(flow_fields), f);
 
@@ -425,8 +431,12 @@ static int read_flow(struct rd *r, json_object *o, const char *path, struct ct_r
 		     ?: read_enum(r, o, path, "operation", op_name_of, CT_OP_COUNT, CT_OP_UNKNOWN,
 				  true, &op);
 	rc = rc ?: section(r, o, path, "periodicity", json_type_object, &per);
+	rc = rc ?: section(r, o, path, "msg_size_hist", json_type_object, &hist);
+	snprintf(at, sizeof(at), "%s.msg_size_hist", path);
+	rc = rc ?: read_counts(r, hist, at, &f->msg_size_hist, &f->n_msg_size_hist);
 	if (rc)
 		return rc;
+	f->json = o;
 	f->has_class = get(o, "class") && cls >= 0;
 	f->has_op = get(o, "operation") && op >= 0;
 	f->cls = cls < 0 ? CT_CLASS_OTHER : (enum ct_class)cls;
@@ -440,6 +450,7 @@ static int read_flow(struct rd *r, json_object *o, const char *path, struct ct_r
 
 static const struct rep_field receiver_fields[] = {
 	F(struct ct_rep_receiver, "receiver", T_STR, receiver),
+	F(struct ct_rep_receiver, "class", T_STR, class_name),
 	F(struct ct_rep_receiver, "bursts", T_U64, bursts),
 	F(struct ct_rep_receiver, "peak_gbps", T_NUM, peak_gbps),
 	F(struct ct_rep_receiver, "incast_degree", T_NUM, incast_degree),
@@ -521,20 +532,27 @@ static int read_seen(struct rd *r, json_object *o, const char *path, struct ct_r
 	return rc;
 }
 
+/*
+ * One finding; 1 when of a kind this version does not know (or none): a
+ * later version's detector, left out as the page always left it out. A
+ * scope not known reads as a host.
+ */
 static int read_finding(struct rd *r, json_object *o, const char *path, struct ct_rep_finding *f)
 {
 	int kind, scope;
 	int rc = read_fields(r, o, path, finding_fields, N(finding_fields), f);
 	json_object *v;
 
-	rc = rc ?: read_enum(r, o, path, "kind", kind_name_of, CT_ANOMALY_KINDS, -1, false, &kind);
+	rc = rc ?: read_enum(r, o, path, "kind", kind_name_of, CT_ANOMALY_KINDS, -1, true, &kind);
 	rc = rc
 		     ?: read_enum(r, o, path, "scope", scope_name_of, N(scope_names),
-				  CT_ANOMALY_AT_HOST, false, &scope);
+				  CT_ANOMALY_AT_HOST, true, &scope);
 	if (rc)
 		return rc;
 	if (kind < 0)
-		return fail(r, path, "kind", "missing");
+		return 1;
+	if (scope < 0)
+		scope = CT_ANOMALY_AT_HOST;
 	f->kind = (enum ct_anomaly_kind)kind;
 	f->scope = (enum ct_anomaly_scope)scope;
 	f->json = o;
@@ -580,12 +598,18 @@ static int read_anomalies(struct rd *r, json_object *doc, struct ct_rep_anomalie
 		     ?: list(r, o, "anomalies", "findings", sizeof(*a->findings), &items,
 			     &a->n_findings);
 	a->findings = items;
-	for (size_t i = 0; !rc && i < a->n_findings; i++) {
+	for (size_t i = 0, n = a->n_findings; !rc && i < n; i++) {
+		struct ct_rep_finding *f = &a->findings[a->n_findings - (n - i)];
 		char at[PATH_LEN];
 
 		elem_path(at, "anomalies.findings", i);
-		rc = read_finding(r, json_object_array_get_idx(get(o, "findings"), i), at,
-				  &a->findings[i]);
+		rc = read_finding(r, json_object_array_get_idx(get(o, "findings"), i), at, f);
+		if (rc == 1) { /* left out: the next one takes its place */
+			memset(f, 0, sizeof(*f));
+			a->n_findings--;
+			a->findings_unknown++;
+			rc = 0;
+		}
 	}
 	return rc;
 }
@@ -634,10 +658,6 @@ static int read_cc(struct rd *r, json_object *doc, struct ct_rep *rep)
 
 		elem_path(at, "cc.receivers", i);
 		rc = read_fields(r, o, at, receiver_fields, N(receiver_fields), &rep->receivers[i]);
-		rc = rc
-			     ?: read_enum(r, o, at, "class", cc_class_name_of, CT_REP_CLASSES + 1,
-					  0, false, &rep->receivers[i].cls);
-		rep->receivers[i].cls--;
 	}
 	return rc;
 }
@@ -755,6 +775,7 @@ static const struct rep_field classification_fields[] = {
 };
 
 static const struct rep_field top_fields[] = {
+	F(struct ct_rep, "schema", T_STR, schema),
 	F(struct ct_rep, "generator", T_STR, generator),
 };
 
@@ -841,8 +862,10 @@ void ct_rep_free(struct ct_rep *rep)
 	for (size_t i = 0; i < rep->n_jobs; i++)
 		free(rep->jobs[i].hosts);
 	free(rep->jobs);
-	for (size_t i = 0; i < rep->n_flows; i++)
+	for (size_t i = 0; i < rep->n_flows; i++) {
 		free(rep->flows[i].first_bursts);
+		free(rep->flows[i].msg_size_hist);
+	}
 	free(rep->flows);
 	free(rep->job.iteration_starts);
 	free(rep->gpu.iterations);

@@ -40,7 +40,7 @@ struct ct_rep_capture {
 	uint64_t packets, bytes;
 	uint64_t roce_packets, tcp_packets, other_ip_packets, other_l2_packets;
 	uint64_t truncated_frames, encapsulated;
-	uint64_t first_ts, last_ts;
+	uint64_t first_ts, last_ts, duration_ns;
 	bool complete;
 	struct ct_rep_count *malformed;
 	size_t n_malformed;
@@ -93,12 +93,15 @@ struct ct_rep_flow {
 	double period_s, duty_cycle;
 	struct ct_rep_burst *first_bursts;
 	size_t n_first_bursts;
+	struct ct_rep_count *msg_size_hist; /* name: the bucket's lower bound, in bytes */
+	size_t n_msg_size_hist;
+	json_object *json; /* the flow as written, for what reads it whole */
 };
 
 /* One of cc.receivers: a receiver, for all its traffic or one class. */
 struct ct_rep_receiver {
 	const char *receiver;
-	int cls; /* enum ct_class, -1: all classes */
+	const char *class_name; /* a class's name, "all" (or NULL: the same) */
 	uint64_t bursts;
 	double peak_gbps, incast_degree, peak_over_nic, ecn_ce_fraction, cnp_per_s_on;
 };
@@ -134,6 +137,7 @@ struct ct_rep_finding {
 struct ct_rep_anomalies {
 	bool present, has_jitter;
 	uint64_t iterations, findings_dropped;
+	uint64_t findings_unknown; /* of kinds this version does not know: left out */
 	double period_s, straggler_jitter_s, straggler_threshold_s;
 	struct ct_rep_reason *not_looked; /* per kind that could not look, why */
 	size_t n_not_looked;
@@ -161,7 +165,7 @@ struct ct_rep_gpu {
 
 struct ct_rep {
 	json_object *doc; /* the document read (a reference held) */
-	const char *generator, *clock_source; /* clock.source */
+	const char *schema, *generator, *clock_source; /* clock.source */
 	struct ct_rep_capture capture;
 	struct ct_rep_engine engine;
 	struct ct_rep_period job;

@@ -484,8 +484,9 @@ static void test_merge_keeps_cut_flows_apart(void **state)
 }
 
 /*
- * Wrong types and references that point nowhere: drawn and merged; the
- * exposition refuses them with the field named; no crash.
+ * Wrong types: merged; the exposition and the page refuse them with the
+ * field named. References that point nowhere: drawn, merged, exposed. No
+ * crash.
  */
 static void test_odd_documents(void **state)
 {
@@ -498,6 +499,17 @@ static void test_odd_documents(void **state)
 		"{\"transport\":\"roce\",\"src\":\"::1\",\"dst\":\"10.0.0.1\",\"reverse\":99,"
 		"\"class\":\"PP\",\"bytes\":1e30}],\"gpu\":{\"iterations\":[{},{\"t_PP\":{\"ZZ\":"
 		"1}}]}}";
+	static const char *const odd_refs =
+		"{\"schema\":\"commtap.report/v1\",\"job\":{\"periodic\":true,"
+		"\"iteration_period_s\":1e300,\"iteration_starts\":[9,3]},\"flows\":[{},"
+		"{\"transport\":\"roce\",\"src\":\"::1\",\"dst\":\"10.0.0.1\",\"reverse\":99,"
+		"\"class\":\"made-up\",\"operation\":\"Juggle\",\"bytes\":1e30,"
+		"\"periodicity\":{\"first_bursts\":[[5,1,3],[1,2,3,4]],\"job\":7},"
+		"\"msg_size_hist\":{\"zz\":3,\"18446744073709551615\":1}}],"
+		"\"cc\":{\"receivers\":[{\"receiver\":\"::1\",\"class\":\"all\"}]},"
+		"\"gpu\":{\"iterations\":[{},{\"t_PP\":1,\"t_iter\":-1}],\"communicators\":[{}]},"
+		"\"anomalies\":{\"findings\":[{\"kind\":\"rhythm\",\"scope\":\"job\","
+		"\"per_iteration\":[{\"iteration\":99}]}]}}";
 	json_object *docs[2], *m;
 	const char *names[2] = {"odd", "odd2"};
 	char err[256], *text, *page;
@@ -521,6 +533,24 @@ static void test_odd_documents(void **state)
 	assert_int_equal(ct_rep_read(m, "merged", &rep, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "merged: flows[1].transport: not a string");
 	for (int i = 0; i < 2; i++) {
+		f = open_memstream(&page, &len);
+		assert_int_equal(ct_html_write(i ? m : docs[0], NULL, f), -EINVAL);
+		fclose(f);
+		assert_int_equal(len, 0);
+		free(page);
+	}
+	json_object_put(m);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+	/* of the right types, pointing nowhere: drawn, merged, exposed */
+	for (int i = 0; i < 2; i++) {
+		docs[i] = json_tokener_parse(odd_refs);
+		assert_non_null(docs[i]);
+	}
+	assert_int_equal(ct_merge_reports(docs, names, 2, &m), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(ct_prom_render(i ? m : docs[0], NULL, &text, &len), 0);
+		free(text);
 		f = open_memstream(&page, &len);
 		assert_int_equal(ct_html_write(i ? m : docs[0], NULL, f), 0);
 		fclose(f);
@@ -569,7 +599,7 @@ static void test_merge_findings(void **state)
 		straggler_at("198.18.0.1", 1.15, 0.8), /* overlaps: the same, more confident */
 		straggler_at("198.18.0.1", 5.0, 0.7),  /* later: another */
 		straggler_at("198.18.0.2", 1.0, 0.5),  /* elsewhere: another */
-		json_tokener_parse("{\"anomalies\":{\"findings\":[{\"kind\":\"nap\"}]}}"),
+		json_tokener_parse("{\"anomalies\":{\"findings\":[{\"confidence\":\"high\"}]}}"),
 	};
 	const char *names[5] = {"a", "b", "c", "d", "e"};
 	json_object *m, *list, *f;
@@ -587,7 +617,7 @@ static void test_merge_findings(void **state)
 			    "[ \"c\" ]");
 	assert_string_equal(ct_doc_str(ct_doc_at(list, 2), "host"), "198.18.0.2");
 	assert_string_equal(json_object_get_string(ct_doc_at(ct_doc_get(m, "unread"), 0)),
-			    "e: anomalies.findings[0].kind: not a name this version knows");
+			    "e: anomalies.findings[0].confidence: not a number");
 	json_object_put(m);
 	/* none has the section: none in the merge */
 	assert_int_equal(ct_merge_anomalies(&docs[4], names, 0, 0, &m), 0);
