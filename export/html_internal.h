@@ -15,7 +15,6 @@
 
 struct ct_view_flow {
 	const struct ct_rep_flow *rep;
-	json_object *json; /* the same flow as written (html_tables.c reads it) */
 	int cls; /* index in ct_class_name order */
 	uint64_t bytes, messages;
 };
@@ -23,7 +22,6 @@ struct ct_view_flow {
 /* What the sections draw from, derived once from the report. */
 struct ct_view {
 	const struct ct_rep *rep;
-	json_object *doc; /* the document rep was read from (html_tables.c reads it) */
 	size_t n_hosts;
 	char (*hosts)[CT_ADDR_TEXT]; /* numeric address order, then "other hosts" if any */
 	size_t n_listed;	     /* hosts with their own row: n_hosts, or n_hosts - 1 */

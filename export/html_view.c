@@ -167,7 +167,6 @@ int ct_view_build(const struct ct_rep *rep, const struct ct_html_opts *o, struct
 
 	memset(v, 0, sizeof(*v));
 	v->rep = rep;
-	v->doc = rep->doc;
 	v->n_flows = rep->n_flows;
 	v->flows = calloc(v->n_flows + 1, sizeof(*v->flows));
 	v->busiest = calloc(v->n_flows + 1, sizeof(*v->busiest));
@@ -177,7 +176,6 @@ int ct_view_build(const struct ct_rep *rep, const struct ct_html_opts *o, struct
 		struct ct_view_flow *f = &v->flows[i];
 
 		f->rep = &rep->flows[i];
-		f->json = rep->flows[i].json;
 		f->cls = (int)rep->flows[i].cls;
 		f->bytes = rep->flows[i].bytes;
 		f->messages = rep->flows[i].messages;

@@ -163,6 +163,37 @@ static void elem_path(char *buf, const char *key, size_t i)
 	snprintf(buf, PATH_LEN, "%s[%zu]", key, i);
 }
 
+/* A distribution's median ({"median": x} under key), when the report has it. */
+static int read_dist(struct rd *r, json_object *o, const char *path, const char *key,
+		     struct ct_rep_dist *d)
+{
+	static const struct rep_field dist_fields[] = {
+		F(struct ct_rep_dist, "median", T_NUM, median),
+	};
+	json_object *x;
+	int rc = section(r, o, path, key, json_type_object, &x);
+
+	if (rc || !x)
+		return rc;
+	d->present = true;
+	return read_fields(r, x, path, dist_fields, N(dist_fields), d);
+}
+
+/* on_s, off_s and burst_bytes: the on-off shape's medians (job and flows). */
+static int read_shape(struct rd *r, json_object *o, const char *path, struct ct_rep_dist *on,
+		      struct ct_rep_dist *off, struct ct_rep_dist *burst)
+{
+	int rc = read_dist(r, o, path, "on_s", on);
+
+	rc = rc ?: read_dist(r, o, path, "off_s", off);
+	return rc ?: read_dist(r, o, path, "burst_bytes", burst);
+}
+
+static const struct rep_field vantage_fields[] = {
+	F(struct ct_rep_vantage, "report", T_STR, report),
+	F(struct ct_rep_vantage, "flows", T_U64, flows),
+};
+
 /* An object of counts by name ({"64": 3, ...}), in the document's order. */
 static int read_counts(struct rd *r, json_object *o, const char *path, struct ct_rep_count **out,
 		       size_t *n)
@@ -211,10 +242,23 @@ static int read_capture(struct rd *r, json_object *doc, struct ct_rep_capture *c
 	rc = rc ?: read_fields(r, o, "capture", capture_fields, N(capture_fields), c);
 	rc = rc ?: section(r, o, "capture", "malformed", json_type_object, &m);
 	rc = rc ?: section(r, m, "capture.malformed", "by_reason", json_type_object, &reasons);
-	if (rc)
-		return rc;
-	return read_counts(r, reasons, "capture.malformed.by_reason", &c->malformed,
-			   &c->n_malformed);
+	void *items = NULL;
+
+	rc = rc
+		     ?: read_counts(r, reasons, "capture.malformed.by_reason", &c->malformed,
+				    &c->n_malformed);
+	rc = rc
+		     ?: list(r, o, "capture", "vantage_points", sizeof(*c->vantage_points), &items,
+			     &c->n_vantage_points);
+	c->vantage_points = items;
+	for (size_t i = 0; !rc && i < c->n_vantage_points; i++) {
+		char at[PATH_LEN];
+
+		elem_path(at, "capture.vantage_points", i);
+		rc = read_fields(r, json_object_array_get_idx(get(o, "vantage_points"), i), at,
+				 vantage_fields, N(vantage_fields), &c->vantage_points[i]);
+	}
+	return rc;
 }
 
 static const struct rep_field engine_fields[] = {
@@ -231,6 +275,7 @@ static const struct rep_field engine_fields[] = {
 
 static const struct rep_field period_fields[] = {
 	F(struct ct_rep_period, "periodic", T_BOOL, periodic),
+	F(struct ct_rep_period, "reason", T_STR, reason),
 	F(struct ct_rep_period, "iteration_period_s", T_NUM, iteration_period_s),
 	F(struct ct_rep_period, "period_confidence", T_NUM, period_confidence),
 	F(struct ct_rep_period, "iterations", T_U64, iterations),
@@ -296,13 +341,19 @@ static const struct rep_field flow_fields[] = {
 	F(struct ct_rep_flow, "ecn_ce", T_U64, ecn_ce),
 	F(struct ct_rep_flow, "retransmits", T_U64, retransmits),
 	F(struct ct_rep_flow, "first_ts", T_U64, first_ts),
-	F(struct ct_rep_flow, "class_confidence", T_NUM, class_confidence),
+	FH(struct ct_rep_flow, "class_confidence", T_NUM, class_confidence, has_class_confidence),
+	F(struct ct_rep_flow, "operation", T_STR, op_name),
 };
 
 static const struct rep_field periodicity_fields[] = {
 	FH(struct ct_rep_flow, "job", T_I64, job, has_job),
 	FH(struct ct_rep_flow, "period_s", T_NUM, period_s, has_period),
 	FH(struct ct_rep_flow, "duty_cycle", T_NUM, duty_cycle, has_duty),
+	FH(struct ct_rep_flow, "peak_gbps", T_NUM, peak_gbps, has_peak),
+};
+
+static const struct rep_field flow_per_iteration_fields[] = {
+	FH(struct ct_rep_flow, "bytes_cv", T_NUM, bytes_cv, has_bytes_cv),
 };
 
 /* An enumeration's value by the name it writes, -1 for none. */
@@ -436,7 +487,6 @@ static int read_flow(struct rd *r, json_object *o, const char *path, struct ct_r
 	rc = rc ?: read_counts(r, hist, at, &f->msg_size_hist, &f->n_msg_size_hist);
 	if (rc)
 		return rc;
-	f->json = o;
 	f->has_class = get(o, "class") && cls >= 0;
 	f->has_op = get(o, "operation") && op >= 0;
 	f->cls = cls < 0 ? CT_CLASS_OTHER : (enum ct_class)cls;
@@ -444,7 +494,13 @@ static int read_flow(struct rd *r, json_object *o, const char *path, struct ct_r
 	if (!per)
 		return 0;
 	snprintf(at, sizeof(at), "%s.periodicity", path);
+	f->has_periodicity = true;
 	rc = read_fields(r, per, at, periodicity_fields, N(periodicity_fields), f);
+	rc = rc ?: read_shape(r, per, at, &f->on_s, &f->off_s, &f->burst_bytes);
+	rc = rc ?: section(r, per, at, "per_iteration", json_type_object, &hist);
+	rc = rc
+		     ?: read_fields(r, hist, at, flow_per_iteration_fields,
+				    N(flow_per_iteration_fields), f);
 	return rc ?: read_bursts(r, per, at, f);
 }
 
@@ -452,6 +508,10 @@ static const struct rep_field receiver_fields[] = {
 	F(struct ct_rep_receiver, "receiver", T_STR, receiver),
 	F(struct ct_rep_receiver, "class", T_STR, class_name),
 	F(struct ct_rep_receiver, "bursts", T_U64, bursts),
+	F(struct ct_rep_receiver, "senders", T_U64, senders),
+	F(struct ct_rep_receiver, "retransmits", T_U64, retransmits),
+	F(struct ct_rep_receiver, "duty_cycle", T_NUM, duty_cycle),
+	FH(struct ct_rep_receiver, "start_spread_s", T_NUM, start_spread_s, has_start_spread),
 	F(struct ct_rep_receiver, "peak_gbps", T_NUM, peak_gbps),
 	F(struct ct_rep_receiver, "incast_degree", T_NUM, incast_degree),
 	F(struct ct_rep_receiver, "peak_over_nic", T_NUM, peak_over_nic),
@@ -469,6 +529,8 @@ static int read_pfc(struct rd *r, json_object *doc, struct ct_rep *rep)
 {
 	static const struct rep_field pfc_fields[] = {
 		F(struct ct_rep, "pause_frames", T_U64, pause_frames),
+		F(struct ct_rep, "pause_quanta", T_U64, pause_quanta),
+		F(struct ct_rep, "pfc_frames", T_U64, pfc_frames),
 	};
 	json_object *pf, *prios;
 	int rc = section(r, doc, "", "pfc", json_type_object, &pf);
@@ -772,7 +834,86 @@ static const struct rep_field summed_fields[] = {
 
 static const struct rep_field classification_fields[] = {
 	F(struct ct_rep, "profile", T_STR, profile),
+	F(struct ct_rep, "method", T_STR, method),
 };
+
+static const struct rep_field layout_check_fields[] = {
+	F(struct ct_rep, "agree", T_BOOL, layout_agrees),
+	F(struct ct_rep, "summary", T_STR, layout_summary),
+};
+
+/* One class's groups: arrays of addresses. */
+static int read_groups(struct rd *r, json_object *list_json, const char *name,
+		       struct ct_rep_groups *g)
+{
+	static const char *const at = "classification.inferred_layout.groups";
+
+	g->name = name;
+	if (!json_object_is_type(list_json, json_type_array))
+		return fail(r, at, name, "not an array");
+	g->groups = calloc(json_object_array_length(list_json) + 1, sizeof(*g->groups));
+	if (!g->groups)
+		return fail(r, "", NULL, "out of memory");
+	for (size_t k = 0; k < json_object_array_length(list_json); k++) {
+		json_object *hosts = json_object_array_get_idx(list_json, k);
+		struct ct_rep_host_group *h = &g->groups[k];
+
+		g->n_groups = k + 1;
+		if (!json_object_is_type(hosts, json_type_array))
+			return fail(r, at, name, "a group is not an array");
+		h->hosts = calloc(json_object_array_length(hosts) + 1, sizeof(*h->hosts));
+		if (!h->hosts)
+			return fail(r, "", NULL, "out of memory");
+		for (size_t i = 0; i < json_object_array_length(hosts); i++) {
+			json_object *a = json_object_array_get_idx(hosts, i);
+
+			if (!json_object_is_type(a, json_type_string))
+				return fail(r, at, name, "an address is not a string");
+			h->hosts[h->n_hosts++] = json_object_get_string(a);
+		}
+	}
+	return 0;
+}
+
+/* classification.inferred_layout (degrees and groups) and layout_check. */
+static int read_layout(struct rd *r, json_object *cls, struct ct_rep *rep)
+{
+	static const char *const degrees[4] = {"p", "t", "d", "ep"};
+	json_object *l, *groups = NULL, *check;
+	int rc = section(r, cls, "classification", "inferred_layout", json_type_object, &l);
+
+	rc = rc ?: section(r, cls, "classification", "layout_check", json_type_object, &check);
+	rc = rc
+		     ?: section(r, l, "classification.inferred_layout", "groups", json_type_object,
+				&groups);
+	if (rc)
+		return rc;
+	rep->has_layout_check = check != NULL;
+	rc = read_fields(r, check, "classification.layout_check", layout_check_fields,
+			 N(layout_check_fields), rep);
+	for (int k = 0; !rc && l && k < 4; k++) {
+		json_object *v = get(l, degrees[k]);
+
+		if (v && !is_number(v))
+			return fail(r, "classification.inferred_layout", degrees[k],
+				    "not a number");
+		rep->layout_degree[k] = v ? as_u64(v) : 0;
+		rep->layout_degree_has |= v ? 1u << k : 0;
+	}
+	rep->has_layout = groups != NULL;
+	if (rc || !groups || !json_object_object_length(groups))
+		return rc;
+	rep->layout_groups = calloc(json_object_object_length(groups), sizeof(*rep->layout_groups));
+	if (!rep->layout_groups)
+		return fail(r, "", NULL, "out of memory");
+	json_object_object_foreach(groups, name, list_json)
+	{
+		rc = read_groups(r, list_json, name, &rep->layout_groups[rep->n_layout_groups++]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
 
 static const struct rep_field top_fields[] = {
 	F(struct ct_rep, "schema", T_STR, schema),
@@ -802,6 +943,7 @@ int ct_rep_read(json_object *doc, const char *name, struct ct_rep *rep, char *er
 	rc = rc ?: section(&r, doc, "", "job", json_type_object, &o);
 	rep->job.present = o != NULL;
 	rc = rc ?: read_fields(&r, o, "job", period_fields, N(period_fields), &rep->job);
+	rc = rc ?: read_shape(&r, o, "job", &rep->job.on_s, &rep->job.off_s, &rep->job.burst_bytes);
 	rc = rc
 		     ?: read_u64s(&r, o, "job", "iteration_starts", &rep->job.iteration_starts,
 				  &rep->job.n_iteration_starts);
@@ -809,6 +951,7 @@ int ct_rep_read(json_object *doc, const char *name, struct ct_rep *rep, char *er
 	rc = rc
 		     ?: read_fields(&r, o, "classification", classification_fields,
 				    N(classification_fields), rep);
+	rc = rc ?: read_layout(&r, o, rep);
 	rc = rc ?: section(&r, doc, "", "flows_summed", json_type_object, &o);
 	rep->has_flows_summed = o != NULL;
 	rc = rc ?: read_fields(&r, o, "flows_summed", summed_fields, N(summed_fields), rep);
@@ -862,6 +1005,13 @@ void ct_rep_free(struct ct_rep *rep)
 	for (size_t i = 0; i < rep->n_jobs; i++)
 		free(rep->jobs[i].hosts);
 	free(rep->jobs);
+	for (size_t i = 0; i < rep->n_layout_groups; i++) {
+		for (size_t k = 0; k < rep->layout_groups[i].n_groups; k++)
+			free(rep->layout_groups[i].groups[k].hosts);
+		free(rep->layout_groups[i].groups);
+	}
+	free(rep->layout_groups);
+	free(rep->capture.vantage_points);
 	for (size_t i = 0; i < rep->n_flows; i++) {
 		free(rep->flows[i].first_bursts);
 		free(rep->flows[i].msg_size_hist);

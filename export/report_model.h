@@ -30,6 +30,31 @@ struct ct_rep_count {
 	uint64_t count;
 };
 
+/* A distribution's summary ({"median": ...}); present: the report has it. */
+struct ct_rep_dist {
+	bool present;
+	double median;
+};
+
+/* A vantage point of a merged report (capture.vantage_points). */
+struct ct_rep_vantage {
+	const char *report;
+	uint64_t flows;
+};
+
+/* Hosts of one group of a class (classification.inferred_layout.groups). */
+struct ct_rep_host_group {
+	const char **hosts;
+	size_t n_hosts;
+};
+
+/* A class's groups of hosts in the inferred layout. */
+struct ct_rep_groups {
+	const char *name;
+	struct ct_rep_host_group *groups;
+	size_t n_groups;
+};
+
 /* A name and a reason in words (anomalies.not_looked). */
 struct ct_rep_reason {
 	const char *name, *why;
@@ -44,6 +69,8 @@ struct ct_rep_capture {
 	bool complete;
 	struct ct_rep_count *malformed;
 	size_t n_malformed;
+	struct ct_rep_vantage *vantage_points;
+	size_t n_vantage_points;
 };
 
 struct ct_rep_engine {
@@ -55,7 +82,9 @@ struct ct_rep_engine {
 /* The "job" section: the period of all traffic together. */
 struct ct_rep_period {
 	bool present, periodic;
+	const char *reason; /* why no period is claimed */
 	double iteration_period_s, period_confidence, duty_cycle, peak_gbps;
+	struct ct_rep_dist on_s, off_s, burst_bytes;
 	uint64_t iterations;
 	uint64_t *iteration_starts; /* ns, as the report lists them */
 	size_t n_iteration_starts;
@@ -85,25 +114,30 @@ struct ct_rep_flow {
 	enum ct_class cls;	/* CT_CLASS_OTHER when the report names none */
 	enum ct_op op;		/* CT_OP_UNKNOWN when the report names none */
 	bool has_class, has_op; /* a class (operation) this version knows is named */
+	const char *op_name;	/* the operation as written */
 	uint64_t bytes, messages, packets, cnp, ecn_ce, retransmits, first_ts;
 	double class_confidence;
+	bool has_class_confidence;
 	/* periodicity */
-	bool has_job, has_period, has_duty;
+	bool has_periodicity, has_job, has_period, has_duty, has_peak, has_bytes_cv;
 	int64_t job; /* index into jobs */
-	double period_s, duty_cycle;
+	double period_s, duty_cycle, peak_gbps;
+	struct ct_rep_dist on_s, off_s, burst_bytes;
+	double bytes_cv; /* per_iteration.bytes_cv */
 	struct ct_rep_burst *first_bursts;
 	size_t n_first_bursts;
 	struct ct_rep_count *msg_size_hist; /* name: the bucket's lower bound, in bytes */
 	size_t n_msg_size_hist;
-	json_object *json; /* the flow as written, for what reads it whole */
 };
 
 /* One of cc.receivers: a receiver, for all its traffic or one class. */
 struct ct_rep_receiver {
 	const char *receiver;
 	const char *class_name; /* a class's name, "all" (or NULL: the same) */
-	uint64_t bursts;
-	double peak_gbps, incast_degree, peak_over_nic, ecn_ce_fraction, cnp_per_s_on;
+	uint64_t bursts, senders, retransmits;
+	double peak_gbps, incast_degree, peak_over_nic, ecn_ce_fraction, cnp_per_s_on, duty_cycle;
+	bool has_start_spread;
+	double start_spread_s;
 };
 
 struct ct_rep_pfc_priority {
@@ -171,14 +205,21 @@ struct ct_rep {
 	struct ct_rep_period job;
 	struct ct_rep_job *jobs;
 	size_t n_jobs;
-	const char *profile; /* classification.profile */
+	const char *profile, *method; /* classification.profile, .method */
+	/* classification.inferred_layout: p, t, d, ep (has: known) and each class's groups */
+	bool has_layout, has_layout_check, layout_agrees;
+	uint64_t layout_degree[4];
+	unsigned layout_degree_has; /* bit k: layout_degree[k] is known */
+	struct ct_rep_groups *layout_groups;
+	size_t n_layout_groups;
+	const char *layout_summary; /* classification.layout_check.summary */
 	struct ct_rep_flow *flows;
 	size_t n_flows;
 	bool has_flows_summed;
 	uint64_t summed_flows, summed_bytes, summed_limit; /* flows_summed */
 	struct ct_rep_receiver *receivers;
 	size_t n_receivers;
-	uint64_t pause_frames;
+	uint64_t pause_frames, pause_quanta, pfc_frames;
 	struct ct_rep_pfc_priority priorities[CT_REP_PRIORITIES];
 	size_t n_priorities;
 	struct ct_rep_anomalies anomalies;
