@@ -36,7 +36,7 @@ const struct ct_app_args merge_app_args = {
 		 "  Merge the reports of several vantage points (agents, mirror ports) of the\n"
 		 "  same interval into one commtap.report/v1: flows deduplicated by key, the\n"
 		 "  host matrix over all hosts, counters summed, the job period of the most\n"
-		 "  confident report.\n",
+		 "  confident report, the anomalies all found, one per anomaly.\n",
 	.min_pos = 1,
 	.max_pos = UINT_MAX,
 	.pos_meaning = "REPORT.json",

@@ -198,7 +198,7 @@ static void expectation_free(struct expectation *x)
 }
 
 struct page_job {
-	json_object *doc;
+	const struct ct_rep *rep;
 	const struct ct_html_opts *html;
 };
 
@@ -206,7 +206,7 @@ static int write_page(FILE *out, void *ctx)
 {
 	const struct page_job *job = ctx;
 
-	return ct_html_write(job->doc, job->html, out);
+	return ct_html_write_report(job->rep, job->html, out);
 }
 
 int cmd_report(int argc, char **argv)
@@ -214,6 +214,8 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = {0};
 	struct expectation x = {0};
 	json_object **docs = NULL, *doc = NULL;
+	struct ct_rep rep = {0};
+	char err[512];
 	int n = 0, rc, first, status = CT_EXIT_ERROR;
 
 	if (parse_args(argc, argv, &o, &first))
@@ -236,14 +238,20 @@ int cmd_report(int argc, char **argv)
 	} else {
 		doc = json_object_get(docs[0]);
 	}
+	rc = ct_rep_read(doc, n > 1 ? "the merged report" : argv[first], &rep, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "commtap report: %s\n", err);
+		goto out;
+	}
 	/* the page whole or not at all: a failure leaves the previous page */
-	rc = ct_write_file_atomic(o.output, write_page, &(struct page_job){doc, &o.html});
+	rc = ct_write_file_atomic(o.output, write_page, &(struct page_job){&rep, &o.html});
 	if (rc)
 		fprintf(stderr, "commtap report: cannot write %s: %s\n", o.output,
 			ct_output_strerror(rc));
 	else
 		status = CT_EXIT_OK;
 out:
+	ct_rep_free(&rep);
 	json_object_put(doc);
 	ct_cli_free_reports(docs, n);
 	expectation_free(&x);

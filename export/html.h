@@ -14,6 +14,8 @@
 #ifndef COMMTAP_EXPORT_HTML_H
 #define COMMTAP_EXPORT_HTML_H
 
+#include "report_model.h"
+
 #include <json-c/json.h>
 #include <stdio.h>
 
@@ -39,6 +41,9 @@ struct ct_html_opts {
 };
 
 /* Write the page for one (possibly merged) report. Returns 0 or a negative errno. */
+int ct_html_write_report(const struct ct_rep *rep, const struct ct_html_opts *opts, FILE *out);
+
+/* The same from a document, read as ct_rep_read reads it (-EINVAL: a field's type is wrong). */
 int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *out);
 
 #endif

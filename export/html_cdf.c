@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Message-size distributions: one cumulative curve per class over log2 size buckets. */
 #include "html_internal.h"
-#include "report_doc.h"
 
 #include <commtap/traffic_class.h>
 
@@ -22,15 +21,14 @@ static double class_hist(const struct ct_view *v, int cls, double hist[BUCKETS])
 
 	memset(hist, 0, BUCKETS * sizeof(*hist));
 	for (size_t i = 0; i < v->n_flows; i++) {
-		json_object *h = ct_doc_get(v->flows[i].json, "msg_size_hist");
+		const struct ct_rep_flow *f = v->flows[i].rep;
 
-		if (v->flows[i].cls != cls || !json_object_is_type(h, json_type_object))
+		if (v->flows[i].cls != cls)
 			continue;
-		json_object_object_foreach(h, bound, count)
-		{
-			unsigned long long lo = strtoull(bound, NULL, 10);
+		for (size_t k = 0; k < f->n_msg_size_hist; k++) {
+			unsigned long long lo = strtoull(f->msg_size_hist[k].name, NULL, 10);
 			int b = lo ? 63 - __builtin_clzll(lo) : 0;
-			double n = (double)json_object_get_uint64(count);
+			double n = (double)f->msg_size_hist[k].count;
 
 			hist[b] += n;
 			total += n;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Predicted versus observed (with a profile) and the GPU's per-iteration bars (when present). */
 #include "html_internal.h"
-#include "report_doc.h"
 
 #include <commtap/traffic_class.h>
 
@@ -152,18 +151,15 @@ void ct_html_expected(FILE *out, const struct ct_view *v, const struct ct_html_e
  * seconds for each class, `overlap` and `bubble`). Reports without GPU data
  * get a line saying so.
  */
-static double gpu_comm(json_object *it, int cls)
+static double gpu_comm(const struct ct_rep_gpu_iteration *it, int cls)
 {
-	char key[32];
-
-	snprintf(key, sizeof(key), "t_%s", ct_class_name(cls));
-	return ct_doc_num(it, key);
+	return it->t_class[cls];
 }
 
 void ct_html_gpu(FILE *out, const struct ct_view *v)
 {
-	json_object *its = ct_doc_get(ct_doc_get(v->doc, "gpu"), "iterations");
-	size_t n = ct_doc_len(its);
+	const struct ct_rep_gpu_iteration *its = v->rep->gpu.iterations;
+	size_t n = v->rep->gpu.n_iterations;
 	double longest = 0;
 	const int left = 90, width = 760, row = 22;
 
@@ -175,8 +171,8 @@ void ct_html_gpu(FILE *out, const struct ct_view *v)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		json_object *it = ct_doc_at(its, i);
-		double t = ct_doc_num(it, "t_comp") + ct_doc_num(it, "bubble");
+		const struct ct_rep_gpu_iteration *it = &its[i];
+		double t = it->t_comp + it->bubble;
 
 		for (int c = 0; c < CT_CLASS_COUNT; c++)
 			t += gpu_comm(it, c);
@@ -185,9 +181,9 @@ void ct_html_gpu(FILE *out, const struct ct_view *v)
 	fprintf(out, "<svg class=\"gpu\" width=\"%d\" height=\"%zu\" role=\"img\">\n",
 		left + width + 20, n * row + 30);
 	for (size_t i = 0; i < n && longest > 0; i++) {
-		json_object *it = ct_doc_at(its, i);
+		const struct ct_rep_gpu_iteration *it = &its[i];
 		double x = left, y = (double)i * row + 4;
-		double parts[2] = {ct_doc_num(it, "t_comp"), ct_doc_num(it, "bubble")};
+		double parts[2] = {it->t_comp, it->bubble};
 
 		fprintf(out,
 			"<g class=\"gpu-iter\"><text x=\"%d\" y=\"%.0f\" text-anchor=\"end\">"
@@ -214,11 +210,11 @@ void ct_html_gpu(FILE *out, const struct ct_view *v)
 			"height=\"%d\" "
 			"fill=\"#ddd\"/>",
 			x, y, width * parts[1] / longest, row - 6);
-		if (ct_doc_num(it, "overlap") > 0)
+		if (it->overlap > 0)
 			fprintf(out,
 				"<rect class=\"gpu-overlap\" x=\"%d\" y=\"%.0f\" width=\"%.1f\" "
 				"height=\"3\" fill=\"#000\"/>",
-				left, y + row - 6, width * ct_doc_num(it, "overlap") / longest);
+				left, y + row - 6, width * it->overlap / longest);
 		fputs("</g>\n", out);
 	}
 	fputs("</svg><p>Grey: compute; colours: communication per class; light: bubble; black "

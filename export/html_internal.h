@@ -4,6 +4,7 @@
 #define COMMTAP_EXPORT_HTML_INTERNAL_H
 
 #include "html.h"
+#include "report_model.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -13,14 +14,14 @@
 #define CT_HTML_MAX_HOSTS 64
 
 struct ct_view_flow {
-	json_object *json;
+	const struct ct_rep_flow *rep;
 	int cls; /* index in ct_class_name order */
 	uint64_t bytes, messages;
 };
 
 /* What the sections draw from, derived once from the report. */
 struct ct_view {
-	json_object *doc;
+	const struct ct_rep *rep;
 	size_t n_hosts;
 	char (*hosts)[CT_ADDR_TEXT]; /* numeric address order, then "other hosts" if any */
 	size_t n_listed;	     /* hosts with their own row: n_hosts, or n_hosts - 1 */
@@ -53,7 +54,7 @@ struct ct_span {
  */
 long ct_view_class_spans(const struct ct_view *v, int cls, uint64_t join_ns, struct ct_span **out);
 
-int ct_view_build(json_object *doc, const struct ct_html_opts *o, struct ct_view *v);
+int ct_view_build(const struct ct_rep *rep, const struct ct_html_opts *o, struct ct_view *v);
 void ct_view_free(struct ct_view *v);
 int ct_view_host(const struct ct_view *v, const char *addr);
 double *ct_view_cell(const struct ct_view *v, int cls, size_t src, size_t dst);
@@ -76,6 +77,6 @@ void ct_html_periodicity(FILE *out, const struct ct_view *v, const struct ct_htm
 void ct_html_cc(FILE *out, const struct ct_view *v);
 void ct_html_expected(FILE *out, const struct ct_view *v, const struct ct_html_expect *e);
 void ct_html_gpu(FILE *out, const struct ct_view *v);
-void ct_html_anomalies(FILE *out, const struct ct_view *v);
+void ct_html_anomalies(FILE *out, const struct ct_rep_anomalies *a);
 
 #endif

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The HTML page around the sections: head, inline style, order of sections. */
 #include "html_internal.h"
-#include "report_doc.h"
 
 #include <errno.h>
 
@@ -25,11 +24,11 @@ static const char style[] =
 	"td.evidence,th.evidence{white-space:normal;text-align:left;max-width:520px}svg.strip{"
 	"display:block}";
 
-int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *out)
+int ct_html_write_report(const struct ct_rep *rep, const struct ct_html_opts *opts, FILE *out)
 {
 	struct ct_html_opts o = opts ? *opts : (struct ct_html_opts){0};
 	struct ct_view v;
-	int rc = ct_view_build(report, &o, &v);
+	int rc = ct_view_build(rep, &o, &v);
 
 	if (rc)
 		return rc;
@@ -41,12 +40,12 @@ int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *ou
 	fprintf(out, "</title>\n<style>%s</style></head><body>\n<h1>", style);
 	ct_html_text(out, o.title ? o.title : "commtap report");
 	fputs("</h1><p class=\"generator\">", out);
-	ct_html_text(out, ct_doc_str(report, "generator"));
+	ct_html_text(out, rep->generator);
 	fputs(", ", out);
-	ct_html_text(out, ct_doc_str(report, "schema"));
+	ct_html_text(out, rep->schema);
 	fputs("</p>\n", out);
 	ct_html_summary(out, &v);
-	ct_html_anomalies(out, &v);
+	ct_html_anomalies(out, &rep->anomalies);
 	ct_html_heatmaps(out, &v);
 	ct_html_cdfs(out, &v);
 	ct_html_timeline(out, &v, &o);
@@ -58,4 +57,17 @@ int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *ou
 	fputs("</body></html>\n", out);
 	ct_view_free(&v);
 	return ferror(out) ? -EIO : 0;
+}
+
+int ct_html_write(json_object *report, const struct ct_html_opts *opts, FILE *out)
+{
+	struct ct_rep rep;
+	char err[256];
+	int rc = ct_rep_read(report, "", &rep, err, sizeof(err));
+
+	if (rc)
+		return rc;
+	rc = ct_html_write_report(&rep, opts, out);
+	ct_rep_free(&rep);
+	return rc;
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The page's tables: summary, periodicity (job, classes, flows), congestion control. */
 #include "html_internal.h"
-#include "report_doc.h"
 
 #include <commtap/traffic_class.h>
 
@@ -54,20 +53,20 @@ static void cell_num(FILE *out, const char *fmt, double x)
 	fputs("</td>", out);
 }
 
-static double dist_median(json_object *o, const char *key)
+static double dist_median(const struct ct_rep_dist *d)
 {
-	json_object *d = ct_doc_get(o, key);
-
-	return d ? ct_doc_num(d, "median") : NAN;
+	return d->present ? d->median : NAN;
 }
 
-static double num_or_nan(json_object *o, const char *key)
+static double or_nan(bool has, double x)
 {
-	json_object *x = ct_doc_get(o, key);
+	return has ? x : NAN;
+}
 
-	return json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int)
-		       ? json_object_get_double(x)
-		       : NAN;
+/* A figure the report writes as a count (incast degree), as a count. */
+static uint64_t count_of(double x)
+{
+	return x > 0 && x < 18446744073709549568.0 ? (uint64_t)x : 0;
 }
 
 #define LAYOUT_GROUPS_SHOWN 8 /* per class; the rest counted */
@@ -76,40 +75,35 @@ static double num_or_nan(json_object *o, const char *key)
  * The layout the signatures read from the wire (p, t, d, ep and each
  * class's groups of hosts), and with a profile whether its layout agrees.
  */
-static void layout_rows(FILE *out, json_object *cls)
+static void layout_rows(FILE *out, const struct ct_rep *rep)
 {
+	/* the degrees' names, in the order of rep->layout_degree */
 	static const char *const degrees[] = {"p", "t", "d", "ep"};
-	json_object *l = ct_doc_get(cls, "inferred_layout"),
-		    *check = ct_doc_get(cls, "layout_check");
-	json_object *groups = ct_doc_get(l, "groups");
 
-	if (l && ct_doc_get(l, "groups")) {
+	if (rep->has_layout) {
 		fputs("<dt>layout on the wire</dt><dd>", out);
 		for (int k = 0; k < 4; k++) {
-			json_object *d = ct_doc_get(l, degrees[k]);
-
 			fprintf(out, "%s%s=", k ? ", " : "", degrees[k]);
-			if (d)
-				fprintf(out, "%" PRIu64, ct_doc_u64(l, degrees[k]));
+			if (rep->layout_degree_has & 1u << k)
+				fprintf(out, "%" PRIu64, rep->layout_degree[k]);
 			else
 				fputs("unknown", out);
 		}
 		fputs(" (unknown: no flow of that class crosses a NIC)", out);
-		json_object_object_foreach(groups, name, list)
-		{
-			size_t n = ct_doc_len(list);
+		for (size_t c = 0; c < rep->n_layout_groups; c++) {
+			const struct ct_rep_groups *gr = &rep->layout_groups[c];
+			size_t n = gr->n_groups;
 
 			fputs("<br>", out);
-			ct_html_text(out, name);
+			ct_html_text(out, gr->name);
 			fprintf(out, ": %zu group%s", n, n == 1 ? "" : "s");
 			for (size_t g = 0; g < n && g < LAYOUT_GROUPS_SHOWN; g++) {
-				json_object *hosts = ct_doc_at(list, g);
+				const struct ct_rep_host_group *hosts = &gr->groups[g];
 
 				fputs(g ? "; " : " — ", out);
-				for (size_t h = 0; h < ct_doc_len(hosts); h++) {
+				for (size_t h = 0; h < hosts->n_hosts; h++) {
 					fputs(h ? " " : "", out);
-					ct_html_text(out,
-						     json_object_get_string(ct_doc_at(hosts, h)));
+					ct_html_text(out, hosts->hosts[h]);
 				}
 			}
 			if (n > LAYOUT_GROUPS_SHOWN)
@@ -117,37 +111,38 @@ static void layout_rows(FILE *out, json_object *cls)
 		}
 		fputs("</dd>\n", out);
 	}
-	if (check) {
+	if (rep->has_layout_check) {
 		fputs("<dt>profile against the wire</dt><dd>", out);
-		fputs(ct_doc_bool(check, "agree") ? "agrees: " : "<strong>differs</strong>: ", out);
-		ct_html_text(out, ct_doc_str(check, "summary"));
+		fputs(rep->layout_agrees ? "agrees: " : "<strong>differs</strong>: ", out);
+		ct_html_text(out, rep->layout_summary);
 		fputs("</dd>\n", out);
 	}
 }
 
 void ct_html_summary(FILE *out, const struct ct_view *v)
 {
-	json_object *cap = ct_doc_get(v->doc, "capture"), *eng = ct_doc_get(v->doc, "engine");
-	json_object *job = ct_doc_get(v->doc, "job"), *points = ct_doc_get(cap, "vantage_points");
-	const char *method = ct_doc_str(ct_doc_get(v->doc, "classification"), "method");
+	const struct ct_rep_capture *cap = &v->rep->capture;
+	const struct ct_rep_engine *eng = &v->rep->engine;
+	const struct ct_rep_period *job = &v->rep->job;
+	const char *method = v->rep->method;
 
 	fputs("<section id=\"summary\"><h2>Summary</h2><dl "
 	      "class=\"summary\">\n<dt>capture</dt><dd>",
 	      out);
-	ct_html_text(out, ct_doc_str(cap, "file"));
-	fprintf(out, " — %" PRIu64 " packets, ", ct_doc_u64(cap, "packets"));
-	ct_html_bytes(out, ct_doc_num(cap, "bytes"));
+	ct_html_text(out, cap->file);
+	fprintf(out, " — %" PRIu64 " packets, ", cap->packets);
+	ct_html_bytes(out, (double)cap->bytes);
 	fputs(" in ", out);
-	ct_html_seconds(out, (double)ct_doc_u64(cap, "duration_ns") / 1e9);
-	fprintf(out, "%s</dd>\n", ct_doc_bool(cap, "complete") ? "" : " (incomplete)");
-	if (ct_doc_len(points)) {
-		fprintf(out, "<dt>vantage points</dt><dd>%zu merged:", ct_doc_len(points));
-		for (size_t i = 0; i < ct_doc_len(points); i++) {
-			json_object *p = ct_doc_at(points, i);
+	ct_html_seconds(out, (double)cap->duration_ns / 1e9);
+	fprintf(out, "%s</dd>\n", cap->complete ? "" : " (incomplete)");
+	if (cap->n_vantage_points) {
+		fprintf(out, "<dt>vantage points</dt><dd>%zu merged:", cap->n_vantage_points);
+		for (size_t i = 0; i < cap->n_vantage_points; i++) {
+			const struct ct_rep_vantage *p = &cap->vantage_points[i];
 
 			fputs(i ? "; " : " ", out);
-			ct_html_text(out, ct_doc_str(p, "report"));
-			fprintf(out, " (%" PRIu64 " flows)", ct_doc_u64(p, "flows"));
+			ct_html_text(out, p->report);
+			fprintf(out, " (%" PRIu64 " flows)", p->flows);
 		}
 		fputs("</dd>\n", out);
 	}
@@ -155,21 +150,20 @@ void ct_html_summary(FILE *out, const struct ct_view *v)
 		v->n_hosts);
 	ct_html_text(out, method ? method : "nothing (no classes in this report)");
 	fputs("</dd>\n", out);
-	layout_rows(out, ct_doc_get(v->doc, "classification"));
+	layout_rows(out, v->rep);
 	fputs("<dt>iteration</dt><dd>", out);
 	if (v->periodic) {
 		ct_html_seconds(out, v->period_s);
 		fprintf(out, " (confidence %.2f, %" PRIu64 " iterations seen)",
-			ct_doc_num(job, "period_confidence"), ct_doc_u64(job, "iterations"));
+			job->period_confidence, job->iterations);
 	} else {
-		ct_html_text(out, ct_doc_str(job, "reason") ?: "no period claimed");
+		ct_html_text(out, job->reason ?: "no period claimed");
 	}
 	fprintf(out,
 		"</dd>\n<dt>engine</dt><dd>%" PRIu64 " flows inserted, %" PRIu64
 		" evicted idle, %" PRIu64 " evicted full, %" PRIu64
 		" bursts dropped</dd>\n<dt>bytes per class</dt><dd>",
-		ct_doc_u64(eng, "flows_inserted"), ct_doc_u64(eng, "evicted_idle"),
-		ct_doc_u64(eng, "evicted_full"), ct_doc_u64(eng, "bursts_dropped"));
+		eng->flows_inserted, eng->evicted_idle, eng->evicted_full, eng->bursts_dropped);
 	for (int c = 0; c < CT_HTML_CLASSES; c++) {
 		if (!v->class_flows[c])
 			continue;
@@ -194,7 +188,7 @@ static void period_header(FILE *out)
 
 static void job_row(FILE *out, const struct ct_view *v)
 {
-	json_object *job = ct_doc_get(v->doc, "job");
+	const struct ct_rep_period *job = &v->rep->job;
 	uint64_t total = 0;
 
 	for (size_t i = 0; i < v->n_flows; i++)
@@ -204,12 +198,12 @@ static void job_row(FILE *out, const struct ct_view *v)
 		"<td>%zu</td>",
 		v->n_flows);
 	cell_s(out, v->periodic ? v->period_s : NAN);
-	cell_num(out, "%.2f", job ? ct_doc_num(job, "period_confidence") : NAN);
-	cell_num(out, "%.3f", job ? ct_doc_num(job, "duty_cycle") : NAN);
-	cell_s(out, dist_median(job, "on_s"));
-	cell_s(out, dist_median(job, "off_s"));
-	cell_bytes(out, dist_median(job, "burst_bytes"));
-	cell_num(out, "%.1f", job ? ct_doc_num(job, "peak_gbps") : NAN);
+	cell_num(out, "%.2f", or_nan(job->present, job->period_confidence));
+	cell_num(out, "%.3f", or_nan(job->present, job->duty_cycle));
+	cell_s(out, dist_median(&job->on_s));
+	cell_s(out, dist_median(&job->off_s));
+	cell_bytes(out, dist_median(&job->burst_bytes));
+	cell_num(out, "%.1f", or_nan(job->present, job->peak_gbps));
 	cell_bytes(out, ct_view_per_iter(v, (double)total));
 	fputs("<td>—</td></tr>\n", out);
 }
@@ -223,20 +217,20 @@ static void class_row(FILE *out, const struct ct_view *v, int cls, double *scrat
 	for (int k = 0; k < 6; k++)
 		col[k] = scratch + (size_t)k * v->n_flows;
 	for (size_t i = 0; i < v->n_flows; i++) {
-		json_object *p = ct_doc_get(v->flows[i].json, "periodicity");
-		double x[6] = {num_or_nan(p, "period_s"),
-			       num_or_nan(p, "duty_cycle"),
-			       dist_median(p, "on_s"),
-			       dist_median(p, "off_s"),
-			       dist_median(p, "burst_bytes"),
-			       num_or_nan(ct_doc_get(p, "per_iteration"), "bytes_cv")};
+		const struct ct_rep_flow *p = v->flows[i].rep;
+		double x[6] = {or_nan(p->has_period, p->period_s),
+			       or_nan(p->has_duty, p->duty_cycle),
+			       dist_median(&p->on_s),
+			       dist_median(&p->off_s),
+			       dist_median(&p->burst_bytes),
+			       or_nan(p->has_bytes_cv, p->bytes_cv)};
 
-		if (v->flows[i].cls != cls || !p)
+		if (v->flows[i].cls != cls || !p->has_periodicity)
 			continue;
 		for (int k = 0; k < 6; k++)
 			if (!isnan(x[k]))
 				col[k][n[k]++] = x[k];
-		peak = fmax(peak, ct_doc_num(p, "peak_gbps"));
+		peak = fmax(peak, p->peak_gbps);
 	}
 	fprintf(out,
 		"<tr class=\"period-row\" data-scope=\"class\" data-class=\"%s\"><td>class "
@@ -258,30 +252,29 @@ static void class_row(FILE *out, const struct ct_view *v, int cls, double *scrat
 static void flow_row(FILE *out, const struct ct_view *v, size_t i)
 {
 	const struct ct_view_flow *f = &v->flows[i];
-	json_object *p = ct_doc_get(f->json, "periodicity");
+	const struct ct_rep_flow *p = f->rep;
 
 	fprintf(out, "<tr class=\"period-row\" data-scope=\"flow\" data-flow=\"%zu\"><td>", i);
-	ct_html_text(out, ct_doc_str(f->json, "src"));
+	ct_html_text(out, p->src);
 	fputs(" → ", out);
-	ct_html_text(out, ct_doc_str(f->json, "dst"));
-	if (ct_doc_get(f->json, "qpn"))
-		fprintf(out, " qp %" PRIu64, ct_doc_u64(f->json, "qpn"));
+	ct_html_text(out, p->dst);
+	if (p->has_qpn)
+		fprintf(out, " qp %" PRIu64, p->qpn);
 	else
-		fprintf(out, " %" PRIu64 "→%" PRIu64, ct_doc_u64(f->json, "sport"),
-			ct_doc_u64(f->json, "dport"));
+		fprintf(out, " %" PRIu64 "→%" PRIu64, p->sport, p->dport);
 	fprintf(out, "</td><td style=\"color:%s\">%s</td><td>", ct_html_class_colour(f->cls),
 		ct_class_name(f->cls));
-	ct_html_text(out, ct_doc_str(f->json, "operation") ?: "—"); /* absent in older reports */
+	ct_html_text(out, p->op_name ?: "—"); /* absent in older reports */
 	fputs("</td><td>1</td>", out);
-	cell_s(out, num_or_nan(p, "period_s"));
-	cell_num(out, "%.2f", num_or_nan(f->json, "class_confidence"));
-	cell_num(out, "%.3f", num_or_nan(p, "duty_cycle"));
-	cell_s(out, dist_median(p, "on_s"));
-	cell_s(out, dist_median(p, "off_s"));
-	cell_bytes(out, dist_median(p, "burst_bytes"));
-	cell_num(out, "%.1f", num_or_nan(p, "peak_gbps"));
+	cell_s(out, or_nan(p->has_period, p->period_s));
+	cell_num(out, "%.2f", or_nan(p->has_class_confidence, p->class_confidence));
+	cell_num(out, "%.3f", or_nan(p->has_duty, p->duty_cycle));
+	cell_s(out, dist_median(&p->on_s));
+	cell_s(out, dist_median(&p->off_s));
+	cell_bytes(out, dist_median(&p->burst_bytes));
+	cell_num(out, "%.1f", or_nan(p->has_peak, p->peak_gbps));
 	cell_bytes(out, ct_view_per_iter(v, (double)f->bytes));
-	cell_num(out, "%.2f", num_or_nan(ct_doc_get(p, "per_iteration"), "bytes_cv"));
+	cell_num(out, "%.2f", or_nan(p->has_bytes_cv, p->bytes_cv));
 	fputs("</tr>\n", out);
 }
 
@@ -311,8 +304,7 @@ void ct_html_periodicity(FILE *out, const struct ct_view *v, const struct ct_htm
 
 void ct_html_cc(FILE *out, const struct ct_view *v)
 {
-	json_object *recv = ct_doc_get(ct_doc_get(v->doc, "cc"), "receivers");
-	json_object *pfc = ct_doc_get(v->doc, "pfc"), *prios = ct_doc_get(pfc, "priorities");
+	const struct ct_rep *rep = v->rep;
 	uint64_t cnp[CT_HTML_CLASSES] = {0}, ce[CT_HTML_CLASSES] = {0}, rtx[CT_HTML_CLASSES] = {0};
 
 	fputs("<section id=\"cc\"><h2>Congestion control</h2>\n<table class=\"cc\"><thead><tr>"
@@ -321,31 +313,29 @@ void ct_html_cc(FILE *out, const struct ct_view *v)
 	      "<th>peak / NIC</th><th>duty cycle</th><th>start spread</th><th>CNP/s on</th>"
 	      "<th>ECN CE share</th><th>retransmits</th></tr></thead><tbody>\n",
 	      out);
-	for (size_t i = 0; i < ct_doc_len(recv); i++) {
-		json_object *r = ct_doc_at(recv, i);
-		double ratio = ct_doc_num(r, "peak_over_nic");
+	for (size_t i = 0; i < rep->n_receivers; i++) {
+		const struct ct_rep_receiver *r = &rep->receivers[i];
+		double ratio = r->peak_over_nic;
 
 		fputs("<tr class=\"cc-row\"><td>", out);
-		ct_html_text(out, ct_doc_str(r, "receiver"));
+		ct_html_text(out, r->receiver);
 		fputs("</td><td>", out);
-		ct_html_text(out, ct_doc_str(r, "class") ? ct_doc_str(r, "class") : "all");
+		ct_html_text(out, r->class_name ? r->class_name : "all");
 		fprintf(out, "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%.1f</td>",
-			ct_doc_u64(r, "senders"), ct_doc_u64(r, "incast_degree"),
-			ct_doc_num(r, "peak_gbps"));
+			r->senders, count_of(r->incast_degree), r->peak_gbps);
 		fprintf(out, "<td%s>%.2f</td><td>%.3f</td>", ratio >= 1 ? " class=\"warn\"" : "",
-			ratio, ct_doc_num(r, "duty_cycle"));
-		cell_s(out, num_or_nan(r, "start_spread_s"));
+			ratio, r->duty_cycle);
+		cell_s(out, or_nan(r->has_start_spread, r->start_spread_s));
 		fprintf(out, "<td>%.0f</td><td>%.4f</td><td>%" PRIu64 "</td></tr>\n",
-			ct_doc_num(r, "cnp_per_s_on"), ct_doc_num(r, "ecn_ce_fraction"),
-			ct_doc_u64(r, "retransmits"));
+			r->cnp_per_s_on, r->ecn_ce_fraction, r->retransmits);
 	}
 	fputs("</tbody></table>\n", out);
-	if (!ct_doc_len(recv))
+	if (!rep->n_receivers)
 		fputs("<p>No receiver figures in this report.</p>\n", out);
 	for (size_t i = 0; i < v->n_flows; i++) {
-		cnp[v->flows[i].cls] += ct_doc_u64(v->flows[i].json, "cnp");
-		ce[v->flows[i].cls] += ct_doc_u64(v->flows[i].json, "ecn_ce");
-		rtx[v->flows[i].cls] += ct_doc_u64(v->flows[i].json, "retransmits");
+		cnp[v->flows[i].cls] += v->flows[i].rep->cnp;
+		ce[v->flows[i].cls] += v->flows[i].rep->ecn_ce;
+		rtx[v->flows[i].cls] += v->flows[i].rep->retransmits;
 	}
 	fputs("<table class=\"cc-class\"><thead><tr><th>class</th><th>CNPs</th><th>ECN CE "
 	      "packets</th><th>retransmits</th></tr></thead><tbody>\n",
@@ -359,14 +349,13 @@ void ct_html_cc(FILE *out, const struct ct_view *v)
 	fprintf(out,
 		"</tbody></table>\n<p>Pause frames: %" PRIu64 " 802.3x (%" PRIu64
 		" quanta), %" PRIu64 " PFC",
-		ct_doc_u64(pfc, "pause_frames"), ct_doc_u64(pfc, "pause_quanta"),
-		ct_doc_u64(pfc, "pfc_frames"));
-	for (size_t i = 0; i < ct_doc_len(prios); i++) {
-		json_object *p = ct_doc_at(prios, i);
+		rep->pause_frames, rep->pause_quanta, rep->pfc_frames);
+	for (size_t i = 0; i < rep->n_priorities; i++) {
+		const struct ct_rep_pfc_priority *p = &rep->priorities[i];
 
-		if (ct_doc_u64(p, "frames"))
+		if (p->frames)
 			fprintf(out, "; priority %zu: %" PRIu64 " frames, %" PRIu64 " XOFF", i,
-				ct_doc_u64(p, "frames"), ct_doc_u64(p, "xoff"));
+				p->frames, p->xoff);
 	}
 	fputs(". Switches often do not mirror pause frames: zero does not prove no pausing.</p>"
 	      "</section>\n",

@@ -6,7 +6,6 @@
  * capture's first packet, so nothing is rounded through a double first.
  */
 #include "html_internal.h"
-#include "report_doc.h"
 
 #include <commtap/traffic_class.h>
 
@@ -28,14 +27,11 @@ static double x_at(const struct ct_view *v, uint64_t t)
 }
 
 /* One flow's bursts inside the window, on row y. */
-static void bursts(FILE *out, const struct ct_view *v, json_object *flow, int y, const char *fill)
+static void bursts(FILE *out, const struct ct_view *v, const struct ct_rep_flow *flow, int y,
+		   const char *fill)
 {
-	json_object *list = ct_doc_get(ct_doc_get(flow, "periodicity"), "first_bursts");
-
-	for (size_t k = 0; k < ct_doc_len(list); k++) {
-		json_object *b = ct_doc_at(list, k);
-		uint64_t s = json_object_get_uint64(ct_doc_at(b, 0));
-		uint64_t e = json_object_get_uint64(ct_doc_at(b, 1));
+	for (size_t k = 0; k < flow->n_first_bursts; k++) {
+		uint64_t s = flow->first_bursts[k].start, e = flow->first_bursts[k].end;
 		double x0, x1;
 
 		if (e < v->win_start || s > v->win_end || e < s)
@@ -75,15 +71,15 @@ static void class_bursts(FILE *out, const struct ct_view *v, int cls, int y)
 		free(sp);
 }
 
-static void flow_label(FILE *out, json_object *f)
+static void flow_label(FILE *out, const struct ct_rep_flow *f)
 {
-	ct_html_text(out, ct_doc_str(f, "src"));
+	ct_html_text(out, f->src);
 	fputs(" → ", out);
-	ct_html_text(out, ct_doc_str(f, "dst"));
-	if (ct_doc_get(f, "qpn"))
-		fprintf(out, " qp %" PRIu64, ct_doc_u64(f, "qpn"));
+	ct_html_text(out, f->dst);
+	if (f->has_qpn)
+		fprintf(out, " qp %" PRIu64, f->qpn);
 	else
-		fprintf(out, " :%" PRIu64, ct_doc_u64(f, "dport"));
+		fprintf(out, " :%" PRIu64, f->dport);
 }
 
 void ct_html_timeline(FILE *out, const struct ct_view *v, const struct ct_html_opts *o)
@@ -154,10 +150,10 @@ void ct_html_timeline(FILE *out, const struct ct_view *v, const struct ct_html_o
 			"<g class=\"row flow-row\" data-flow=\"%zu\"><text x=\"%d\" y=\"%d\" "
 			"text-anchor=\"end\">",
 			v->busiest[r], LABEL_W - 6, y + ROW_H - 5);
-		flow_label(out, f->json);
+		flow_label(out, f->rep);
 		fprintf(out, " <tspan fill=\"%s\">%s</tspan></text>\n",
 			ct_html_class_colour(f->cls), ct_class_name(f->cls));
-		bursts(out, v, f->json, y, ct_html_class_colour(f->cls));
+		bursts(out, v, f->rep, y, ct_html_class_colour(f->cls));
 		fputs("</g>\n", out);
 		y += ROW_H;
 	}

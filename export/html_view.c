@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The view of a report the HTML sections share: hosts, classes, matrices, the timeline's span. */
 #include "html_internal.h"
-#include "report_doc.h"
 
 #include <commtap/traffic_class.h>
 
@@ -98,8 +97,8 @@ static int fold_hosts(struct ct_view *v)
 	for (size_t i = 0; i < v->n_hosts; i++)
 		t[i].index = i;
 	for (size_t i = 0; i < v->n_flows; i++) {
-		int s = ct_view_host(v, ct_doc_str(v->flows[i].json, "src"));
-		int d = ct_view_host(v, ct_doc_str(v->flows[i].json, "dst"));
+		int s = ct_view_host(v, v->flows[i].rep->src);
+		int d = ct_view_host(v, v->flows[i].rep->dst);
 
 		if (s >= 0)
 			t[s].bytes += (double)v->flows[i].bytes;
@@ -126,8 +125,7 @@ static int collect_hosts(struct ct_view *v)
 	if (!v->hosts)
 		return -ENOMEM;
 	for (size_t i = 0; i < v->n_flows; i++) {
-		const char *ends[2] = {ct_doc_str(v->flows[i].json, "src"),
-				       ct_doc_str(v->flows[i].json, "dst")};
+		const char *ends[2] = {v->flows[i].rep->src, v->flows[i].rep->dst};
 
 		for (int e = 0; e < 2; e++)
 			if (ends[e])
@@ -143,10 +141,10 @@ static int collect_hosts(struct ct_view *v)
 }
 
 /* The timeline's span: a few iterations from the first boundary, or the capture's start. */
-static void timeline_span(struct ct_view *v, const struct ct_html_opts *o, json_object *capture)
+static void timeline_span(struct ct_view *v, const struct ct_html_opts *o)
 {
 	unsigned k = o->timeline_iterations ? o->timeline_iterations : 3;
-	uint64_t last = ct_doc_u64(capture, "last_ts");
+	uint64_t last = v->rep->capture.last_ts;
 
 	v->win_start = v->t0;
 	v->win_end = last;
@@ -163,31 +161,24 @@ static void timeline_span(struct ct_view *v, const struct ct_html_opts *o, json_
 		v->win_end = v->win_start + 1;
 }
 
-int ct_view_build(json_object *doc, const struct ct_html_opts *o, struct ct_view *v)
+int ct_view_build(const struct ct_rep *rep, const struct ct_html_opts *o, struct ct_view *v)
 {
-	json_object *flows = ct_doc_get(doc, "flows"), *job = ct_doc_get(doc, "job");
-	json_object *capture = ct_doc_get(doc, "capture");
-	json_object *starts = ct_doc_get(job, "iteration_starts");
 	double duration_s;
 
 	memset(v, 0, sizeof(*v));
-	v->doc = doc;
-	v->n_flows = ct_doc_len(flows);
+	v->rep = rep;
+	v->n_flows = rep->n_flows;
 	v->flows = calloc(v->n_flows + 1, sizeof(*v->flows));
 	v->busiest = calloc(v->n_flows + 1, sizeof(*v->busiest));
 	if (!v->flows || !v->busiest)
 		goto oom;
 	for (size_t i = 0; i < v->n_flows; i++) {
 		struct ct_view_flow *f = &v->flows[i];
-		const char *cls;
 
-		f->json = ct_doc_at(flows, i);
-		cls = ct_doc_str(f->json, "class");
-		f->cls = cls ? ct_class_from_name(cls) : CT_CLASS_OTHER;
-		if (f->cls < 0)
-			f->cls = CT_CLASS_OTHER;
-		f->bytes = ct_doc_u64(f->json, "bytes");
-		f->messages = ct_doc_u64(f->json, "messages");
+		f->rep = &rep->flows[i];
+		f->cls = (int)rep->flows[i].cls;
+		f->bytes = rep->flows[i].bytes;
+		f->messages = rep->flows[i].messages;
 		v->class_bytes[f->cls] += f->bytes;
 		v->class_messages[f->cls] += f->messages;
 		v->class_flows[f->cls]++;
@@ -202,27 +193,27 @@ int ct_view_build(json_object *doc, const struct ct_html_opts *o, struct ct_view
 	if (!v->matrix)
 		goto oom;
 	for (size_t i = 0; i < v->n_flows; i++) {
-		int s = ct_view_host(v, ct_doc_str(v->flows[i].json, "src"));
-		int d = ct_view_host(v, ct_doc_str(v->flows[i].json, "dst"));
+		int s = ct_view_host(v, v->flows[i].rep->src);
+		int d = ct_view_host(v, v->flows[i].rep->dst);
 
 		if (s >= 0 && d >= 0)
 			*ct_view_cell(v, v->flows[i].cls, (size_t)s, (size_t)d) +=
 				(double)v->flows[i].bytes;
 	}
-	v->t0 = ct_doc_u64(capture, "first_ts");
-	v->periodic = ct_doc_bool(job, "periodic");
-	v->period_s = ct_doc_num(job, "iteration_period_s");
-	duration_s = (double)ct_doc_u64(capture, "duration_ns") / 1e9;
+	v->t0 = rep->capture.first_ts;
+	v->periodic = rep->job.periodic;
+	v->period_s = rep->job.iteration_period_s;
+	duration_s = (double)rep->capture.duration_ns / 1e9;
 	if (v->periodic && v->period_s > 0)
 		v->iterations = duration_s / v->period_s > 1 ? duration_s / v->period_s : 1;
-	v->n_iter = ct_doc_len(starts);
+	v->n_iter = rep->job.n_iteration_starts;
 	v->iter_buf = calloc(v->n_iter + 1, sizeof(*v->iter_buf));
 	if (!v->iter_buf)
 		goto oom;
 	for (size_t k = 0; k < v->n_iter; k++)
-		v->iter_buf[k] = json_object_get_uint64(ct_doc_at(starts, k));
+		v->iter_buf[k] = rep->job.iteration_starts[k];
 	v->iter_starts = v->iter_buf;
-	timeline_span(v, o, capture);
+	timeline_span(v, o);
 	return 0;
 oom:
 	ct_view_free(v);
@@ -253,14 +244,12 @@ long ct_view_class_spans(const struct ct_view *v, int cls, uint64_t join_ns, str
 
 	*out = NULL;
 	for (size_t i = 0; i < v->n_flows; i++) {
-		json_object *l =
-			ct_doc_get(ct_doc_get(v->flows[i].json, "periodicity"), "first_bursts");
+		const struct ct_rep_flow *f = v->flows[i].rep;
 
 		if (v->flows[i].cls != cls)
 			continue;
-		for (size_t k = 0; k < ct_doc_len(l); k++) {
-			uint64_t s = json_object_get_uint64(ct_doc_at(ct_doc_at(l, k), 0));
-			uint64_t e = json_object_get_uint64(ct_doc_at(ct_doc_at(l, k), 1));
+		for (size_t k = 0; k < f->n_first_bursts; k++) {
+			uint64_t s = f->first_bursts[k].start, e = f->first_bursts[k].end;
 
 			if (e < v->win_start || s > v->win_end || e < s)
 				continue;

@@ -163,10 +163,9 @@ static json_object *capture_merged(json_object *const *docs, const char *const *
 	return c;
 }
 
-/* The job period of the most confident vantage point. */
-static json_object *job_merged(json_object *const *docs, const char *const *names, size_t n)
+/* The most confident vantage point's job (periodic first): its index, n for none. */
+static size_t best_job(json_object *const *docs, size_t n)
 {
-	json_object *copy = NULL;
 	size_t best = n;
 
 	for (size_t i = 0; i < n; i++) {
@@ -185,6 +184,15 @@ static json_object *job_merged(json_object *const *docs, const char *const *name
 				      ct_doc_num(b, "period_confidence"))
 			best = i;
 	}
+	return best;
+}
+
+/* The job period of the most confident vantage point. */
+static json_object *job_merged(json_object *const *docs, const char *const *names, size_t n,
+			       size_t best)
+{
+	json_object *copy = NULL;
+
 	if (best == n || json_object_deep_copy(ct_doc_get(docs[best], "job"), &copy, NULL))
 		return NULL;
 	if (!json_object_is_type(copy, json_type_object)) {
@@ -343,15 +351,22 @@ static int flows_merged(json_object *const *docs, size_t n, json_object **out)
 int ct_merge_reports(json_object *const *docs, const char *const *names, size_t n,
 		     json_object **out)
 {
-	json_object *root, *flows, *job, *from, *rest;
+	json_object *root, *flows, *job, *from, *rest, *anomalies;
+	size_t best;
 	int rc;
 
 	*out = NULL;
 	if (!n)
 		return -EINVAL;
-	rc = flows_merged(docs, n, &flows);
+	best = best_job(docs, n);
+	rc = ct_merge_anomalies(docs, names, n, best, &anomalies);
 	if (rc)
 		return rc;
+	rc = flows_merged(docs, n, &flows);
+	if (rc) {
+		json_object_put(anomalies);
+		return rc;
+	}
 	root = json_object_new_object();
 	json_object_object_add(root, "schema", json_object_get(ct_doc_get(docs[0], "schema")));
 	json_object_object_add(root, "generator",
@@ -359,10 +374,12 @@ int ct_merge_reports(json_object *const *docs, const char *const *names, size_t 
 	json_object_object_add(root, "clock", json_object_get(ct_doc_get(docs[0], "clock")));
 	json_object_object_add(root, "capture", capture_merged(docs, names, n));
 	json_object_object_add(root, "engine", summed(docs, n, "engine"));
-	job = job_merged(docs, names, n);
+	job = job_merged(docs, names, n, best);
 	if (job)
 		json_object_object_add(root, "job", job);
 	json_object_object_add(root, "classification", classification_merged(docs, n));
+	if (anomalies)
+		json_object_object_add(root, "anomalies", anomalies);
 	json_object_object_add(root, "flows", flows);
 	rest = flows_summed_merged(docs, n);
 	if (rest)

@@ -2,7 +2,7 @@
 /* The Prometheus exposition of a report (see prom.h). */
 #include "prom.h"
 #include "prom_anomaly.h"
-#include "report_doc.h"
+#include "report_model.h"
 
 #include <commtap/traffic_class.h>
 
@@ -15,7 +15,7 @@
 
 #define OTHER		"_other"
 #define NO_JOB		"none"
-#define CT_PROM_CLASSES (CT_CLASS_OTHER + 1)   /* TP PP DP EP EmbTableSyn Other */
+#define CT_PROM_CLASSES CT_REP_CLASSES
 #define JOB_LABELS	(CT_PROM_TOP_JOBS + 2) /* the top jobs, _other, none */
 #define JOB_ID_LEN	96		       /* a profile's name, or "j" and 8 hex digits; "-N" */
 
@@ -27,7 +27,7 @@ struct pair {
 
 struct prom {
 	FILE *out;
-	json_object *doc;
+	const struct ct_rep *rep;
 	struct ct_prom_opts o;
 	const char **hosts; /* distinct addresses, in first-seen order */
 	size_t n_hosts;
@@ -88,12 +88,10 @@ static void gauge(struct prom *p, const char *name, const char *help, double v)
  * hosts of a job whose hosts all talk across the split, a mirror), a host
  * in a large ring sees only its neighbours.
  */
-static void job_identity(json_object *doc, size_t index, char *id, size_t len)
+static void job_identity(const struct ct_rep *rep, size_t index, char *id, size_t len)
 {
-	json_object *job = ct_doc_at(ct_doc_get(doc, "jobs"), index);
-	json_object *hosts = ct_doc_get(job, "hosts");
-	const char *profile = ct_doc_str(ct_doc_get(doc, "classification"), "profile");
-	const char *name = ct_doc_str(job, "name");
+	const struct ct_rep_job *job = &rep->jobs[index];
+	const char *profile = rep->profile, *name = job->name;
 	uint32_t h = 2166136261u;
 
 	if (name && *name) {
@@ -104,8 +102,8 @@ static void job_identity(json_object *doc, size_t index, char *id, size_t len)
 		snprintf(id, len, "%s", profile);
 		return;
 	}
-	for (size_t i = 0; i < ct_doc_len(hosts); i++) {
-		const char *a = json_object_get_string(ct_doc_at(hosts, i));
+	for (size_t i = 0; i < job->n_hosts; i++) {
+		const char *a = job->hosts[i];
 
 		for (; a && *a; a++)
 			h = (h ^ (unsigned char)*a) * 16777619u;
@@ -121,8 +119,7 @@ static void job_identity(json_object *doc, size_t index, char *id, size_t len)
  */
 static void vantage_of(struct prom *p)
 {
-	json_object *cap = ct_doc_get(p->doc, "capture");
-	const char *format = ct_doc_str(cap, "format"), *file = ct_doc_str(cap, "file");
+	const char *format = p->rep->capture.format, *file = p->rep->capture.file;
 	const char *kind = format ? format : "pcap", *base;
 
 	if (!strcmp(kind, "ebpf"))
@@ -140,14 +137,13 @@ static void vantage_of(struct prom *p)
 /* ct_job of the top jobs (a second job with the same hash gets "-N"). */
 static void job_ids(struct prom *p)
 {
-	json_object *jobs = ct_doc_get(p->doc, "jobs");
-	size_t n = ct_doc_len(jobs);
+	size_t n = p->rep->n_jobs;
 
 	p->n_jobs = n < CT_PROM_TOP_JOBS ? n : CT_PROM_TOP_JOBS;
 	for (size_t j = 0; j < p->n_jobs; j++) {
 		char *id = p->job_ids[j];
 
-		job_identity(p->doc, j, id, JOB_ID_LEN - 8);
+		job_identity(p->rep, j, id, JOB_ID_LEN - 8);
 		for (size_t k = 0; k < j; k++)
 			if (!strcmp(p->job_ids[k], id))
 				snprintf(id + strlen(id), 8, "-%d", (int)j);
@@ -157,14 +153,12 @@ static void job_ids(struct prom *p)
 }
 
 /* Index into job_ids of a flow's job (periodicity.job). */
-static int job_of(const struct prom *p, json_object *flow)
+static int job_of(const struct prom *p, const struct ct_rep_flow *flow)
 {
-	json_object *j = ct_doc_get(ct_doc_get(flow, "periodicity"), "job");
-	int64_t k;
+	int64_t k = flow->job;
 
-	if (!j || !json_object_is_type(j, json_type_int))
+	if (!flow->has_job)
 		return (int)p->n_jobs + 1;
-	k = json_object_get_int64(j);
 	return k >= 0 && (uint64_t)k < p->n_jobs ? (int)k : (int)p->n_jobs;
 }
 
@@ -182,82 +176,67 @@ static void job_labels(struct prom *p, int job)
 	job_labels_to(p->out, p, job);
 }
 
-static int class_of(json_object *flow)
-{
-	const char *c = ct_doc_str(flow, "class");
-	int k = c ? ct_class_from_name(c) : CT_CLASS_OTHER;
-
-	return k < 0 ? CT_CLASS_OTHER : k;
-}
-
 static void capture_engine(struct prom *p)
 {
-	json_object *cap = ct_doc_get(p->doc, "capture"), *eng = ct_doc_get(p->doc, "engine");
-	json_object *reasons = ct_doc_get(ct_doc_get(cap, "malformed"), "by_reason");
-	static const char *const kinds[][2] = {{"roce", "roce_packets"},
-					       {"tcp", "tcp_packets"},
-					       {"other_ip", "other_ip_packets"},
-					       {"other_l2", "other_l2_packets"}};
+	const struct ct_rep_capture *cap = &p->rep->capture;
+	const struct ct_rep_engine *eng = &p->rep->engine;
+	const struct {
+		const char *label;
+		uint64_t packets;
+	} kinds[] = {{"roce", cap->roce_packets},
+		     {"tcp", cap->tcp_packets},
+		     {"other_ip", cap->other_ip_packets},
+		     {"other_l2", cap->other_l2_packets}};
 
-	counter(p, "commtap_packets_total", "Frames read at this vantage point.",
-		ct_doc_u64(cap, "packets"));
-	counter(p, "commtap_bytes_total", "Wire bytes of the frames read.",
-		ct_doc_u64(cap, "bytes"));
+	counter(p, "commtap_packets_total", "Frames read at this vantage point.", cap->packets);
+	counter(p, "commtap_bytes_total", "Wire bytes of the frames read.", cap->bytes);
 	family(p, "commtap_kind_packets_total", "counter", "Frames read, by kind.");
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		fprintf(p->out, "commtap_kind_packets_total{kind=\"%s\"} %" PRIu64 "\n",
-			kinds[i][0], ct_doc_u64(cap, kinds[i][1]));
+			kinds[i].label, kinds[i].packets);
 	family(p, "commtap_malformed_packets_total", "counter",
 	       "Frames not analysed, by reason (only reasons seen).");
-	if (json_object_is_type(reasons, json_type_object)) {
-		json_object_object_foreach(reasons, reason, count)
-		{
-			fputs("commtap_malformed_packets_total{reason=\"", p->out);
-			label_value(p->out, reason);
-			fprintf(p->out, "\"} %" PRIu64 "\n", json_object_get_uint64(count));
-		}
+	for (size_t i = 0; i < cap->n_malformed; i++) {
+		fputs("commtap_malformed_packets_total{reason=\"", p->out);
+		label_value(p->out, cap->malformed[i].name);
+		fprintf(p->out, "\"} %" PRIu64 "\n", cap->malformed[i].count);
 	}
 	counter(p, "commtap_truncated_frames_total",
-		"Frames captured shorter than their wire length.",
-		ct_doc_u64(cap, "truncated_frames"));
+		"Frames captured shorter than their wire length.", cap->truncated_frames);
 	counter(p, "commtap_encapsulated_frames_total", "GRE/ERSPAN mirror copies unwrapped.",
-		ct_doc_u64(cap, "encapsulated"));
+		cap->encapsulated);
 	gauge(p, "commtap_capture_complete", "1 when the report covers its whole input.",
-	      ct_doc_bool(cap, "complete"));
+	      cap->complete);
 	gauge(p, "commtap_last_packet_timestamp_seconds",
-	      "Time of the last packet in the report (Unix seconds).",
-	      (double)ct_doc_u64(cap, "last_ts") / 1e9);
+	      "Time of the last packet in the report (Unix seconds).", (double)cap->last_ts / 1e9);
 	gauge(p, "commtap_flow_table_capacity", "Flows the engine's table holds.",
-	      (double)ct_doc_u64(eng, "flow_capacity"));
+	      (double)eng->flow_capacity);
 	gauge(p, "commtap_flow_table_memory_bytes", "Memory of the engine's flow table.",
-	      (double)ct_doc_u64(eng, "flow_memory_bytes"));
+	      (double)eng->flow_memory_bytes);
 	counter(p, "commtap_flows_inserted_total", "Flows the engine started tracking.",
-		ct_doc_u64(eng, "flows_inserted"));
+		eng->flows_inserted);
 	family(p, "commtap_flow_evictions_total", "counter",
 	       "Flows evicted from the engine's table: idle, or the table full.");
 	fprintf(p->out, "commtap_flow_evictions_total{reason=\"idle\"} %" PRIu64 "\n",
-		ct_doc_u64(eng, "evicted_idle"));
+		eng->evicted_idle);
 	fprintf(p->out, "commtap_flow_evictions_total{reason=\"full\"} %" PRIu64 "\n",
-		ct_doc_u64(eng, "evicted_full"));
+		eng->evicted_full);
 	counter(p, "commtap_evicted_flows_dropped_total",
 		"Evicted flows the slow path had no room for (ring drops).",
-		ct_doc_u64(eng, "evicted_unreported"));
-	counter(p, "commtap_bursts_total", "Bursts the engine finished.",
-		ct_doc_u64(eng, "bursts"));
+		eng->evicted_unreported);
+	counter(p, "commtap_bursts_total", "Bursts the engine finished.", eng->bursts);
 	counter(p, "commtap_bursts_dropped_total",
 		"Finished bursts the engine's ring had no room for (ring drops).",
-		ct_doc_u64(eng, "bursts_dropped"));
+		eng->bursts_dropped);
 	counter(p, "commtap_read_overwrites_total",
-		"RDMA READ requests forgotten before their response.",
-		ct_doc_u64(eng, "read_overwrites"));
-	gauge(p, "commtap_flows", "Flows in the report.",
-	      (double)ct_doc_len(ct_doc_get(p->doc, "flows")));
+		"RDMA READ requests forgotten before their response.", eng->read_overwrites);
+	gauge(p, "commtap_flows", "Flows in the report.", (double)p->rep->n_flows);
 	/* past --report-flows: in no per-flow or per-class series, so that sums stay exact */
 	counter(p, "commtap_flows_summed_total",
 		"Flows past the limit on flows in detail, summed (in no per-flow or class series).",
-		ct_doc_u64(ct_doc_get(p->doc, "flows_summed"), "flows"));
+		p->rep->summed_flows);
 	counter(p, "commtap_flows_summed_bytes_total", "Wire bytes of the summed flows.",
-		ct_doc_u64(ct_doc_get(p->doc, "flows_summed"), "bytes"));
+		p->rep->summed_bytes);
 }
 
 static int dbl_cmp(const void *pa, const void *pb)
@@ -273,16 +252,14 @@ static int dbl_cmp(const void *pa, const void *pb)
  * reading; a bounded family: 6 classes x 10 operations, the pairs with
  * bytes only).
  */
-static void operations(struct prom *p, json_object *flows, size_t n)
+static void operations(struct prom *p)
 {
 	uint64_t bytes[CT_PROM_CLASSES][CT_OP_COUNT] = {{0}};
 
-	for (size_t i = 0; i < n; i++) {
-		json_object *f = ct_doc_at(flows, i);
-		const char *name = ct_doc_str(f, "operation");
-		int op = name ? ct_op_from_name(name) : -1;
+	for (size_t i = 0; i < p->rep->n_flows; i++) {
+		const struct ct_rep_flow *f = &p->rep->flows[i];
 
-		bytes[class_of(f)][op < 0 ? CT_OP_UNKNOWN : op] += ct_doc_u64(f, "bytes");
+		bytes[f->cls][f->op] += f->bytes;
 	}
 	family(p, "commtap_operation_bytes_total", "counter",
 	       "Bytes of the flows carrying each collective operation, by class.");
@@ -298,8 +275,8 @@ static void operations(struct prom *p, json_object *flows, size_t n)
 
 static int classes(struct prom *p)
 {
-	json_object *flows = ct_doc_get(p->doc, "flows");
-	size_t n = ct_doc_len(flows);
+	const struct ct_rep_flow *flows = p->rep->flows;
+	size_t n = p->rep->n_flows;
 	uint64_t sums[5][CT_PROM_CLASSES] = {{0}};
 	size_t count[CT_PROM_CLASSES] = {0};
 	double *period = calloc(n + 1, sizeof(double)), *duty = calloc(n + 1, sizeof(double));
@@ -310,7 +287,6 @@ static int classes(struct prom *p)
 		{"commtap_ecn_ce_packets_total", "Packets marked ECN CE, by class."},
 		{"commtap_retransmitted_packets_total", "Retransmitted packets, by class."},
 	};
-	static const char *const fields[5] = {"bytes", "messages", "cnp", "ecn_ce", "retransmits"};
 
 	if (!period || !duty) {
 		free(period);
@@ -318,12 +294,12 @@ static int classes(struct prom *p)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		json_object *f = ct_doc_at(flows, i);
-		int c = class_of(f);
+		const struct ct_rep_flow *f = &flows[i];
+		const uint64_t v[5] = {f->bytes, f->messages, f->cnp, f->ecn_ce, f->retransmits};
 
 		for (int k = 0; k < 5; k++)
-			sums[k][c] += ct_doc_u64(f, fields[k]);
-		count[c]++;
+			sums[k][f->cls] += v[k];
+		count[f->cls]++;
 	}
 	for (int k = 0; k < 5; k++) {
 		family(p, names[k][0], "counter", names[k][1]);
@@ -331,7 +307,7 @@ static int classes(struct prom *p)
 			fprintf(p->out, "%s{class=\"%s\"} %" PRIu64 "\n", names[k][0],
 				ct_class_name(c), sums[k][c]);
 	}
-	operations(p, flows, n);
+	operations(p);
 	family(p, "commtap_class_flows", "gauge", "Flows of each class.");
 	for (int c = 0; c < CT_PROM_CLASSES; c++)
 		fprintf(p->out, "commtap_class_flows{class=\"%s\"} %zu\n", ct_class_name(c),
@@ -346,12 +322,12 @@ static int classes(struct prom *p)
 			size_t m = 0;
 
 			for (size_t i = 0; i < n; i++) {
-				json_object *f = ct_doc_at(flows, i);
-				json_object *per = ct_doc_get(f, "periodicity");
-				json_object *v = ct_doc_get(per, pass ? "duty_cycle" : "period_s");
+				const struct ct_rep_flow *f = &flows[i];
 
-				if (class_of(f) == c && v)
-					(pass ? duty : period)[m++] = json_object_get_double(v);
+				if (f->cls == (enum ct_class)c &&
+				    (pass ? f->has_duty : f->has_period))
+					(pass ? duty : period)[m++] =
+						pass ? f->duty_cycle : f->period_s;
 			}
 			if (!m)
 				continue;
@@ -369,22 +345,21 @@ static int classes(struct prom *p)
 
 static void job(struct prom *p)
 {
-	json_object *j = ct_doc_get(p->doc, "job");
+	const struct ct_rep_period *j = &p->rep->job;
 
-	gauge(p, "commtap_job_periodic", "1 when an iteration period is claimed.",
-	      ct_doc_bool(j, "periodic"));
+	gauge(p, "commtap_job_periodic", "1 when an iteration period is claimed.", j->periodic);
 	family(p, "commtap_iteration_period_seconds", "gauge",
 	       "The job's mean iteration period (absent when none is claimed).");
-	if (ct_doc_bool(j, "periodic"))
-		num(p, "commtap_iteration_period_seconds", ct_doc_num(j, "iteration_period_s"));
+	if (j->periodic)
+		num(p, "commtap_iteration_period_seconds", j->iteration_period_s);
 	gauge(p, "commtap_iteration_period_confidence", "Confidence of the period, 0..1.",
-	      ct_doc_num(j, "period_confidence"));
+	      j->period_confidence);
 	gauge(p, "commtap_iterations", "Iterations found in the report's window.",
-	      (double)ct_doc_u64(j, "iterations"));
+	      (double)j->iterations);
 	gauge(p, "commtap_job_duty_cycle_ratio", "Time all traffic together is on / its span.",
-	      ct_doc_num(j, "duty_cycle"));
+	      j->duty_cycle);
 	gauge(p, "commtap_job_peak_bytes_per_second", "Highest rate of one burst of all traffic.",
-	      ct_doc_num(j, "peak_gbps") * 1e9 / 8);
+	      j->peak_gbps * 1e9 / 8);
 }
 
 /*
@@ -394,17 +369,17 @@ static void job(struct prom *p)
  */
 static void fleet(struct prom *p)
 {
-	json_object *cap = ct_doc_get(p->doc, "capture"), *jobs = ct_doc_get(p->doc, "jobs");
-	size_t n = ct_doc_len(jobs);
+	const struct ct_rep_capture *cap = &p->rep->capture;
+	const struct ct_rep_job *jobs = p->rep->jobs;
+	size_t n = p->rep->n_jobs;
 	uint64_t rest[CT_PROM_CLASSES] = {0};
-	static const char *const g[4][3] = {
-		{"commtap_job_hosts", "hosts", "Hosts of the job seen sending at this vantage."},
-		{"commtap_job_period_seconds", "iteration_period_s",
+	static const char *const g[4][2] = {
+		{"commtap_job_hosts", "Hosts of the job seen sending at this vantage."},
+		{"commtap_job_period_seconds",
 		 "The job's iteration period as this vantage estimates it."},
-		{"commtap_job_period_confidence", "period_confidence",
+		{"commtap_job_period_confidence",
 		 "Confidence of the job's period at this vantage, 0..1."},
-		{"commtap_job_iterations", "iterations",
-		 "Iterations of the job found in the report's window."},
+		{"commtap_job_iterations", "Iterations of the job found in the report's window."},
 	};
 
 	family(p, "commtap_probe_info", "gauge",
@@ -412,36 +387,33 @@ static void fleet(struct prom *p)
 	fputs("commtap_probe_info{vantage=\"", p->out);
 	label_value(p->out, p->vantage);
 	fputs("\",format=\"", p->out);
-	label_value(p->out, ct_doc_str(cap, "format") ?: "pcap");
+	label_value(p->out, cap->format ?: "pcap");
 	fputs("\",source=\"", p->out);
-	label_value(p->out, ct_doc_str(cap, "file"));
+	label_value(p->out, cap->file);
 	fputs("\"} 1\n", p->out);
 	for (int k = 0; k < 4; k++) {
-		family(p, g[k][0], "gauge", g[k][2]);
+		family(p, g[k][0], "gauge", g[k][1]);
 		for (size_t j = 0; j < p->n_jobs; j++) {
-			json_object *job = ct_doc_at(jobs, j);
-			double v = k ? ct_doc_num(job, g[k][1])
-				     : (double)ct_doc_len(ct_doc_get(job, "hosts"));
+			const double v[4] = {(double)jobs[j].n_hosts, jobs[j].iteration_period_s,
+					     jobs[j].period_confidence, jobs[j].iterations};
 
 			fprintf(p->out, "%s{", g[k][0]);
 			job_labels(p, (int)j);
-			fprintf(p->out, "} %.17g\n", v);
+			fprintf(p->out, "} %.17g\n", v[k]);
 		}
 	}
 	family(p, "commtap_job_class_bytes_total", "counter",
 	       "Wire bytes of the job's flows by class at this vantage (top jobs; the rest "
 	       "_other).");
 	for (size_t j = 0; j < n; j++) {
-		json_object *cb = ct_doc_get(ct_doc_at(jobs, j), "class_bytes");
-
 		for (int c = 0; c < CT_PROM_CLASSES; c++) {
-			uint64_t v = ct_doc_u64(cb, ct_class_name(c));
+			uint64_t v = jobs[j].class_bytes[c];
 
 			if (j >= p->n_jobs) {
 				rest[c] += v;
 				continue;
 			}
-			if (!ct_doc_get(cb, ct_class_name(c)))
+			if (!(jobs[j].class_bytes_has & 1u << c))
 				continue;
 			fputs("commtap_job_class_bytes_total{", p->out);
 			job_labels(p, (int)j);
@@ -457,21 +429,22 @@ static void fleet(struct prom *p)
 
 static void pfc(struct prom *p)
 {
-	json_object *pf = ct_doc_get(p->doc, "pfc"), *prios = ct_doc_get(pf, "priorities");
-	static const char *const fields[3][3] = {
-		{"commtap_pfc_frames_total", "frames",
-		 "802.1Qbb PFC frames enabling the priority."},
-		{"commtap_pfc_xoff_frames_total", "xoff", "PFC frames pausing the priority."},
-		{"commtap_pfc_pause_quanta_total", "quanta", "Summed pause quanta per priority."},
+	static const char *const fields[3][2] = {
+		{"commtap_pfc_frames_total", "802.1Qbb PFC frames enabling the priority."},
+		{"commtap_pfc_xoff_frames_total", "PFC frames pausing the priority."},
+		{"commtap_pfc_pause_quanta_total", "Summed pause quanta per priority."},
 	};
 
-	counter(p, "commtap_pause_frames_total", "802.3x pause frames.",
-		ct_doc_u64(pf, "pause_frames"));
+	counter(p, "commtap_pause_frames_total", "802.3x pause frames.", p->rep->pause_frames);
 	for (int k = 0; k < 3; k++) {
-		family(p, fields[k][0], "counter", fields[k][2]);
-		for (size_t i = 0; i < ct_doc_len(prios) && i < 8; i++)
+		family(p, fields[k][0], "counter", fields[k][1]);
+		for (size_t i = 0; i < p->rep->n_priorities; i++) {
+			const struct ct_rep_pfc_priority *pr = &p->rep->priorities[i];
+			const uint64_t v[3] = {pr->frames, pr->xoff, pr->quanta};
+
 			fprintf(p->out, "%s{priority=\"%zu\"} %" PRIu64 "\n", fields[k][0], i,
-				ct_doc_u64(ct_doc_at(prios, i), fields[k][1]));
+				v[k]);
+		}
 	}
 }
 
@@ -515,8 +488,7 @@ static void pair_labels(struct prom *p, const struct pair *x)
  */
 static int host_pairs(struct prom *p)
 {
-	json_object *flows = ct_doc_get(p->doc, "flows");
-	size_t n = ct_doc_len(flows), np = 0, top = p->o.top_pairs;
+	size_t n = p->rep->n_flows, np = 0, top = p->o.top_pairs;
 	struct pair *pairs = calloc(n + CT_PROM_CLASSES + 1, sizeof(*pairs));
 	struct pair rest[JOB_LABELS][CT_PROM_CLASSES];
 
@@ -526,14 +498,13 @@ static int host_pairs(struct prom *p)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		json_object *f = ct_doc_at(flows, i);
-		const char *s = ct_doc_str(f, "src"), *d = ct_doc_str(f, "dst");
+		const struct ct_rep_flow *f = &p->rep->flows[i];
 		struct pair x = {job_of(p, f),
-				 class_of(f),
-				 host_index(p, s ? s : "?"),
-				 host_index(p, d ? d : "?"),
-				 ct_doc_u64(f, "bytes"),
-				 ct_doc_u64(f, "messages")};
+				 f->cls,
+				 host_index(p, f->src ? f->src : "?"),
+				 host_index(p, f->dst ? f->dst : "?"),
+				 f->bytes,
+				 f->messages};
 		size_t k;
 
 		for (k = 0; k < np; k++)
@@ -586,20 +557,18 @@ static int host_pairs(struct prom *p)
 	return 0;
 }
 
-static const struct prom *flow_sort_ctx;
-
+/* Flows by bytes, the most first, then in the report's order. */
 static int flow_bytes_desc(const void *pa, const void *pb)
 {
-	json_object *fl = ct_doc_get(flow_sort_ctx->doc, "flows");
-	uint64_t a = ct_doc_u64(ct_doc_at(fl, *(const size_t *)pa), "bytes");
-	uint64_t b = ct_doc_u64(ct_doc_at(fl, *(const size_t *)pb), "bytes");
+	const struct ct_rep_flow *a = *(const struct ct_rep_flow *const *)pa;
+	const struct ct_rep_flow *b = *(const struct ct_rep_flow *const *)pb;
 
-	if (a != b)
-		return a < b ? 1 : -1;
-	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	return a < b ? -1 : 1;
 }
 
-static void flow_labels(struct prom *p, json_object *f)
+static void flow_labels(struct prom *p, const struct ct_rep_flow *f)
 {
 	char id[48];
 
@@ -608,53 +577,49 @@ static void flow_labels(struct prom *p, json_object *f)
 			OTHER, OTHER, OTHER, OTHER, OTHER);
 		return;
 	}
-	if (ct_doc_get(f, "qpn"))
-		snprintf(id, sizeof(id), "qp%" PRIu64, ct_doc_u64(f, "qpn"));
+	if (f->has_qpn)
+		snprintf(id, sizeof(id), "qp%" PRIu64, f->qpn);
 	else
-		snprintf(id, sizeof(id), "%" PRIu64 "-%" PRIu64, ct_doc_u64(f, "sport"),
-			 ct_doc_u64(f, "dport"));
+		snprintf(id, sizeof(id), "%" PRIu64 "-%" PRIu64, f->sport, f->dport);
 	fputs("{transport=\"", p->out);
-	label_value(p->out, ct_doc_str(f, "transport"));
+	label_value(p->out, f->transport);
 	fputs("\",src=\"", p->out);
-	label_value(p->out, ct_doc_str(f, "src"));
+	label_value(p->out, f->src);
 	fputs("\",dst=\"", p->out);
-	label_value(p->out, ct_doc_str(f, "dst"));
-	fprintf(p->out, "\",id=\"%s\",class=\"%s\"}", id, ct_class_name(class_of(f)));
+	label_value(p->out, f->dst);
+	fprintf(p->out, "\",id=\"%s\",class=\"%s\"}", id, ct_class_name(f->cls));
 }
 
 /* The busiest flows with their own shape; the rest summed into one series. */
 static int top_flows(struct prom *p)
 {
-	json_object *flows = ct_doc_get(p->doc, "flows");
-	size_t n = ct_doc_len(flows), top = p->o.top_flows < n ? p->o.top_flows : n;
-	size_t *order = calloc(n + 1, sizeof(*order));
-	static const char *const counters[2][3] = {
-		{"commtap_flow_bytes_total", "bytes",
-		 "Wire bytes of the busiest flows (the rest: _other)."},
-		{"commtap_flow_messages_total", "messages",
+	size_t n = p->rep->n_flows, top = p->o.top_flows < n ? p->o.top_flows : n;
+	const struct ct_rep_flow **order = calloc(n + 1, sizeof(*order));
+	static const char *const counters[2][2] = {
+		{"commtap_flow_bytes_total", "Wire bytes of the busiest flows (the rest: _other)."},
+		{"commtap_flow_messages_total",
 		 "Messages of the busiest flows (the rest: _other)."},
 	};
 
 	if (!order)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	flow_sort_ctx = p;
+		order[i] = &p->rep->flows[i];
 	qsort(order, n, sizeof(*order), flow_bytes_desc);
 	for (int k = 0; k < 2; k++) {
 		uint64_t rest = 0;
 
-		family(p, counters[k][0], "counter", counters[k][2]);
+		family(p, counters[k][0], "counter", counters[k][1]);
 		for (size_t r = 0; r < n; r++) {
-			json_object *f = ct_doc_at(flows, order[r]);
+			uint64_t v = k ? order[r]->messages : order[r]->bytes;
 
 			if (r >= top) {
-				rest += ct_doc_u64(f, counters[k][1]);
+				rest += v;
 				continue;
 			}
 			fputs(counters[k][0], p->out);
-			flow_labels(p, f);
-			fprintf(p->out, " %" PRIu64 "\n", ct_doc_u64(f, counters[k][1]));
+			flow_labels(p, order[r]);
+			fprintf(p->out, " %" PRIu64 "\n", v);
 		}
 		if (n > top) {
 			fputs(counters[k][0], p->out);
@@ -670,25 +635,23 @@ static int top_flows(struct prom *p)
 		       k ? "Own period of the busiest flows (when periodic)."
 			 : "Duty cycle of the busiest flows (time on / span).");
 		for (size_t r = 0; r < top; r++) {
-			json_object *f = ct_doc_at(flows, order[r]);
-			json_object *v = ct_doc_get(ct_doc_get(f, "periodicity"),
-						    k ? "period_s" : "duty_cycle");
+			const struct ct_rep_flow *f = order[r];
 
-			if (!v)
+			if (!(k ? f->has_period : f->has_duty))
 				continue;
 			fputs(name, p->out);
 			flow_labels(p, f);
-			fprintf(p->out, " %.17g\n", json_object_get_double(v));
+			fprintf(p->out, " %.17g\n", k ? f->period_s : f->duty_cycle);
 		}
 	}
-	free(order);
+	free((void *)order);
 	return 0;
 }
 
 static int peak_desc(const void *pa, const void *pb)
 {
-	double a = ct_doc_num(*(json_object *const *)pa, "peak_gbps");
-	double b = ct_doc_num(*(json_object *const *)pb, "peak_gbps");
+	double a = (*(const struct ct_rep_receiver *const *)pa)->peak_gbps;
+	double b = (*(const struct ct_rep_receiver *const *)pb)->peak_gbps;
 
 	return a < b ? 1 : a > b ? -1 : 0;
 }
@@ -699,38 +662,38 @@ static int peak_desc(const void *pa, const void *pb)
  */
 static int receivers(struct prom *p)
 {
-	json_object *list = ct_doc_get(ct_doc_get(p->doc, "cc"), "receivers");
-	size_t n = ct_doc_len(list), top = p->o.top_receivers < n ? p->o.top_receivers : n;
-	json_object **r = calloc(n + 1, sizeof(*r));
-	static const char *const g[4][3] = {
-		{"commtap_receiver_incast_degree", "incast_degree",
+	size_t n = p->rep->n_receivers, top = p->o.top_receivers < n ? p->o.top_receivers : n;
+	const struct ct_rep_receiver **r = calloc(n + 1, sizeof(*r));
+	static const char *const g[4][2] = {
+		{"commtap_receiver_incast_degree",
 		 "Most senders whose bursts toward the receiver overlap."},
-		{"commtap_receiver_peak_over_nic_ratio", "peak_over_nic",
+		{"commtap_receiver_peak_over_nic_ratio",
 		 "Highest summed burst rate toward the receiver over its NIC rate."},
-		{"commtap_receiver_ecn_ce_ratio", "ecn_ce_fraction",
+		{"commtap_receiver_ecn_ce_ratio",
 		 "CE-marked share of the packets toward the receiver."},
-		{"commtap_receiver_cnp_per_on_second", "cnp_per_s_on",
+		{"commtap_receiver_cnp_per_on_second",
 		 "CNPs the receiver sent per second of on time."},
 	};
 
 	if (!r)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		r[i] = ct_doc_at(list, i);
+		r[i] = &p->rep->receivers[i];
 	qsort(r, n, sizeof(*r), peak_desc);
 	for (int k = 0; k < 4; k++) {
-		family(p, g[k][0], "gauge", g[k][2]);
+		family(p, g[k][0], "gauge", g[k][1]);
 		for (size_t i = 0; i < top; i++) {
-			const char *cls = ct_doc_str(r[i], "class");
+			const double v[4] = {r[i]->incast_degree, r[i]->peak_over_nic,
+					     r[i]->ecn_ce_fraction, r[i]->cnp_per_s_on};
 
 			fprintf(p->out, "%s{receiver=\"", g[k][0]);
-			label_value(p->out, ct_doc_str(r[i], "receiver"));
+			label_value(p->out, r[i]->receiver);
 			fputs("\",class=\"", p->out);
-			label_value(p->out, cls ? cls : "all");
-			fprintf(p->out, "\"} %.17g\n", ct_doc_num(r[i], g[k][1]));
+			label_value(p->out, r[i]->class_name ? r[i]->class_name : "all");
+			fprintf(p->out, "\"} %.17g\n", v[k]);
 		}
 	}
-	free(r);
+	free((void *)r);
 	return 0;
 }
 
@@ -751,14 +714,15 @@ static int anomalies(struct prom *p)
 	job_labels_to(ms, p, p->n_jobs ? 0 : (int)p->n_jobs + 1);
 	bad = fclose(ms);
 	if (!bad)
-		ct_prom_anomalies(p->out, p->doc, labels);
+		ct_prom_anomalies(p->out, &p->rep->anomalies, labels);
 	free(labels);
 	return bad ? -ENOMEM : 0;
 }
 
-int ct_prom_render(json_object *report, const struct ct_prom_opts *opts, char **text, size_t *len)
+int ct_prom_render_report(const struct ct_rep *rep, const struct ct_prom_opts *opts, char **text,
+			  size_t *len)
 {
-	struct prom p = {.doc = report};
+	struct prom p = {.rep = rep};
 	int rc;
 
 	if (opts)
@@ -792,4 +756,19 @@ int ct_prom_render(json_object *report, const struct ct_prom_opts *opts, char **
 		return rc ? rc : -ENOMEM;
 	}
 	return 0;
+}
+
+int ct_prom_render(json_object *report, const struct ct_prom_opts *opts, char **text, size_t *len)
+{
+	struct ct_rep rep;
+	char err[256];
+	int rc = ct_rep_read(report, "report", &rep, err, sizeof(err));
+
+	*text = NULL;
+	*len = 0;
+	if (rc)
+		return rc;
+	rc = ct_prom_render_report(&rep, opts, text, len);
+	ct_rep_free(&rep);
+	return rc;
 }

@@ -15,6 +15,8 @@
 #ifndef COMMTAP_EXPORT_PROM_H
 #define COMMTAP_EXPORT_PROM_H
 
+#include "report_model.h"
+
 #include <json-c/json.h>
 #include <stddef.h>
 
@@ -30,8 +32,15 @@ struct ct_prom_opts {
 };
 
 /*
- * Render the exposition into a new buffer (free() it). Returns 0, or
- * -ENOMEM.
+ * Render the exposition of a report into a new buffer (free() it).
+ * Returns 0, or -ENOMEM.
+ */
+int ct_prom_render_report(const struct ct_rep *rep, const struct ct_prom_opts *opts, char **text,
+			  size_t *len);
+
+/*
+ * The same from a document (ct_rep_read): -EINVAL when a field has the
+ * wrong type.
  */
 int ct_prom_render(json_object *report, const struct ct_prom_opts *opts, char **text, size_t *len);
 

@@ -6,7 +6,6 @@
  * otherData.time_origin_ns gives on the report's clock.
  */
 #include "trace.h"
-#include "report_doc.h"
 #include "trace_internal.h"
 
 #include <commtap/traffic_class.h>
@@ -25,13 +24,6 @@ struct tr_out {
 	uint64_t origin;
 	unsigned long events;
 };
-
-static int class_index(const char *name)
-{
-	int c = name ? ct_class_from_name(name) : -1;
-
-	return c < 0 ? TR_UNCLASSIFIED : c;
-}
 
 static void put_str(FILE *f, const char *s)
 {
@@ -96,51 +88,34 @@ static int cmp_burst(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-static int load_flows(json_object *doc, struct tr_flow **out, size_t *count, char *err,
+static int load_flows(const struct ct_rep *rep, struct tr_flow **out, size_t *count, char *err,
 		      size_t errlen)
 {
-	json_object *arr = ct_doc_get(doc, "flows");
-	size_t n = ct_doc_len(arr);
+	size_t n = rep->n_flows;
 	struct tr_flow *v = calloc(n + 1, sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		json_object *f = ct_doc_at(arr, i), *fb;
+		const struct ct_rep_flow *f = &rep->flows[i];
 		struct tr_flow *t = &v[i];
 
-		fb = ct_doc_get(ct_doc_get(f, "periodicity"), "first_bursts");
 		t->flow = f;
-		t->id = ct_doc_get(f, "id") ? ct_doc_u64(f, "id") : i;
-		t->bytes = ct_doc_u64(f, "bytes");
-		t->src = ct_doc_str(f, "src");
-		t->cls = class_index(ct_doc_str(f, "class"));
-		t->b = calloc(ct_doc_len(fb) + 1, sizeof(*t->b));
+		t->id = f->has_id ? f->id : i;
+		t->bytes = f->bytes;
+		t->src = f->src;
+		t->cls = f->has_class ? (int)f->cls : TR_UNCLASSIFIED;
+		t->b = calloc(f->n_first_bursts + 1, sizeof(*t->b));
 		if (!t->b) {
 			*out = v;
 			*count = i + 1;
 			return -ENOMEM;
 		}
-		for (size_t k = 0; k < ct_doc_len(fb); k++) {
-			json_object *e = ct_doc_at(fb, k);
+		for (size_t k = 0; k < f->n_first_bursts; k++) {
+			const struct ct_rep_burst *e = &f->first_bursts[k];
 			struct tr_burst *b = &t->b[t->nb];
 
-			if (!json_object_is_type(e, json_type_array) ||
-			    json_object_array_length(e) < 3) {
-				snprintf(err, errlen,
-					 "flow %" PRIu64
-					 ": burst %zu is not [start, end, bytes, ...]",
-					 t->id, k);
-				*out = v;
-				*count = i + 1;
-				return -EINVAL;
-			}
-			b->start = json_object_get_uint64(ct_doc_at(e, 0));
-			b->end = json_object_get_uint64(ct_doc_at(e, 1));
-			b->bytes = json_object_get_uint64(ct_doc_at(e, 2));
-			b->messages = json_object_array_length(e) > 3
-					      ? json_object_get_uint64(ct_doc_at(e, 3))
-					      : 0;
+			*b = (struct tr_burst){e->start, e->end, e->bytes, e->messages};
 			if (b->end < b->start) {
 				snprintf(err, errlen,
 					 "flow %" PRIu64 ": burst %zu ends (%" PRIu64
@@ -237,9 +212,8 @@ static int write_flow(struct tr_out *o, const struct tr_flow *t, int pid, int *n
 		lane_end[l] = t->b[k].end;
 		lane[k] = l;
 	}
-	ct_doc_flow_key(t->flow, key, sizeof(key));
-	op = ct_doc_str(t->flow, "operation") ? ct_op_from_name(ct_doc_str(t->flow, "operation"))
-					      : -1;
+	ct_rep_flow_key(t->flow, key, sizeof(key));
+	op = t->flow->has_op ? (int)t->flow->op : -1;
 	for (unsigned l = 0; l < lanes; l++) {
 		int tid = (*next_tid)++;
 
@@ -283,19 +257,17 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The job's iterations as one track; the last one lasts a period, within the capture. */
-static size_t iteration_spans(json_object *doc, uint64_t **out)
+static size_t iteration_spans(const struct ct_rep *rep, uint64_t **out)
 {
-	json_object *job = ct_doc_get(doc, "job"), *starts = ct_doc_get(job, "iteration_starts");
-	size_t n = ct_doc_len(starts);
-	uint64_t *s = calloc(n + 1, sizeof(*s)),
-		 last = ct_doc_u64(ct_doc_get(doc, "capture"), "last_ts");
-	double period = ct_doc_num(job, "iteration_period_s");
+	size_t n = rep->job.n_iteration_starts;
+	uint64_t *s = calloc(n + 1, sizeof(*s)), last = rep->capture.last_ts;
+	double period = rep->job.iteration_period_s;
 
 	*out = s;
 	if (!s || !n)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		s[i] = json_object_get_uint64(ct_doc_at(starts, i));
+		s[i] = rep->job.iteration_starts[i];
 	qsort(s, n, sizeof(*s), cmp_u64);
 	s[n] = period > 0 ? s[n - 1] + (uint64_t)llround(period * 1e9) : s[n - 1];
 	if (last > s[n - 1] && last < s[n])
@@ -318,27 +290,28 @@ static void write_iterations(struct tr_out *o, const uint64_t *s, size_t n, int 
 }
 
 /* The report's anomalies, instants on their own track of the job (trace_anomaly.c). */
-static int write_anomalies(struct tr_out *o, json_object *doc, const uint64_t *s, size_t n, int tid)
+static int write_anomalies(struct tr_out *o, const struct ct_rep *rep, const uint64_t *s, size_t n,
+			   int tid)
 {
 	struct tr_instant *v;
-	long k = tr_anomaly_instants(doc, s, n, &v);
+	long k = tr_anomaly_instants(rep, s, n, &v);
 
 	if (k < 0)
 		return -ENOMEM;
 	if (k)
 		meta(o, "thread_name", PID_JOB, tid, "anomalies", 0);
 	for (long i = 0; i < k; i++) {
-		json_object *f = v[i].finding;
+		const struct ct_rep_finding *f = v[i].finding;
 
 		event_open(o, 'i', PID_JOB, v[i].name);
 		fprintf(o->f, ",\"cat\":\"anomaly\",\"tid\":%d,\"s\":\"t\",\"ts\":", tid);
 		put_us(o->f, v[i].ts < o->origin ? 0 : v[i].ts - o->origin);
 		fputs(",\"args\":{\"kind\":", o->f);
-		put_str(o->f, ct_doc_str(f, "kind"));
+		put_str(o->f, ct_rep_kind_name(f->kind));
 		if (v[i].iteration >= 0)
 			fprintf(o->f, ",\"iteration\":%ld", v[i].iteration);
-		fprintf(o->f, ",\"confidence\":%.3f,\"evidence\":", ct_doc_num(f, "confidence"));
-		put_str(o->f, ct_doc_str(f, "evidence"));
+		fprintf(o->f, ",\"confidence\":%.3f,\"evidence\":", f->confidence);
+		put_str(o->f, f->evidence);
 		fputs("}}", o->f);
 	}
 	free(v);
@@ -414,7 +387,7 @@ static int write_counters(struct tr_out *o, const struct tr_flow *flows, size_t 
 
 struct gpu_iter {
 	uint64_t start, end;
-	json_object *it;
+	const struct ct_rep_gpu_iteration *it;
 };
 
 static int cmp_gpu_iter(const void *a, const void *b)
@@ -425,20 +398,20 @@ static int cmp_gpu_iter(const void *a, const void *b)
 }
 
 /* The GPU section's iterations, moved onto the wire's clock when the offset is known. */
-static size_t gpu_spans(json_object *doc, const struct tr_clock *clk, struct gpu_iter **out)
+static size_t gpu_spans(const struct ct_rep_gpu *g, const struct tr_clock *clk,
+			struct gpu_iter **out)
 {
-	json_object *iters = ct_doc_get(ct_doc_get(doc, "gpu"), "iterations");
-	size_t n = ct_doc_len(iters), m = 0;
+	size_t n = g->n_iterations, m = 0;
 	struct gpu_iter *v = calloc(n + 1, sizeof(*v));
 
 	*out = v;
 	if (!v)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		json_object *it = ct_doc_at(iters, i);
+		const struct ct_rep_gpu_iteration *it = &g->iterations[i];
 		int64_t shift = clk->estimated ? clk->offset_ns : 0;
-		uint64_t s = ct_doc_u64(it, "start_ns");
-		double len = ct_doc_num(it, "t_iter");
+		uint64_t s = it->start_ns;
+		double len = it->t_iter;
 
 		if (!s || !(len >= 0) || (shift > 0 && s < (uint64_t)shift))
 			continue;
@@ -454,14 +427,13 @@ static size_t gpu_spans(json_object *doc, const struct tr_clock *clk, struct gpu
 	return m;
 }
 
-static void write_gpu(struct tr_out *o, json_object *doc, const struct gpu_iter *v, size_t n,
-		      const struct tr_clock *clk, int tid)
+static void write_gpu(struct tr_out *o, const struct ct_rep_gpu *g, const struct gpu_iter *v,
+		      size_t n, const struct tr_clock *clk, int tid)
 {
-	json_object *comm0 = ct_doc_at(ct_doc_get(ct_doc_get(doc, "gpu"), "communicators"), 0);
 	char name[160];
 
-	snprintf(name, sizeof(name), "GPU host: rank %" PRIu64 " (pid %" PRIu64 ")",
-		 ct_doc_u64(comm0, "rank"), ct_doc_u64(comm0, "pid"));
+	snprintf(name, sizeof(name), "GPU host: rank %" PRIu64 " (pid %" PRIu64 ")", g->rank,
+		 g->pid);
 	meta(o, "process_name", PID_GPU, 0, name, 0);
 	meta(o, "process_sort_index", PID_GPU, 0, NULL, 1);
 	meta(o, "thread_name", PID_GPU, tid,
@@ -469,22 +441,18 @@ static void write_gpu(struct tr_out *o, json_object *doc, const struct gpu_iter 
 			    : "GPU iterations (the GPU host's clock, offset unknown)",
 	     0);
 	for (size_t i = 0; i < n; i++) {
-		json_object *it = v[i].it;
+		const struct ct_rep_gpu_iteration *it = v[i].it;
 
 		snprintf(name, sizeof(name), "GPU iteration %zu", i);
 		slice_open(o, PID_GPU, tid, "gpu", name, v[i].start, v[i].end);
-		fprintf(o->f, ",\"args\":{\"t_iter_ms\":%.6f,\"t_comp_ms\":%.6f",
-			ct_doc_num(it, "t_iter") * 1e3, ct_doc_num(it, "t_comp") * 1e3);
-		for (int c = 0; c < TR_CLASSES - 1; c++) {
-			char key[32];
-
-			snprintf(key, sizeof(key), "t_%s", tr_class_name(c));
-			if (ct_doc_get(it, key))
-				fprintf(o->f, ",\"%s_ms\":%.6f", key, ct_doc_num(it, key) * 1e3);
-		}
+		fprintf(o->f, ",\"args\":{\"t_iter_ms\":%.6f,\"t_comp_ms\":%.6f", it->t_iter * 1e3,
+			it->t_comp * 1e3);
+		for (int c = 0; c < TR_CLASSES - 1; c++)
+			if (it->t_class_has & 1u << c)
+				fprintf(o->f, ",\"t_%s_ms\":%.6f", tr_class_name(c),
+					it->t_class[c] * 1e3);
 		fprintf(o->f, ",\"overlap_ms\":%.6f,\"bubble_ms\":%.6f,\"r_comm\":%.6f}}",
-			ct_doc_num(it, "overlap") * 1e3, ct_doc_num(it, "bubble") * 1e3,
-			ct_doc_num(it, "r_comm"));
+			it->overlap * 1e3, it->bubble * 1e3, it->r_comm);
 	}
 }
 
@@ -494,26 +462,21 @@ static json_object *u64_obj(uint64_t v)
 }
 
 /* The trace's own description: what is drawn, what is summed, the clocks. */
-static void write_other_data(struct tr_out *o, json_object *doc, const struct tr_flow *flows,
-			     size_t n, size_t drawn, unsigned limit, const uint64_t *placed,
-			     uint64_t bin_ns, const struct tr_clock *clk)
+static void write_other_data(struct tr_out *o, const struct ct_rep *rep,
+			     const struct tr_flow *flows, size_t n, size_t drawn, unsigned limit,
+			     const uint64_t *placed, uint64_t bin_ns, const struct tr_clock *clk)
 {
 	json_object *d = json_object_new_object(), *cb = json_object_new_object(), *x;
-	json_object *gpu = ct_doc_get(doc, "gpu");
 	uint64_t report[TR_CLASSES] = {0};
 
 	for (size_t i = 0; i < n; i++)
 		report[flows[i].cls] += flows[i].bytes;
 	json_object_object_add(d, "generator", json_object_new_string("commtap trace"));
 	json_object_object_add(d, "report_generator",
-			       json_object_new_string(ct_doc_str(doc, "generator")
-							      ? ct_doc_str(doc, "generator")
-							      : "unknown"));
+			       json_object_new_string(rep->generator ? rep->generator : "unknown"));
 	json_object_object_add(
 		d, "clock",
-		json_object_new_string(ct_doc_str(ct_doc_get(doc, "clock"), "source")
-					       ? ct_doc_str(ct_doc_get(doc, "clock"), "source")
-					       : "unknown"));
+		json_object_new_string(rep->clock_source ? rep->clock_source : "unknown"));
 	json_object_object_add(d, "time_origin_ns", u64_obj(o->origin));
 	json_object_object_add(d, "flows", u64_obj(n));
 	json_object_object_add(d, "flows_drawn", u64_obj(drawn));
@@ -538,7 +501,7 @@ static void write_other_data(struct tr_out *o, json_object *doc, const struct tr
 		json_object_object_add(cb, tr_class_name(c), x);
 	}
 	json_object_object_add(d, "class_bytes", cb);
-	if (gpu) {
+	if (rep->gpu.present) {
 		x = json_object_new_object();
 		json_object_object_add(x, "estimated", json_object_new_boolean(clk->estimated));
 		if (clk->estimated) {
@@ -556,9 +519,7 @@ static void write_other_data(struct tr_out *o, json_object *doc, const struct tr
 			json_object_object_add(x, "boundary_class",
 					       json_object_new_string(clk->boundary_class));
 		json_object_object_add(x, "method", json_object_new_string(clk->why));
-		json_object_object_add(
-			x, "gpu_host_sync",
-			json_object_get(ct_doc_get(ct_doc_get(gpu, "clocks"), "sync")));
+		json_object_object_add(x, "gpu_host_sync", json_object_get(rep->gpu.sync));
 		json_object_object_add(d, "gpu_clock_offset", x);
 		json_object_object_add(
 			d, "gpu_events",
@@ -577,8 +538,8 @@ static void write_other_data(struct tr_out *o, json_object *doc, const struct tr
 	json_object_put(d);
 }
 
-int ct_trace_write(json_object *doc, const struct ct_trace_opts *opts, FILE *out, char *err,
-		   size_t errlen)
+int ct_trace_write_report(const struct ct_rep *rep, const struct ct_trace_opts *opts, FILE *out,
+			  char *err, size_t errlen)
 {
 	unsigned limit = opts && opts->flows ? opts->flows : CT_TRACE_DEFAULT_FLOWS;
 	unsigned max_bins = opts && opts->bins ? opts->bins : CT_TRACE_DEFAULT_BINS;
@@ -592,23 +553,23 @@ int ct_trace_write(json_object *doc, const struct ct_trace_opts *opts, FILE *out
 	int rc, tid = 2;
 
 	err[0] = 0;
-	rc = load_flows(doc, &flows, &n, err, errlen);
+	rc = load_flows(rep, &flows, &n, err, errlen);
 	if (rc)
 		goto out;
-	tr_clock_estimate(doc, flows, n, &clk);
-	n_iter = iteration_spans(doc, &iters);
-	if (ct_doc_get(doc, "gpu"))
-		n_gpu = gpu_spans(doc, &clk, &gpu);
+	tr_clock_estimate(rep, flows, n, &clk);
+	n_iter = iteration_spans(rep, &iters);
+	if (rep->gpu.present)
+		n_gpu = gpu_spans(&rep->gpu, &clk, &gpu);
 	order = calloc(n + 1, sizeof(*order));
 	hosts = calloc(n + 1, sizeof(*hosts));
-	if (!order || !hosts || !iters || (ct_doc_get(doc, "gpu") && !gpu)) {
+	if (!order || !hosts || !iters || (rep->gpu.present && !gpu)) {
 		rc = -ENOMEM;
 		goto out;
 	}
 
 	/* The time span, so that every timestamp is at or after the origin. */
-	if (ct_doc_u64(ct_doc_get(doc, "capture"), "first_ts"))
-		o.origin = ct_doc_u64(ct_doc_get(doc, "capture"), "first_ts");
+	if (rep->capture.first_ts)
+		o.origin = rep->capture.first_ts;
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < flows[i].nb; k++) {
 			if (flows[i].b[k].start < o.origin)
@@ -666,16 +627,16 @@ int ct_trace_write(json_object *doc, const struct ct_trace_opts *opts, FILE *out
 	}
 	if (n_iter)
 		write_iterations(&o, iters, n_iter, 1);
-	rc = write_anomalies(&o, doc, iters, n_iter, tid++);
+	rc = write_anomalies(&o, rep, iters, n_iter, tid++);
 	if (rc)
 		goto out;
 	rc = write_counters(&o, flows, n, o.origin, t1, max_bins, placed, &bin_ns);
 	if (rc)
 		goto out;
-	if (ct_doc_get(doc, "gpu"))
-		write_gpu(&o, doc, gpu, n_gpu, &clk, 1);
+	if (rep->gpu.present)
+		write_gpu(&o, &rep->gpu, gpu, n_gpu, &clk, 1);
 	fputs("\n]", out);
-	write_other_data(&o, doc, flows, n, drawn, limit, placed, bin_ns, &clk);
+	write_other_data(&o, rep, flows, n, drawn, limit, placed, bin_ns, &clk);
 	fputs("}\n", out);
 	rc = ferror(out) ? -EIO : 0;
 out:
@@ -686,5 +647,18 @@ out:
 	free(gpu);
 	free(hosts);
 	free(order);
+	return rc;
+}
+
+int ct_trace_write(json_object *doc, const struct ct_trace_opts *opts, FILE *out, char *err,
+		   size_t errlen)
+{
+	struct ct_rep rep;
+	int rc = ct_rep_read(doc, "", &rep, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = ct_trace_write_report(&rep, opts, out, err, errlen);
+	ct_rep_free(&rep);
 	return rc;
 }

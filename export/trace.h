@@ -11,6 +11,8 @@
 #ifndef COMMTAP_EXPORT_TRACE_H
 #define COMMTAP_EXPORT_TRACE_H
 
+#include "report_model.h"
+
 #include <json-c/json.h>
 #include <stdio.h>
 
@@ -23,9 +25,13 @@ struct ct_trace_opts {
 };
 
 /*
- * Write the trace of one commtap.report/v1 document. Returns 0 or a negative
- * errno; err then says what in the report is wrong (empty for I/O errors).
+ * Write the trace of one report. Returns 0 or a negative errno; err then
+ * says what in the report is wrong (empty for I/O errors).
  */
+int ct_trace_write_report(const struct ct_rep *rep, const struct ct_trace_opts *opts, FILE *out,
+			  char *err, size_t errlen);
+
+/* The same from a commtap.report/v1 document, read as ct_rep_read reads it. */
 int ct_trace_write(json_object *doc, const struct ct_trace_opts *opts, FILE *out, char *err,
 		   size_t errlen);
 

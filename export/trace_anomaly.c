@@ -5,26 +5,24 @@
  * start; a finding of the whole capture (loss, congestion) once, at the
  * capture's first packet. trace.c writes them on the job's track.
  */
-#include "report_doc.h"
 #include "trace_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void name_of(json_object *f, char *buf, size_t len)
+static void name_of(const struct ct_rep_finding *f, char *buf, size_t len)
 {
-	const char *scope = ct_doc_str(f, "scope"), *kind = ct_doc_str(f, "kind");
+	const char *kind = ct_rep_kind_name(f->kind);
 
-	if (scope && !strcmp(scope, "link"))
-		snprintf(buf, len, "%s %s>%s", kind, ct_doc_str(f, "src"), ct_doc_str(f, "dst"));
-	else if (scope && !strcmp(scope, "priority"))
-		snprintf(buf, len, "%s priority %llu", kind,
-			 (unsigned long long)ct_doc_u64(f, "priority"));
-	else if (scope && !strcmp(scope, "job"))
+	if (f->scope == CT_ANOMALY_AT_LINK)
+		snprintf(buf, len, "%s %s>%s", kind, f->src, f->dst);
+	else if (f->scope == CT_ANOMALY_AT_PRIORITY)
+		snprintf(buf, len, "%s priority %llu", kind, (unsigned long long)f->priority);
+	else if (f->scope == CT_ANOMALY_AT_JOB)
 		snprintf(buf, len, "%s", kind);
 	else
-		snprintf(buf, len, "%s %s", kind, ct_doc_str(f, "host"));
+		snprintf(buf, len, "%s %s", kind, f->host);
 }
 
 static int by_ts(const void *pa, const void *pb)
@@ -36,37 +34,37 @@ static int by_ts(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-long tr_anomaly_instants(json_object *doc, const uint64_t *iters, size_t n_iter,
+long tr_anomaly_instants(const struct ct_rep *rep, const uint64_t *iters, size_t n_iter,
 			 struct tr_instant **out)
 {
-	json_object *list = ct_doc_get(ct_doc_get(doc, "anomalies"), "findings");
-	uint64_t first = ct_doc_u64(ct_doc_get(doc, "capture"), "first_ts");
+	const struct ct_rep_anomalies *a = &rep->anomalies;
+	uint64_t first = rep->capture.first_ts;
 	size_t n = 0, cap = 0;
 	struct tr_instant *v;
 
 	*out = NULL;
-	for (size_t i = 0; i < ct_doc_len(list); i++) {
-		json_object *its = ct_doc_get(ct_doc_at(list, i), "per_iteration");
+	for (size_t i = 0; i < a->n_findings; i++) {
+		const struct ct_rep_finding *f = &a->findings[i];
 
-		cap += its ? ct_doc_len(its) : 1;
+		cap += f->has_per_iteration ? f->n_per_iteration : 1;
 	}
 	if (!cap)
 		return 0;
 	v = calloc(cap, sizeof(*v));
 	if (!v)
 		return -1;
-	for (size_t i = 0; i < ct_doc_len(list); i++) {
-		json_object *f = ct_doc_at(list, i), *its = ct_doc_get(f, "per_iteration");
+	for (size_t i = 0; i < a->n_findings; i++) {
+		const struct ct_rep_finding *f = &a->findings[i];
 		char name[96];
 
 		name_of(f, name, sizeof(name));
-		if (!its) {
+		if (!f->has_per_iteration) {
 			v[n] = (struct tr_instant){.ts = first, .finding = f, .iteration = -1};
 			memcpy(v[n++].name, name, sizeof(name));
 			continue;
 		}
-		for (size_t k = 0; k < ct_doc_len(its); k++) {
-			uint64_t it = ct_doc_u64(ct_doc_at(its, k), "iteration");
+		for (size_t k = 0; k < f->n_per_iteration; k++) {
+			uint64_t it = f->per_iteration[k].iteration;
 
 			if (it >= n_iter) /* not in this report's iterations */
 				continue;

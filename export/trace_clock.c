@@ -6,7 +6,6 @@
  * bursts end a moment before. The median of the differences over the
  * iterations is the offset, their largest deviation its uncertainty.
  */
-#include "report_doc.h"
 #include "trace_internal.h"
 
 #include <math.h>
@@ -29,18 +28,14 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The class whose collectives close the GPU section's iterations: DP, else the busiest. */
-static int boundary_class(json_object *iters)
+static int boundary_class(const struct ct_rep_gpu *gpu)
 {
 	double t[TR_CLASSES] = {0};
 	int best = -1;
 
-	for (size_t i = 0; i < ct_doc_len(iters); i++)
-		for (int c = 0; c < TR_CLASSES - 1; c++) {
-			char key[32];
-
-			snprintf(key, sizeof(key), "t_%s", tr_class_name(c));
-			t[c] += ct_doc_num(ct_doc_at(iters, i), key);
-		}
+	for (size_t i = 0; i < gpu->n_iterations; i++)
+		for (int c = 0; c < TR_CLASSES - 1; c++)
+			t[c] += gpu->iterations[i].t_class[c];
 	if (t[CT_CLASS_DP] > 0)
 		return CT_CLASS_DP;
 	for (int c = 0; c < TR_CLASSES - 1; c++)
@@ -55,22 +50,22 @@ static int boundary_class(json_object *iters)
  */
 static int use_flow(const struct tr_flow *t, int cls, int labelled_only)
 {
-	const char *src = ct_doc_str(t->flow, "class_source");
+	const char *src = t->flow->class_source;
 
 	return t->cls == cls && (!labelled_only || (src && !strcmp(src, "label")));
 }
 
 /* Per wire iteration, the last end of the class's bursts that start in it. */
-static size_t wire_ends(json_object *starts_json, const struct tr_flow *flows, size_t n, int cls,
-			int labelled_only, uint64_t *ends)
+static size_t wire_ends(const struct ct_rep_period *job, const struct tr_flow *flows, size_t n,
+			int cls, int labelled_only, uint64_t *ends)
 {
-	size_t ns = ct_doc_len(starts_json), m = 0;
+	size_t ns = job->n_iteration_starts, m = 0;
 	uint64_t *starts = calloc(ns + 1, sizeof(*starts));
 
 	if (!starts)
 		return 0;
 	for (size_t i = 0; i < ns; i++)
-		starts[i] = json_object_get_uint64(ct_doc_at(starts_json, i));
+		starts[i] = job->iteration_starts[i];
 	qsort(starts, ns, sizeof(*starts), cmp_u64);
 	for (size_t j = 0; j < ns; j++) {
 		uint64_t lo = starts[j], hi = j + 1 < ns ? starts[j + 1] : UINT64_MAX, end = 0;
@@ -92,15 +87,14 @@ static size_t wire_ends(json_object *starts_json, const struct tr_flow *flows, s
 	return m;
 }
 
-void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, struct tr_clock *c)
+void tr_clock_estimate(const struct ct_rep *rep, const struct tr_flow *flows, size_t n,
+		       struct tr_clock *c)
 {
-	json_object *gpu = ct_doc_get(doc, "gpu"), *iters = ct_doc_get(gpu, "iterations");
-	json_object *starts = ct_doc_get(ct_doc_get(doc, "job"), "iteration_starts");
-	size_t ni = ct_doc_len(iters), nw, np = 0;
+	const struct ct_rep_gpu *gpu = &rep->gpu;
+	size_t ni = gpu->n_iterations, nw, np = 0;
 	uint64_t *wire = NULL;
 	int64_t *d = NULL, spread = 0;
-	double period = ct_doc_num(ct_doc_get(doc, "job"), "iteration_period_s");
-	json_object *joined;
+	double period = rep->job.iteration_period_s;
 	int cls, labelled = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -111,14 +105,14 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 			ni);
 		return;
 	}
-	cls = boundary_class(iters);
+	cls = boundary_class(gpu);
 	if (cls < 0) {
 		snprintf(c->why, sizeof(c->why),
 			 "not estimated: the gpu section's iterations spend no time in any class");
 		return;
 	}
 	c->boundary_class = tr_class_name(cls);
-	if (!strcmp(ct_doc_str(ct_doc_get(doc, "clock"), "source") ?: "", "ebpf")) {
+	if (!strcmp(rep->clock_source ?: "", "ebpf")) {
 		c->estimated = c->same_clock = 1;
 		snprintf(c->why, sizeof(c->why),
 			 "one clock: the report's flows were timed on the GPU host itself (the "
@@ -128,8 +122,7 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 			 "started, is not measured (gpu_host_sync bounds the clock's error)");
 		return;
 	}
-	joined = ct_doc_get(ct_doc_get(gpu, "operations_joined"), tr_class_name(cls));
-	if (ct_doc_get(gpu, "operations_joined") && !ct_doc_u64(joined, "wire_bytes")) {
+	if (gpu->has_joined && !gpu->joined_wire_bytes[cls]) {
 		snprintf(c->why, sizeof(c->why),
 			 "not estimated: the %s collectives that end the gpu section's iterations "
 			 "put no bytes on the wire (operations_joined), so the wire cannot show "
@@ -139,13 +132,13 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 	}
 	for (size_t f = 0; f < n && !labelled; f++)
 		labelled = use_flow(&flows[f], cls, 1);
-	wire = calloc(ct_doc_len(starts) + 1, sizeof(*wire));
+	wire = calloc(rep->job.n_iteration_starts + 1, sizeof(*wire));
 	d = calloc(ni, sizeof(*d));
 	if (!wire || !d) {
 		snprintf(c->why, sizeof(c->why), "not estimated: out of memory");
 		goto out;
 	}
-	nw = wire_ends(starts, flows, n, cls, labelled, wire);
+	nw = wire_ends(&rep->job, flows, n, cls, labelled, wire);
 	if (nw < 2 || !(period > 0)) {
 		snprintf(c->why, sizeof(c->why),
 			 "not estimated: the wire shows %s bursts in %zu iterations%s; two or more "
@@ -155,8 +148,8 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
 	}
 	/* Each GPU iteration end against the nearest wire end of its class. */
 	for (size_t i = 0; i < ni; i++) {
-		json_object *it = ct_doc_at(iters, i);
-		uint64_t e = ct_doc_u64(it, "start_ns") + llround(ct_doc_num(it, "t_iter") * 1e9);
+		const struct ct_rep_gpu_iteration *it = &gpu->iterations[i];
+		uint64_t e = it->start_ns + llround(it->t_iter * 1e9);
 		int64_t best = 0;
 		int have = 0;
 

@@ -3,7 +3,8 @@
 #ifndef COMMTAP_EXPORT_TRACE_INTERNAL_H
 #define COMMTAP_EXPORT_TRACE_INTERNAL_H
 
-#include <json-c/json.h>
+#include "report_model.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +24,7 @@ struct tr_burst {
 };
 
 struct tr_flow {
-	json_object *flow;
+	const struct ct_rep_flow *flow;
 	uint64_t id, bytes, burst_bytes;
 	const char *src;
 	int cls;
@@ -49,7 +50,8 @@ struct tr_clock {
  * iteration's last data-parallel collective) against the ends of that
  * class's bursts in each wire iteration.
  */
-void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, struct tr_clock *c);
+void tr_clock_estimate(const struct ct_rep *rep, const struct tr_flow *flows, size_t n,
+		       struct tr_clock *c);
 
 /*
  * An anomaly as an instant event on the job's track (trace_anomaly.c): at
@@ -58,7 +60,7 @@ void tr_clock_estimate(json_object *doc, const struct tr_flow *flows, size_t n, 
  */
 struct tr_instant {
 	uint64_t ts; /* ns, the wire's clock */
-	json_object *finding; /* in the report's anomalies.findings */
+	const struct ct_rep_finding *finding; /* in the report's anomalies */
 	char name[96];	      /* "straggler 198.18.0.2" */
 	long iteration;	      /* -1: the whole capture */
 };
@@ -68,7 +70,7 @@ struct tr_instant {
  * the job's iteration starts (n_iter of them, from the report). Returns
  * how many, or -1 when out of memory.
  */
-long tr_anomaly_instants(json_object *doc, const uint64_t *iters, size_t n_iter,
+long tr_anomaly_instants(const struct ct_rep *rep, const uint64_t *iters, size_t n_iter,
 			 struct tr_instant **out);
 
 #endif

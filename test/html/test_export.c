@@ -483,7 +483,11 @@ static void test_merge_keeps_cut_flows_apart(void **state)
 	json_object_put(docs[1]);
 }
 
-/* Wrong types and references that point nowhere: drawn, merged, exposed, no crash. */
+/*
+ * Wrong types: merged; the exposition and the page refuse them with the
+ * field named. References that point nowhere: drawn, merged, exposed. No
+ * crash.
+ */
 static void test_odd_documents(void **state)
 {
 	static const char *const odd =
@@ -495,9 +499,21 @@ static void test_odd_documents(void **state)
 		"{\"transport\":\"roce\",\"src\":\"::1\",\"dst\":\"10.0.0.1\",\"reverse\":99,"
 		"\"class\":\"PP\",\"bytes\":1e30}],\"gpu\":{\"iterations\":[{},{\"t_PP\":{\"ZZ\":"
 		"1}}]}}";
+	static const char *const odd_refs =
+		"{\"schema\":\"commtap.report/v1\",\"job\":{\"periodic\":true,"
+		"\"iteration_period_s\":1e300,\"iteration_starts\":[9,3]},\"flows\":[{},"
+		"{\"transport\":\"roce\",\"src\":\"::1\",\"dst\":\"10.0.0.1\",\"reverse\":99,"
+		"\"class\":\"made-up\",\"operation\":\"Juggle\",\"bytes\":1e30,"
+		"\"periodicity\":{\"first_bursts\":[[5,1,3],[1,2,3,4]],\"job\":7},"
+		"\"msg_size_hist\":{\"zz\":3,\"18446744073709551615\":1}}],"
+		"\"cc\":{\"receivers\":[{\"receiver\":\"::1\",\"class\":\"all\"}]},"
+		"\"gpu\":{\"iterations\":[{},{\"t_PP\":1,\"t_iter\":-1}],\"communicators\":[{}]},"
+		"\"anomalies\":{\"findings\":[{\"kind\":\"rhythm\",\"scope\":\"job\","
+		"\"per_iteration\":[{\"iteration\":99}]}]}}";
 	json_object *docs[2], *m;
 	const char *names[2] = {"odd", "odd2"};
 	char err[256], *text, *page;
+	struct ct_rep rep;
 	size_t len;
 	FILE *f;
 
@@ -508,11 +524,33 @@ static void test_odd_documents(void **state)
 		assert_int_equal(ct_doc_check(docs[i], names[i], err, sizeof(err)), 0);
 	}
 	assert_int_equal(ct_merge_reports(docs, names, 2, &m), 0);
-	assert_int_equal(ct_prom_render(m, NULL, &text, &len), 0);
-	free(text);
-	assert_int_equal(ct_prom_render(docs[0], NULL, &text, &len), 0);
-	free(text);
+	/* the typed reader refuses them, naming the file and the field */
+	assert_int_equal(ct_prom_render(m, NULL, &text, &len), -EINVAL);
+	assert_null(text);
+	assert_int_equal(ct_prom_render(docs[0], NULL, &text, &len), -EINVAL);
+	assert_int_equal(ct_rep_read(docs[0], "odd", &rep, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "odd: capture: not an object");
+	assert_int_equal(ct_rep_read(m, "merged", &rep, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "merged: flows[1].transport: not a string");
 	for (int i = 0; i < 2; i++) {
+		f = open_memstream(&page, &len);
+		assert_int_equal(ct_html_write(i ? m : docs[0], NULL, f), -EINVAL);
+		fclose(f);
+		assert_int_equal(len, 0);
+		free(page);
+	}
+	json_object_put(m);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+	/* of the right types, pointing nowhere: drawn, merged, exposed */
+	for (int i = 0; i < 2; i++) {
+		docs[i] = json_tokener_parse(odd_refs);
+		assert_non_null(docs[i]);
+	}
+	assert_int_equal(ct_merge_reports(docs, names, 2, &m), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(ct_prom_render(i ? m : docs[0], NULL, &text, &len), 0);
+		free(text);
 		f = open_memstream(&page, &len);
 		assert_int_equal(ct_html_write(i ? m : docs[0], NULL, f), 0);
 		fclose(f);
@@ -525,6 +563,67 @@ static void test_odd_documents(void **state)
 	docs[0] = json_tokener_parse("[1]");
 	assert_int_not_equal(ct_doc_check(docs[0], "arr", err, sizeof(err)), 0);
 	json_object_put(docs[0]);
+}
+
+/* A report whose one finding is a straggler at host from onset_s on, for 2 iterations of 0.1 s. */
+static json_object *straggler_at(const char *host, double onset_s, double confidence)
+{
+	json_object *doc = json_object_new_object(), *a = json_object_new_object();
+	json_object *list = json_object_new_array(), *f = json_object_new_object();
+
+	json_object_object_add(f, "kind", json_object_new_string("straggler"));
+	json_object_object_add(f, "scope", json_object_new_string("host"));
+	json_object_object_add(f, "host", json_object_new_string(host));
+	json_object_object_add(f, "delay_s", json_object_new_double(0.003));
+	json_object_object_add(f, "confidence", json_object_new_double(confidence));
+	json_object_object_add(f, "onset_iteration", json_object_new_int(1));
+	json_object_object_add(f, "onset_ns", json_object_new_uint64((uint64_t)(onset_s * 1e9)));
+	json_object_object_add(f, "iterations_since_onset", json_object_new_int(2));
+	json_object_array_add(list, f);
+	json_object_object_add(a, "period_s", json_object_new_double(0.1));
+	json_object_object_add(a, "findings", list);
+	json_object_object_add(doc, "anomalies", a);
+	json_object_object_add(doc, "flows", json_object_new_array());
+	return doc;
+}
+
+/*
+ * Findings of several reports: one per kind, place and overlapping window
+ * (in time), the most confident copy kept, its sources named; a report
+ * whose section does not read is named with the field.
+ */
+static void test_merge_findings(void **state)
+{
+	json_object *docs[5] = {
+		straggler_at("198.18.0.1", 1.0, 0.6),  /* 1.0 .. 1.2 s */
+		straggler_at("198.18.0.1", 1.15, 0.8), /* overlaps: the same, more confident */
+		straggler_at("198.18.0.1", 5.0, 0.7),  /* later: another */
+		straggler_at("198.18.0.2", 1.0, 0.5),  /* elsewhere: another */
+		json_tokener_parse("{\"anomalies\":{\"findings\":[{\"confidence\":\"high\"}]}}"),
+	};
+	const char *names[5] = {"a", "b", "c", "d", "e"};
+	json_object *m, *list, *f;
+
+	(void)state;
+	assert_int_equal(ct_merge_anomalies(docs, names, 5, 0, &m), 0);
+	list = ct_doc_get(m, "findings");
+	assert_int_equal(ct_doc_len(list), 3);
+	/* by confidence: b's copy (a, b), c's, d's */
+	f = ct_doc_at(list, 0);
+	assert_float_equal(ct_doc_num(f, "confidence"), 0.8, 1e-12);
+	assert_string_equal(json_object_to_json_string(ct_doc_get(f, "sources")),
+			    "[ \"a\", \"b\" ]");
+	assert_string_equal(json_object_to_json_string(ct_doc_get(ct_doc_at(list, 1), "sources")),
+			    "[ \"c\" ]");
+	assert_string_equal(ct_doc_str(ct_doc_at(list, 2), "host"), "198.18.0.2");
+	assert_string_equal(json_object_get_string(ct_doc_at(ct_doc_get(m, "unread"), 0)),
+			    "e: anomalies.findings[0].confidence: not a number");
+	json_object_put(m);
+	/* none has the section: none in the merge */
+	assert_int_equal(ct_merge_anomalies(&docs[4], names, 0, 0, &m), 0);
+	assert_null(m);
+	for (int i = 0; i < 5; i++)
+		json_object_put(docs[i]);
 }
 
 static void test_listen_addresses(void **state)
@@ -559,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_merge_dedup),
 		cmocka_unit_test(test_merge_keeps_cut_flows_apart),
 		cmocka_unit_test(test_odd_documents),
+		cmocka_unit_test(test_merge_findings),
 		cmocka_unit_test(test_listen_addresses),
 	};
 
