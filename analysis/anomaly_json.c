@@ -71,7 +71,8 @@ static json_object *finding(struct aj *b, const struct ct_anomaly *a)
 	if (a->cls >= 0)
 		put(b, o, "class", json_object_new_string(ct_class_name(a->cls)));
 	put(b, o, value_unit(a->kind), json_object_new_double(a->value));
-	if (a->kind == CT_ANOMALY_STRAGGLER || a->kind == CT_ANOMALY_RHYTHM)
+	if (a->kind == CT_ANOMALY_STRAGGLER || a->kind == CT_ANOMALY_RHYTHM ||
+	    a->kind == CT_ANOMALY_HANG) /* a hang's: how many periods it has been silent */
 		put(b, o, "share_of_iteration", json_object_new_double(a->share));
 	put(b, o, "confidence", json_object_new_double(a->confidence));
 	if (a->onset >= 0) {

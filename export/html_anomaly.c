@@ -14,7 +14,7 @@
 
 /* Each kind's title, in enum ct_anomaly_kind order. */
 static const char *const titles[CT_ANOMALY_KINDS] = {
-	"Straggler", "Slow link", "Loss hot spot", "Congestion", "Rhythm break",
+	"Straggler", "Slow link", "Loss hot spot", "Congestion", "Rhythm break", "Hang",
 };
 
 static void where(FILE *out, const struct ct_rep_finding *f)
@@ -46,6 +46,11 @@ static void figure(FILE *out, const struct ct_rep_finding *f)
 		break;
 	case CT_ANOMALY_SLOW_LINK:
 		fprintf(out, "%.0f%% of its peers' rate", 100 * v);
+		break;
+	case CT_ANOMALY_HANG:
+		fputs("silent ", out);
+		ct_html_seconds(out, v);
+		fprintf(out, " (%.1f periods)", f->share);
 		break;
 	case CT_ANOMALY_LOSS:
 		fprintf(out, "%.0f loss signals", v);

@@ -387,6 +387,7 @@ static const char *const kind_names[][2] = {
 	[CT_ANOMALY_LOSS] = {"loss", "loss_signals"},
 	[CT_ANOMALY_CONGESTION] = {"congestion", "marked_fraction"},
 	[CT_ANOMALY_RHYTHM] = {"rhythm", "excess_s"},
+	[CT_ANOMALY_HANG] = {"hang", "silence_s"},
 };
 static const char *const scope_names[] = {
 	[CT_ANOMALY_AT_HOST] = "host",	       [CT_ANOMALY_AT_LINK] = "link",

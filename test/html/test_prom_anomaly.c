@@ -86,7 +86,7 @@ static void test_bounded_top(void **state)
 	assert_non_null(strstr(text, "commtap_anomalies{" FLEET ",kind=\"straggler\"} 20\n"));
 	assert_non_null(strstr(text, "commtap_anomalies{" FLEET ",kind=\"loss\"} 1\n"));
 	assert_non_null(strstr(text, "commtap_anomalies{" FLEET ",kind=\"rhythm\"} 0\n"));
-	assert_int_equal(lines_with(text, "commtap_anomalies{" FLEET ","), 5);
+	assert_int_equal(lines_with(text, "commtap_anomalies{" FLEET ","), CT_ANOMALY_KINDS);
 	assert_int_equal(lines_with(text, "commtap_anomaly_confidence{" FLEET ","),
 			 CT_PROM_TOP_ANOMALIES);
 	assert_int_equal(lines_with(text, "commtap_anomaly_value{" FLEET ","),
