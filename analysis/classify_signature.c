@@ -76,51 +76,11 @@ static void sort_doubles(double *v, size_t n)
 	}
 }
 
-/* The k-th smallest of v (0-based), v reordered so that v[0..k) <= it. */
-static double select_kth(double *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n - 1;
-
-	while (lo < hi) {
-		double pivot = v[lo + (hi - lo) / 2];
-		size_t i = lo, j = hi;
-
-		while (i <= j) {
-			while (v[i] < pivot)
-				i++;
-			while (v[j] > pivot)
-				j--;
-			if (i <= j) {
-				double t = v[i];
-
-				v[i] = v[j];
-				v[j] = t;
-				i++;
-				if (!j--)
-					break;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			break;
-	}
-	return v[k];
-}
-
-/* The median of n >= 1 values, found by selection (v is reordered). */
+/* The median of n >= 1 values (v is sorted). */
 static double median_of(double *v, size_t n)
 {
-	double upper = select_kth(v, n, n / 2), lower = v[0];
-
-	if (n % 2)
-		return upper;
-	for (size_t i = 1; i < n / 2; i++)
-		if (v[i] > lower)
-			lower = v[i];
-	return (lower + upper) / 2;
+	sort_doubles(v, n);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Where each of a flow's bursts falls in its job: found once per burst. */
