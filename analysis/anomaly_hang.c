@@ -74,8 +74,8 @@ int anom_hang(struct anom_ctx *c)
 	int err = 0;
 
 	if (!c->n_iter || !c->counters) {
-		anom_not_looked(c, CT_ANOMALY_HANG, c->n_iter ? "no capture counters"
-							     : "no iteration period");
+		anom_not_looked(c, CT_ANOMALY_HANG,
+				c->n_iter ? "no capture counters" : "no iteration period");
 		return 0;
 	}
 	end = c->counters->last_ts;
@@ -150,7 +150,7 @@ int anom_hang(struct anom_ctx *c)
 					.host = hosts.a[order[0]],
 					.value = silence,
 					.share = silence / c->period_s,
-					.confidence = uneven    ? HANG_CONF_PARTIAL
+					.confidence = uneven	? HANG_CONF_PARTIAL
 						      : missing ? HANG_CONF_ALIKE
 								: HANG_CONF_WHOLE,
 					.onset = last_it,
@@ -159,24 +159,27 @@ int anom_hang(struct anom_ctx *c)
 		size_t at = 0;
 
 		for (size_t i = 0; i < hosts.n && named < HANG_LAST_NAMED; i++, named++)
-			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s", named ? ", " : "",
+			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
+					       named ? ", " : "",
 					       anom_addr(&hosts.a[order[i]], buf));
 		if (missing)
 			an.peer = hosts.a[shortest]; /* the one that sent least of its iteration */
 		snprintf(an.evidence, sizeof(an.evidence),
-			 "the job sent nothing for its last %.3g s (%.1f periods of %.3g ms) while the "
+			 "the job sent nothing for its last %.3g s (%.1f periods of %.3g ms) while "
+			 "the "
 			 "capture went on; in its last iteration (%ld) %zu of its %zu hosts sent "
 			 "less than %.0f%% of an iteration (%s %.0f%%)%s; the last to send: %s",
 			 silence, silence / c->period_s, c->period_s * 1e3, last_it, missing,
 			 hosts.n, HANG_WHOLE_SHARE * 100, anom_addr(&hosts.a[shortest], buf),
 			 h[shortest].share * 100,
-			 uneven	   ? ": it stopped first, the others waited for it in a collective "
-				     "that never completed"
-			 : missing ? (pipeline ? ": a pipeline's stages end apart in the wire's "
-						 "iteration (a stop, or an end at its own boundary)"
-					       : ": every host stopped at the same point (a stop of "
-						 "all, or an end at the job's own boundary)")
-				   : ": it may have ended",
+			 uneven ? ": it stopped first, the others waited for it in a collective "
+				  "that never completed"
+			 : missing
+				 ? (pipeline ? ": a pipeline's stages end apart in the wire's "
+					       "iteration (a stop, or an end at its own boundary)"
+					     : ": every host stopped at the same point (a stop of "
+					       "all, or an end at the job's own boundary)")
+				 : ": it may have ended",
 			 list);
 		err = anom_add(c, &an);
 	}

@@ -71,8 +71,9 @@ static void write_capture(const struct ct_report *r, FILE *out)
 	fprintf(out, "capture %s: %" PRIu64 " packets, %s, %.6f s, %zu flows", r->source,
 		c->packets, total, c->packets ? (double)(c->last_ts - c->first_ts) / 1e9 : 0.0,
 		r->flows.count);
-	fprintf(out, " (RoCE %" PRIu64 " pkts, TCP %" PRIu64 " pkts, other %" PRIu64
-		     ", malformed %" PRIu64 ")\n",
+	fprintf(out,
+		" (RoCE %" PRIu64 " pkts, TCP %" PRIu64 " pkts, other %" PRIu64
+		", malformed %" PRIu64 ")\n",
 		c->roce_packets, c->tcp_packets, c->other_ip + c->other_l2, c->malformed);
 	if (c->malformed) {
 		fprintf(out, "malformed:");
@@ -119,8 +120,8 @@ static void write_flow_table(const struct ct_report *r, FILE *out)
 		fprintf(out,
 			"%3zu  %-46s %9" PRIu64 " %11s %8" PRIu64 " %10s %5" PRIu64 " %5" PRIu64
 			" %5" PRIu64 " %7s\n",
-			i, ep, f->packets, bytes, f->messages, avg, f->retransmits, f->cnp, f->ecn_ce,
-			rev);
+			i, ep, f->packets, bytes, f->messages, avg, f->retransmits, f->cnp,
+			f->ecn_ce, rev);
 	}
 }
 
@@ -130,9 +131,11 @@ static void write_class_table(const struct ct_report *r, FILE *out)
 
 	fprintf(out, "\nclasses (by %s", c->method);
 	if (!strcmp(c->method, "signatures"))
-		fprintf(out, "; layout seen: %u hosts, pipeline of %u, DP ring of %u, all-to-all "
-			     "among %u",
-			c->layout.hosts, c->layout.pp_stages, c->layout.dp_ring, c->layout.ep_group);
+		fprintf(out,
+			"; layout seen: %u hosts, pipeline of %u, DP ring of %u, all-to-all "
+			"among %u",
+			c->layout.hosts, c->layout.pp_stages, c->layout.dp_ring,
+			c->layout.ep_group);
 	fprintf(out, "):\n%3s  %-11s %5s  %s\n", "id", "class", "conf", "evidence");
 	for (size_t i = 0; i < c->n; i++)
 		fprintf(out, "%3zu  %-11s %5.2f  %s\n", i, ct_class_name(c->flows[i].cls),
@@ -153,7 +156,9 @@ static void write_jobs(const struct ct_periodicity *p, FILE *out)
 			ct_addr_format(&job->hosts[0], first, sizeof(first));
 		if (job->n_hosts)
 			ct_addr_format(&job->hosts[job->n_hosts - 1], last, sizeof(last));
-		fprintf(out, "  job %zu: %zu hosts (%s .. %s), period %.6f s (confidence %.2f), %zu flows, %.1f MiB\n",
+		fprintf(out,
+			"  job %zu: %zu hosts (%s .. %s), period %.6f s (confidence %.2f), %zu "
+			"flows, %.1f MiB\n",
 			j, job->n_hosts, first, last, period->period_s, period->confidence,
 			job->flows, (double)job->bytes / 1048576.0);
 	}
@@ -166,10 +171,13 @@ static void write_periodicity_table(const struct ct_report *r, FILE *out)
 
 	fprintf(out, "\nperiodicity: ");
 	if (j->periodic)
-		fprintf(out, "iteration period %.6f s (confidence %.2f) over %zu iterations, duty cycle %.2f\n",
+		fprintf(out,
+			"iteration period %.6f s (confidence %.2f) over %zu iterations, duty cycle "
+			"%.2f\n",
 			j->period_s, j->confidence, j->iterations, p->job_onoff.duty_cycle);
 	else
-		fprintf(out, "%s (%zu bursts)\n", j->reason ? j->reason : "not periodic", p->bursts);
+		fprintf(out, "%s (%zu bursts)\n", j->reason ? j->reason : "not periodic",
+			p->bursts);
 	write_jobs(p, out);
 	fprintf(out, "%3s  %12s %6s %6s %6s %8s %10s %10s %10s %9s\n", "id", "period (s)", "phase",
 		"duty", "bursts", "on (ms)", "off (ms)", "burst", "iter CV", "peak Gb/s");
@@ -240,10 +248,12 @@ static void write_job_lines(const struct ct_report *r, FILE *out)
 		return;
 	}
 	if (!p->job.periodic) {
-		fprintf(out, "job: %s (%zu bursts)\n", p->job.reason ? p->job.reason : "not periodic",
-			p->bursts);
+		fprintf(out, "job: %s (%zu bursts)\n",
+			p->job.reason ? p->job.reason : "not periodic", p->bursts);
 	} else if (p->n_jobs < 2) {
-		fprintf(out, "job: iteration %.3f ms (confidence %.2f) over %zu iterations, duty cycle %.2f\n",
+		fprintf(out,
+			"job: iteration %.3f ms (confidence %.2f) over %zu iterations, duty cycle "
+			"%.2f\n",
 			p->job.period_s * 1e3, p->job.confidence, p->job.iterations,
 			p->job_onoff.duty_cycle);
 	} else {
@@ -319,12 +329,11 @@ static int receiver_rank(const struct ct_receiver_cc *c)
 	       (c->incast_degree > 1);
 }
 
-static const struct ct_receiver_cc *receivers_sorted;
-
-static int receiver_cmp(const void *pa, const void *pb)
+static int receiver_cmp(const void *pa, const void *pb, void *arg)
 {
-	const struct ct_receiver_cc *a = &receivers_sorted[*(const size_t *)pa];
-	const struct ct_receiver_cc *b = &receivers_sorted[*(const size_t *)pb];
+	const struct ct_receiver_cc *rc = arg;
+	const struct ct_receiver_cc *a = &rc[*(const size_t *)pa];
+	const struct ct_receiver_cc *b = &rc[*(const size_t *)pb];
 	int d = receiver_rank(b) - receiver_rank(a);
 
 	if (d)
@@ -344,9 +353,9 @@ static void write_receiver_lines(const struct ct_report *r, FILE *out)
 		return;
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-	receivers_sorted = p->receivers;
-	qsort(idx, n, sizeof(*idx), receiver_cmp);
-	fprintf(out, "receivers (%zu of %zu, congestion signs first; --flows gives each class's):\n",
+	qsort_r(idx, n, sizeof(*idx), receiver_cmp, p->receivers);
+	fprintf(out,
+		"receivers (%zu of %zu, congestion signs first; --flows gives each class's):\n",
 		n < SUMMARY_RECEIVERS ? n : SUMMARY_RECEIVERS, n);
 	fprintf(out, "  %-30s %7s %6s %9s %9s %9s %5s\n", "receiver", "senders", "incast",
 		"peak Gb/s", "CNP/s on", "CE frac", "retx");
@@ -362,12 +371,11 @@ static void write_receiver_lines(const struct ct_report *r, FILE *out)
 	free(idx);
 }
 
-static const struct ct_flow_summary *flows_sorted;
-
-static int heavier(const void *pa, const void *pb)
+static int heavier(const void *pa, const void *pb, void *arg)
 {
-	const struct ct_flow_summary *a = &flows_sorted[*(const size_t *)pa];
-	const struct ct_flow_summary *b = &flows_sorted[*(const size_t *)pb];
+	const struct ct_flow_summary *fl = arg;
+	const struct ct_flow_summary *a = &fl[*(const size_t *)pa];
+	const struct ct_flow_summary *b = &fl[*(const size_t *)pb];
 
 	if (a->bytes != b->bytes)
 		return a->bytes < b->bytes ? 1 : -1;
@@ -385,8 +393,7 @@ static void write_top_flows(const struct ct_report *r, FILE *out)
 		return;
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-	flows_sorted = r->flows.flows;
-	qsort(idx, n, sizeof(*idx), heavier);
+	qsort_r(idx, n, sizeof(*idx), heavier, (void *)r->flows.flows);
 	fprintf(out, "heaviest flows (%zu of %zu; --flows lists every flow):\n", shown, n);
 	fprintf(out, "  %3s  %-46s %11s %8s %10s %-11s %5s\n", "id", "flow", "bytes", "messages",
 		"avg msg", "class", "conf");
@@ -451,8 +458,9 @@ void ct_report_write_lines(const struct ct_report *r, FILE *out)
 		else
 			fprintf(out, "%zu tcp %s:%u > %s:%u", i, src, f->key.id >> 16, dst,
 				f->key.id & 0xffff);
-		fprintf(out, " packets=%" PRIu64 " bytes=%" PRIu64 " messages=%" PRIu64
-			     " message_bytes=%" PRIu64 " hist=",
+		fprintf(out,
+			" packets=%" PRIu64 " bytes=%" PRIu64 " messages=%" PRIu64
+			" message_bytes=%" PRIu64 " hist=",
 			f->packets, f->bytes, f->messages, f->message_bytes);
 		const char *sep = "";
 
@@ -479,10 +487,9 @@ void ct_report_write_lines(const struct ct_report *r, FILE *out)
 						sep = ",";
 					}
 			fprintf(out,
-				" gaps=%" PRIu64 " missing=%" PRIu64 " dup=%" PRIu64
-				" gbn=%" PRIu64 " naks=%" PRIu64 "/%" PRIu64 "/%" PRIu64
-				" partial=%" PRIu64 " reads=%" PRIu64 "/%" PRIu64 "/%" PRIu64
-				" pmtu=%u",
+				" gaps=%" PRIu64 " missing=%" PRIu64 " dup=%" PRIu64 " gbn=%" PRIu64
+				" naks=%" PRIu64 "/%" PRIu64 "/%" PRIu64 " partial=%" PRIu64
+				" reads=%" PRIu64 "/%" PRIu64 "/%" PRIu64 " pmtu=%u",
 				f->psn_gaps, f->psn_missing, f->duplicates, f->go_back_n,
 				f->naks_seq, f->naks_rnr, f->naks_other, f->partial_messages,
 				f->read_requests, f->read_bytes_requested, f->reads_matched,
@@ -491,8 +498,8 @@ void ct_report_write_lines(const struct ct_report *r, FILE *out)
 			if (f->size_inferred)
 				fprintf(out, " size_inferred=%" PRIu64, f->size_inferred);
 		}
-		fprintf(out, " retx=%" PRIu64 " cnp=%" PRIu64 " ce=%" PRIu64 " dscp=%u pcp=", f->retransmits,
-			f->cnp, f->ecn_ce, f->dscp);
+		fprintf(out, " retx=%" PRIu64 " cnp=%" PRIu64 " ce=%" PRIu64 " dscp=%u pcp=",
+			f->retransmits, f->cnp, f->ecn_ce, f->dscp);
 		if (f->pcp == 0xff)
 			fprintf(out, "-");
 		else
@@ -505,7 +512,8 @@ void ct_report_write_lines(const struct ct_report *r, FILE *out)
 		if (r->periodicity && i < r->periodicity->n_flows) {
 			const struct ct_flow_periodicity *fp = &r->periodicity->flows[i];
 
-			fprintf(out, " bursts=%zu duty=%.3f", fp->onoff.bursts, fp->onoff.duty_cycle);
+			fprintf(out, " bursts=%zu duty=%.3f", fp->onoff.bursts,
+				fp->onoff.duty_cycle);
 		}
 		if (r->classes && i < r->classes->n)
 			fprintf(out, " class=%s", ct_class_name(r->classes->flows[i].cls));
