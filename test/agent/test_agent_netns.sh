@@ -637,21 +637,28 @@ jobname) # each flow's job from the environment of the process that owns its soc
 	in_b env -i PATH="$PATH" MASTER_ADDR=198.18.0.101 MASTER_PORT=29500 \
 		python3 "$client" 198.18.0.101 29511 || fail "the client could not send"
 	stop_agent TERM
-	# report: the first job's name, or "-"; where a loaded run found no
-	# period (no job), the name the agent gave the sender's flows in the
-	# commtap-job-labels.json beside the report, or "no job"
+	# the name the agent gave the sender's flows in the commtap-job-labels.json
+	# beside the report (the naming itself); where it wrote none, the name of
+	# the report's first job that has flows ("-" unnamed), or "no job". A
+	# loaded run may find no period, or a job of no flows (a period read
+	# from bursts it could not place): the report's jobs are the periodicity's.
 	job_name() {
 		python3 -c 'import json, os, sys
-jobs = json.load(open(sys.argv[1])).get("jobs", [])
+jobs = [j for j in json.load(open(sys.argv[1])).get("jobs", []) if j.get("flows", 0) > 0]
 print(jobs, file=sys.stderr)
-if jobs:
-    print(jobs[0].get("name", "-"))
-    sys.exit(0)
 labels = os.path.join(os.path.dirname(sys.argv[1]), "commtap-job-labels.json")
 names = set()
 if os.path.exists(labels):
     names = {f["job"] for f in json.load(open(labels))["flows"] if 29511 in (f["sport"], f["dport"])}
-print(names.pop() if len(names) == 1 else "no job")' "$1"
+if len(names) == 1:
+    name = names.pop()
+    # the report agrees where its job carries the name at all
+    named = {j["name"] for j in jobs if j.get("name")}
+    print(name if not named or name in named else "report: %s" % sorted(named))
+elif jobs:
+    print(jobs[0].get("name", "-"))
+else:
+    print("no job")' "$1"
 	}
 	got=$(job_name "$final")
 	[ "$got" = torch:198.18.0.101:29500 ] ||
@@ -736,7 +743,7 @@ sys.exit(0 if names == want else 1)' "$work/reports/commtap-job-labels.json" ||
 		fail "the pods' flows are not named by their pods: $(cat "$work/reports/commtap-job-labels.json")"
 	# the report's jobs carry those names (where the run found their periods)
 	python3 -c 'import json, sys
-jobs = json.load(open(sys.argv[1])).get("jobs", [])
+jobs = [j for j in json.load(open(sys.argv[1])).get("jobs", []) if j.get("flows", 0) > 0]
 names = {j.get("name") for j in jobs}
 print(names)
 sys.exit(0 if names <= {"pytorchjob:ml-team/train-a", "pod:ml-team/solo-0"} and
