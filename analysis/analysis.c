@@ -139,6 +139,11 @@ int ct_analysis_run(const struct ct_knowledge *k, struct ct_report *r, const str
 
 	ct_flow_set_sort(&r->flows);
 	ct_flow_set_pair(&r->flows, cm, n_cm);
+	/* the advice's NIC rate: an option the operator gave wins over the profile's */
+	if (!r->nic_source && k->have_profile && k->profile.hw.nic_gbps > 0) {
+		r->nic_gbps_stated = k->profile.hw.nic_gbps;
+		r->nic_source = "profile";
+	}
 	if (!in_time(a, r,
 		     "the shutdown deadline passed before the periodicity: no periodicity, "
 		     "jobs, classes or cc figures"))

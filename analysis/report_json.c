@@ -7,6 +7,7 @@
  * returns NULL instead of a document with holes (json-c asserts when given
  * a NULL object to add to).
  */
+#include <commtap/advice.h>
 #include <commtap/anomaly.h>
 #include <commtap/report.h>
 #include <commtap/roce_opcode.h>
@@ -725,8 +726,10 @@ json_object *ct_report_document_ext(const struct ct_report *r, unsigned flags)
 	if (r->flows.rest.flows)
 		add(b, root, "flows_summed", flows_summed_json(b, &r->flows));
 	add(b, root, "pfc", pfc_json(b, &r->counters.pfc));
-	if (r->periodicity)
+	if (r->periodicity) {
 		add(b, root, "cc", cc_json(b, r));
+		add(b, root, "advice", made(b, ct_report_advice_json(r)));
+	}
 	for (unsigned i = 0; i < r->n_sections; i++)
 		if (r->sections[i].value)
 			add(b, root, r->sections[i].name, json_object_get(r->sections[i].value));

@@ -33,6 +33,14 @@ struct ct_report {
 	const struct ct_anomalies *anomalies;	  /* NULL when not looked for */
 	double nic_gbps; /* receivers' NIC rate, for the cc section */
 	/*
+	 * The NIC rate the advice measures against and who stated it
+	 * ("option": --nic-gbps was given; "profile": its hardware.nic_gbps,
+	 * set by ct_analysis_run when no option was); NULL: nobody did, and
+	 * the advice says unknown rather than take nic_gbps's default.
+	 */
+	double nic_gbps_stated;
+	const char *nic_source;
+	/*
 	 * An interval report: the input goes on (the report is not complete,
 	 * and that is no error). seq numbers a producer's reports from 0.
 	 */

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The advice's figures (docs/advice.md), per job, from its bursts inside
+ * whole iterations (from its first iteration start to its last):
+ *
+ * - a class's on-time is the union of its bursts, per iteration; its
+ *   effective bandwidth the bytes a sender (a NIC address) sends over that
+ *   sender's own on-time, summed over senders: sum(bytes) / sum(on-time);
+ * - at the NIC's rate each sender's bursts shrink by its utilization (its
+ *   bytes would take bytes / rate), starts kept: the unions again give the
+ *   class's and the job's communication time at the NIC rate;
+ * - the scheduling bound on two resources, computation and communication.
+ */
+#include <commtap/advice.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Within this factor of each other computation and communication are
+ * "balanced": overlap alone could then give at least 1 + 1/1.25 = 1.8x
+ * of its 2x, and neither side alone is the thing to shorten.
+ */
+#define BALANCE 1.25
+
+/*
+ * What makes a receiver stand in the way of its senders' rate (cc.c's
+ * figures): one packet in a thousand CE-marked is DCQCN/ECN cutting the
+ * rate on every such mark; any CNP or retransmission likewise; a peak
+ * toward it at 90% of the NIC rate or more while two senders or more are
+ * on is its own link full, shared (incast): one sender at line rate is
+ * only that sender at its best.
+ */
+#define BLOCK_CE_FRACTION   0.001
+#define BLOCK_PEAK_OVER_NIC 0.9
+
+struct seg {
+	struct ct_addr src;
+	uint64_t start, end, end_at_nic;
+	double bytes;
+	int cls;
+};
+
+static int by_class_src_start(const void *a, const void *b)
+{
+	const struct seg *x = a, *y = b;
+	int c = memcmp(&x->src, &y->src, sizeof(x->src));
+
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	if (c)
+		return c;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int by_class_start(const void *a, const void *b)
+{
+	const struct seg *x = a, *y = b;
+
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct seg *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The union's length (ns) of segs sorted by start, by their end or end_at_nic. */
+static uint64_t union_ns(const struct seg *s, size_t n, int at_nic)
+{
+	uint64_t total = 0, open_start = 0, open_end = 0;
+	int open = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t end = at_nic ? s[i].end_at_nic : s[i].end;
+
+		if (open && s[i].start <= open_end) {
+			if (end > open_end)
+				open_end = end;
+			continue;
+		}
+		if (open)
+			total += open_end - open_start;
+		open = 1;
+		open_start = s[i].start;
+		open_end = end;
+	}
+	return open ? total + open_end - open_start : total;
+}
+
+/* The class a flow counts in: Other when the report has no classes. */
+static int flow_class(const struct ct_report *r, size_t f)
+{
+	if (!r->classes || f >= r->classes->n)
+		return CT_CLASS_OTHER;
+	return r->classes->flows[f].cls;
+}
+
+/* The job's bursts inside [w0, w1), each clipped to it, its bytes in proportion. */
+static int gather(const struct ct_report *r, int job, uint64_t w0, uint64_t w1, struct seg **out,
+		  size_t *n)
+{
+	const struct ct_periodicity *p = r->periodicity;
+	size_t cap = 0, k = 0;
+	struct seg *s;
+
+	for (size_t f = 0; f < p->n_flows && f < r->flows.count; f++)
+		if (p->flows[f].job == job)
+			cap += p->flows[f].n_bursts;
+	s = calloc(cap ? cap : 1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (size_t f = 0; f < p->n_flows && f < r->flows.count; f++) {
+		const struct ct_flow_periodicity *fp = &p->flows[f];
+
+		if (fp->job != job)
+			continue;
+		for (size_t i = 0; i < fp->n_bursts; i++) {
+			const struct ct_burst *b = &fp->bursts[i];
+			uint64_t a = b->start > w0 ? b->start : w0;
+			uint64_t e = b->end < w1 ? b->end : w1;
+
+			if (b->start >= w1 || b->end < w0 || (b->end == w0 && b->start < w0))
+				continue;
+			s[k] = (struct seg){.src = r->flows.flows[f].key.src,
+					    .start = a,
+					    .end = e > a ? e : a,
+					    .cls = flow_class(r, f)};
+			s[k].end_at_nic = s[k].end;
+			/* a burst cut by the window keeps the bytes of the part inside */
+			s[k].bytes = b->end > b->start ? (double)b->bytes * (double)(s[k].end - a) /
+								 (double)(b->end - b->start)
+						       : (double)b->bytes;
+			k++;
+		}
+	}
+	*out = s;
+	*n = k;
+	return 0;
+}
+
+/*
+ * Per class and sender: bytes over the sender's on-time, summed into the
+ * class; with a rate, each sender's bursts shortened to what its bytes
+ * need at that rate (never lengthened).
+ */
+static void senders(struct ct_advice_job *j, struct seg *s, size_t n, double nic_gbps)
+{
+	double host_on[CT_ADVICE_CLASSES] = {0};
+
+	qsort(s, n, sizeof(*s), by_class_src_start);
+	for (size_t i = 0; i < n;) {
+		size_t e = i;
+		double bytes = 0, on;
+
+		while (e < n && s[e].cls == s[i].cls &&
+		       !memcmp(&s[e].src, &s[i].src, sizeof(s[i].src)))
+			bytes += s[e++].bytes;
+		on = (double)union_ns(s + i, e - i, 0) / 1e9;
+		host_on[s[i].cls] += on;
+		j->cls[s[i].cls].bytes += bytes;
+		if (nic_gbps > 0 && on > 0) {
+			double util = bytes * 8 / on / (nic_gbps * 1e9);
+
+			for (size_t k = i; util < 1 && k < e; k++)
+				s[k].end_at_nic =
+					s[k].start +
+					(uint64_t)((double)(s[k].end - s[k].start) * util);
+		}
+		i = e;
+	}
+	for (int c = 0; c < CT_ADVICE_CLASSES; c++) {
+		struct ct_advice_class *k = &j->cls[c];
+
+		k->gbps = host_on[c] > 0 ? k->bytes * 8 / host_on[c] / 1e9 : 0;
+		k->util = nic_gbps > 0 ? k->gbps / nic_gbps : -1;
+	}
+}
+
+/* On-times per class, now and at the NIC rate, then of every class but Other together. */
+static void on_times(const struct ct_report *r, struct ct_advice_job *j, struct seg *s, size_t n,
+		     int at_nic)
+{
+	size_t comm = 0;
+
+	qsort(s, n, sizeof(*s), by_class_start);
+	for (size_t i = 0; i < n;) {
+		size_t e = i;
+		struct ct_advice_class *k = &j->cls[s[i].cls];
+
+		while (e < n && s[e].cls == s[i].cls)
+			e++;
+		k->present = 1;
+		k->on_s = (double)union_ns(s + i, e - i, 0) / 1e9;
+		k->on_s_at_nic = at_nic ? (double)union_ns(s + i, e - i, 1) / 1e9 : -1;
+		i = e;
+	}
+	/* Other (storage, control) is no communication of the training, unless nothing is classed
+	 */
+	for (size_t i = 0; i < n; i++)
+		if (s[i].cls != CT_CLASS_OTHER || !r->classes)
+			s[comm++] = s[i];
+	qsort(s, comm, sizeof(*s), by_start);
+	j->comm_s = (double)union_ns(s, comm, 0) / 1e9;
+	j->comm_s_at_nic = at_nic ? (double)union_ns(s, comm, 1) / 1e9 : -1;
+}
+
+/*
+ * The receivers of class c among the job's hosts whose figures say their
+ * senders cannot go faster, in address order (cc.c lists them so).
+ */
+static void blockers(const struct ct_periodicity *p, const struct ct_job *job, int c,
+		     double nic_gbps, struct ct_advice_class *k)
+{
+	for (size_t i = 0; i < p->n_class_receivers && k->n_blockers < CT_ADVICE_BLOCKERS; i++) {
+		const struct ct_receiver_cc *rc = &p->class_receivers[i];
+		double over = nic_gbps > 0 ? rc->peak_gbps / nic_gbps : 0;
+		int in_job = 0;
+
+		if (rc->cls != c)
+			continue;
+		for (size_t h = 0; h < job->n_hosts && !in_job; h++)
+			in_job = !memcmp(&job->hosts[h], &rc->host, sizeof(rc->host));
+		if (!in_job)
+			continue;
+		if (rc->ecn_ce_fraction < BLOCK_CE_FRACTION && rc->cnp_per_s_on <= 0 &&
+		    !rc->retransmits && (over < BLOCK_PEAK_OVER_NIC || rc->incast_degree < 2))
+			continue;
+		k->blockers[k->n_blockers++] = (struct ct_advice_blocker){
+			.host = rc->host,
+			.ecn_ce_fraction = rc->ecn_ce_fraction,
+			.cnp_per_s_on = rc->cnp_per_s_on,
+			.peak_over_nic = over,
+			.incast_degree = rc->incast_degree,
+			.retransmits = rc->retransmits,
+		};
+	}
+}
+
+/* The scheduling bound of two resources and where the job sits on its curve. */
+static void scheduling(struct ct_advice_job *j)
+{
+	double today;
+
+	/* medians taken apart may not nest: no more overlap than the shorter side */
+	if (j->overlap > j->t_comp)
+		j->overlap = j->t_comp;
+	if (j->overlap > j->t_comm)
+		j->overlap = j->t_comm;
+	today = j->t_comp + j->t_comm - j->overlap;
+
+	j->best_s = j->t_comp > j->t_comm ? j->t_comp : j->t_comm;
+	j->speedup_bound = j->best_s > 0 ? today / j->best_s : 1;
+	j->comp_to_comm = j->t_comm > 0 ? j->t_comp / j->t_comm : -1;
+	if (j->comp_to_comm < 0 || j->comp_to_comm > BALANCE)
+		j->regime = "compute-bound";
+	else if (j->comp_to_comm < 1 / BALANCE)
+		j->regime = "communication-bound";
+	else
+		j->regime = "balanced";
+}
+
+static int job_advice(const struct ct_report *r, const struct ct_advice *a, size_t jn,
+		      struct ct_advice_job *j)
+{
+	const struct ct_periodicity *p = r->periodicity;
+	const struct ct_period *per = ct_periodicity_job_period(p, jn);
+	double it;
+	struct seg *s;
+	size_t n;
+
+	if (!per->periodic || per->iterations < 2 || !per->starts)
+		return 0; /* no whole iteration: nothing to say */
+	if (gather(r, (int)jn, per->starts[0], per->starts[per->iterations - 1], &s, &n))
+		return -ENOMEM;
+	j->present = 1;
+	j->period_s = per->period_s;
+	j->iterations = per->iterations - 1;
+	it = (double)j->iterations;
+	senders(j, s, n, a->nic_gbps);
+	on_times(r, j, s, n, a->nic_gbps > 0);
+	free(s);
+	for (int c = 0; c < CT_ADVICE_CLASSES; c++) {
+		struct ct_advice_class *k = &j->cls[c];
+
+		k->on_s /= it;
+		k->on_s_at_nic = k->on_s_at_nic >= 0 ? k->on_s_at_nic / it : -1;
+		k->bytes /= it;
+		k->comm_ratio = k->on_s / j->period_s;
+		if (k->present && c != CT_CLASS_OTHER)
+			blockers(p, &p->jobs[jn], c, a->nic_gbps, k);
+	}
+	j->comm_s /= it;
+	j->comm_s_at_nic = j->comm_s_at_nic >= 0 ? j->comm_s_at_nic / it : -1;
+	j->comm_ratio = j->comm_s / j->period_s;
+	/* the GPU side is one rank's, of the job it runs in: the only one, or the first */
+	if (a->gpu.present && jn == 0 && a->gpu.t_iter > 0) {
+		j->source = "gpu";
+		j->t_iter = a->gpu.t_iter;
+		j->t_comp = a->gpu.t_comp;
+		j->t_comm = a->gpu.t_comm;
+		j->overlap = a->gpu.overlap;
+	} else {
+		/* the wire sees no overlap: what is off the wire is computation (or idle) */
+		j->source = "wire";
+		j->t_iter = j->period_s;
+		j->t_comm = j->comm_s < j->period_s ? j->comm_s : j->period_s;
+		j->t_comp = j->period_s - j->t_comm;
+		j->overlap = 0;
+	}
+	scheduling(j);
+	if (a->nic_gbps > 0) {
+		j->iter_s_at_nic = j->period_s - (j->comm_s - j->comm_s_at_nic);
+		j->network_speedup = j->iter_s_at_nic > 0 ? j->period_s / j->iter_s_at_nic : 1;
+	} else {
+		j->iter_s_at_nic = j->network_speedup = -1;
+	}
+	return 0;
+}
+
+int ct_advice_compute(const struct ct_report *r, struct ct_advice *out)
+{
+	const struct ct_periodicity *p = r->periodicity;
+
+	memset(out, 0, sizeof(*out));
+	if (r->nic_source && r->nic_gbps_stated > 0) {
+		out->nic_gbps = r->nic_gbps_stated;
+		out->nic_source = r->nic_source;
+	}
+	for (unsigned i = 0; i < r->n_sections; i++)
+		if (!strcmp(r->sections[i].name, "gpu"))
+			ct_advice_gpu_read(r->sections[i].value, &out->gpu);
+	if (!p || !p->n_jobs)
+		return 0;
+	out->jobs = calloc(p->n_jobs, sizeof(*out->jobs));
+	if (!out->jobs)
+		return -ENOMEM;
+	out->n_jobs = p->n_jobs;
+	for (size_t j = 0; j < p->n_jobs; j++)
+		if (job_advice(r, out, j, &out->jobs[j])) {
+			ct_advice_free(out);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+void ct_advice_free(struct ct_advice *a)
+{
+	free(a->jobs);
+	memset(a, 0, sizeof(*a));
+}
