@@ -78,5 +78,6 @@ void ct_html_cc(FILE *out, const struct ct_view *v);
 void ct_html_expected(FILE *out, const struct ct_view *v, const struct ct_html_expect *e);
 void ct_html_gpu(FILE *out, const struct ct_view *v);
 void ct_html_anomalies(FILE *out, const struct ct_rep_anomalies *a);
+void ct_html_advice(FILE *out, const struct ct_rep_advice *a);
 
 #endif

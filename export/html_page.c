@@ -46,6 +46,7 @@ int ct_html_write_report(const struct ct_rep *rep, const struct ct_html_opts *op
 	fputs("</p>\n", out);
 	ct_html_summary(out, &v);
 	ct_html_anomalies(out, &rep->anomalies);
+	ct_html_advice(out, &rep->advice);
 	ct_html_heatmaps(out, &v);
 	ct_html_cdfs(out, &v);
 	ct_html_timeline(out, &v, &o);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The Prometheus exposition of a report (see prom.h). */
 #include "prom.h"
+#include "prom_advice.h"
 #include "prom_anomaly.h"
 #include "report_model.h"
 
@@ -719,6 +720,30 @@ static int anomalies(struct prom *p)
 	return bad ? -ENOMEM : 0;
 }
 
+/* The advice's gauges, each job's labelled with its ct_job (jobs without one are left out). */
+static int advice(struct prom *p)
+{
+	char *labels[JOB_LABELS] = {0};
+	size_t len, n = p->rep->advice.n_jobs < p->n_jobs ? p->rep->advice.n_jobs : p->n_jobs;
+	int bad = 0;
+
+	for (size_t j = 0; j < n && !bad; j++) {
+		FILE *ms = open_memstream(&labels[j], &len);
+
+		if (!ms) {
+			bad = 1;
+			break;
+		}
+		job_labels_to(ms, p, (int)j);
+		bad = fclose(ms);
+	}
+	if (!bad)
+		ct_prom_advice(p->out, &p->rep->advice, labels, n);
+	for (size_t j = 0; j < n; j++)
+		free(labels[j]);
+	return bad ? -ENOMEM : 0;
+}
+
 int ct_prom_render_report(const struct ct_rep *rep, const struct ct_prom_opts *opts, char **text,
 			  size_t *len)
 {
@@ -747,6 +772,7 @@ int ct_prom_render_report(const struct ct_rep *rep, const struct ct_prom_opts *o
 	if (!rc) {
 		pfc(&p);
 		rc = anomalies(&p);
+		rc = rc ?: advice(&p);
 	}
 	free(p.hosts);
 	if (fclose(p.out) || rc) {

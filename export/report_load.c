@@ -827,6 +827,138 @@ static int read_gpu(struct rd *r, json_object *doc, struct ct_rep_gpu *g)
 	return rc;
 }
 
+static const struct rep_field advice_fields[] = {
+	FH(struct ct_rep_advice, "nic_gbps", T_NUM, nic_gbps, has_nic),
+	F(struct ct_rep_advice, "nic_source", T_STR, nic_source),
+};
+
+static const struct rep_field advice_job_fields[] = {
+	F(struct ct_rep_advice_job, "job", T_U64, job),
+	F(struct ct_rep_advice_job, "iterations", T_U64, iterations),
+	F(struct ct_rep_advice_job, "reason", T_STR, reason),
+	F(struct ct_rep_advice_job, "iteration_s", T_NUM, iteration_s),
+	F(struct ct_rep_advice_job, "comm_s", T_NUM, comm_s),
+	F(struct ct_rep_advice_job, "comm_ratio", T_NUM, comm_ratio),
+};
+
+static const struct rep_field advice_scheduling_fields[] = {
+	F(struct ct_rep_advice_job, "source", T_STR, source),
+	F(struct ct_rep_advice_job, "regime", T_STR, regime),
+	F(struct ct_rep_advice_job, "t_iter", T_NUM, t_iter),
+	F(struct ct_rep_advice_job, "t_comp", T_NUM, t_comp),
+	F(struct ct_rep_advice_job, "t_comm", T_NUM, t_comm),
+	F(struct ct_rep_advice_job, "overlap", T_NUM, overlap),
+	F(struct ct_rep_advice_job, "best_iteration_s", T_NUM, best_iteration_s),
+	F(struct ct_rep_advice_job, "speedup_bound", T_NUM, speedup_bound),
+	FH(struct ct_rep_advice_job, "comp_to_comm", T_NUM, comp_to_comm, has_comp_to_comm),
+};
+
+static const struct rep_field advice_network_fields[] = {
+	F(struct ct_rep_advice_job, "comm_s_at_nic", T_NUM, comm_s_at_nic),
+	FH(struct ct_rep_advice_job, "iteration_s_at_nic", T_NUM, iteration_s_at_nic, has_network),
+	F(struct ct_rep_advice_job, "speedup", T_NUM, network_speedup),
+};
+
+static const struct rep_field advice_class_fields[] = {
+	F(struct ct_rep_advice_class, "on_s", T_NUM, on_s),
+	F(struct ct_rep_advice_class, "comm_ratio", T_NUM, comm_ratio),
+	F(struct ct_rep_advice_class, "bytes_per_iteration", T_NUM, bytes_per_iteration),
+	F(struct ct_rep_advice_class, "effective_gbps", T_NUM, effective_gbps),
+	FH(struct ct_rep_advice_class, "bw_utilization", T_NUM, bw_utilization, has_util),
+	FH(struct ct_rep_advice_class, "on_s_at_nic", T_NUM, on_s_at_nic, has_on_at_nic),
+};
+
+static const struct rep_field advice_blocker_fields[] = {
+	F(struct ct_rep_advice_blocker, "receiver", T_STR, receiver),
+	F(struct ct_rep_advice_blocker, "ecn_ce_fraction", T_NUM, ecn_ce_fraction),
+	F(struct ct_rep_advice_blocker, "cnp_per_s_on", T_NUM, cnp_per_s_on),
+	F(struct ct_rep_advice_blocker, "peak_over_nic", T_NUM, peak_over_nic),
+	F(struct ct_rep_advice_blocker, "retransmits", T_U64, retransmits),
+	F(struct ct_rep_advice_blocker, "incast_degree", T_U64, incast_degree),
+};
+
+/* One class of a job's advice, with the receivers that block its rate. */
+static int read_advice_class(struct rd *r, json_object *o, const char *path,
+			     struct ct_rep_advice_class *k)
+{
+	json_object *list_json = get(o, "blocking_receivers");
+	void *items = NULL;
+	int rc = read_fields(r, o, path, advice_class_fields, N(advice_class_fields), k);
+
+	k->present = true;
+	rc = rc
+		     ?: list(r, o, path, "blocking_receivers", sizeof(*k->blockers), &items,
+			     &k->n_blockers);
+	k->blockers = items;
+	for (size_t i = 0; !rc && i < k->n_blockers; i++) {
+		char at[2 * PATH_LEN];
+
+		snprintf(at, sizeof(at), "%s.blocking_receivers[%zu]", path, i);
+		rc = read_fields(r, json_object_array_get_idx(list_json, i), at,
+				 advice_blocker_fields, N(advice_blocker_fields), &k->blockers[i]);
+	}
+	return rc;
+}
+
+static int read_advice_job(struct rd *r, json_object *o, const char *path,
+			   struct ct_rep_advice_job *j)
+{
+	json_object *sched, *net, *classes;
+	char at[PATH_LEN + 32];
+	int rc = read_fields(r, o, path, advice_job_fields, N(advice_job_fields), j);
+
+	rc = rc ?: section(r, o, path, "scheduling", json_type_object, &sched);
+	rc = rc ?: section(r, o, path, "network", json_type_object, &net);
+	rc = rc ?: section(r, o, path, "classes", json_type_object, &classes);
+	snprintf(at, sizeof(at), "%s.scheduling", path);
+	rc = rc
+		     ?: read_fields(r, sched, at, advice_scheduling_fields,
+				    N(advice_scheduling_fields), j);
+	snprintf(at, sizeof(at), "%s.network", path);
+	rc = rc ?: read_fields(r, net, at, advice_network_fields, N(advice_network_fields), j);
+	for (int c = 0; !rc && classes && c < CT_REP_CLASSES; c++) {
+		json_object *k = get(classes, ct_class_name(c));
+
+		if (!k)
+			continue;
+		snprintf(at, sizeof(at), "%s.classes.%s", path, ct_class_name(c));
+		if (!json_object_is_type(k, json_type_object))
+			return fail(r, at, NULL, "not an object");
+		rc = read_advice_class(r, k, at, &j->cls[c]);
+	}
+	return rc;
+}
+
+static int read_advice(struct rd *r, json_object *doc, struct ct_rep_advice *a)
+{
+	json_object *o;
+	void *items = NULL;
+	int rc = section(r, doc, "", "advice", json_type_object, &o);
+
+	if (rc || !o)
+		return rc;
+	a->present = true;
+	rc = read_fields(r, o, "advice", advice_fields, N(advice_fields), a);
+	rc = rc ?: list(r, o, "advice", "jobs", sizeof(*a->jobs), &items, &a->n_jobs);
+	a->jobs = items;
+	for (size_t i = 0; !rc && i < a->n_jobs; i++) {
+		char at[PATH_LEN];
+
+		elem_path(at, "advice.jobs", i);
+		rc = read_advice_job(r, json_object_array_get_idx(get(o, "jobs"), i), at,
+				     &a->jobs[i]);
+	}
+	return rc;
+}
+
+static void advice_free(struct ct_rep_advice *a)
+{
+	for (size_t i = 0; i < a->n_jobs; i++)
+		for (int c = 0; c < CT_REP_CLASSES; c++)
+			free(a->jobs[i].cls[c].blockers);
+	free(a->jobs);
+}
+
 static const struct rep_field summed_fields[] = {
 	F(struct ct_rep, "flows", T_U64, summed_flows),
 	F(struct ct_rep, "bytes", T_U64, summed_bytes),
@@ -961,6 +1093,7 @@ int ct_rep_read(json_object *doc, const char *name, struct ct_rep *rep, char *er
 	rc = rc ?: read_pfc(&r, doc, rep);
 	rc = rc ?: read_anomalies(&r, doc, &rep->anomalies);
 	rc = rc ?: read_gpu(&r, doc, &rep->gpu);
+	rc = rc ?: read_advice(&r, doc, &rep->advice);
 	if (rc)
 		ct_rep_free(rep);
 	return rc;
@@ -1020,6 +1153,7 @@ void ct_rep_free(struct ct_rep *rep)
 	free(rep->flows);
 	free(rep->job.iteration_starts);
 	free(rep->gpu.iterations);
+	advice_free(&rep->advice);
 	free(rep->receivers);
 	free(rep->capture.malformed);
 	ct_rep_anomalies_free(&rep->anomalies);

@@ -197,6 +197,45 @@ struct ct_rep_gpu {
 	json_object *sync;			    /* clocks.sync, passed on as written */
 };
 
+/* A receiver that stands in the way of a class's rate (advice.jobs[].classes.C.blocking_receivers). */
+struct ct_rep_advice_blocker {
+	const char *receiver;
+	double ecn_ce_fraction, cnp_per_s_on, peak_over_nic;
+	uint64_t retransmits, incast_degree;
+};
+
+/* One class of a job's advice (advice.jobs[].classes.CLASS). */
+struct ct_rep_advice_class {
+	bool present, has_util, has_on_at_nic;
+	double on_s, comm_ratio, bytes_per_iteration, effective_gbps, bw_utilization, on_s_at_nic;
+	struct ct_rep_advice_blocker *blockers;
+	size_t n_blockers;
+};
+
+/* One of advice.jobs (docs/advice.md): seconds, shares of the iteration, ratios. */
+struct ct_rep_advice_job {
+	uint64_t job, iterations;
+	const char *reason; /* why nothing is said (then nothing else is there) */
+	double iteration_s, comm_s, comm_ratio;
+	struct ct_rep_advice_class cls[CT_REP_CLASSES];
+	/* scheduling */
+	const char *source, *regime;
+	double t_iter, t_comp, t_comm, overlap, best_iteration_s, speedup_bound, comp_to_comm;
+	bool has_comp_to_comm;
+	/* network: every class at the NIC rate (has_network: the rate is known) */
+	double comm_s_at_nic, iteration_s_at_nic, network_speedup;
+	bool has_network;
+};
+
+/* The "advice" section. */
+struct ct_rep_advice {
+	bool present, has_nic;
+	double nic_gbps;
+	const char *nic_source;
+	struct ct_rep_advice_job *jobs;
+	size_t n_jobs;
+};
+
 struct ct_rep {
 	json_object *doc; /* the document read (a reference held) */
 	const char *schema, *generator, *clock_source; /* clock.source */
@@ -224,6 +263,7 @@ struct ct_rep {
 	size_t n_priorities;
 	struct ct_rep_anomalies anomalies;
 	struct ct_rep_gpu gpu;
+	struct ct_rep_advice advice;
 };
 
 /*
