@@ -29,8 +29,9 @@
  * figures): one packet in a thousand CE-marked is DCQCN/ECN cutting the
  * rate on every such mark; any CNP or retransmission likewise; a peak
  * toward it at 90% of the NIC rate or more while two senders or more are
- * on is its own link full, shared (incast): one sender at line rate is
- * only that sender at its best.
+ * on, and the class's senders below 90% of it, is its own link full and
+ * shared (incast) holding them back: one sender at line rate is only that
+ * sender at its best, and a class at 90% of the rate has little to gain.
  */
 #define BLOCK_CE_FRACTION   0.001
 #define BLOCK_PEAK_OVER_NIC 0.9
@@ -210,26 +211,40 @@ static void on_times(const struct ct_report *r, struct ct_advice_job *j, struct 
 	j->comm_s_at_nic = at_nic ? (double)union_ns(s, comm, 1) / 1e9 : -1;
 }
 
+/* Whether a flow of job jn and class c goes to host. */
+static int receives(const struct ct_report *r, size_t jn, int c, const struct ct_addr *host)
+{
+	const struct ct_periodicity *p = r->periodicity;
+
+	for (size_t f = 0; f < p->n_flows && f < r->flows.count; f++)
+		if (p->flows[f].job == (int)jn && flow_class(r, f) == c &&
+		    !memcmp(&r->flows.flows[f].key.dst, host, sizeof(*host)))
+			return 1;
+	return 0;
+}
+
 /*
- * The receivers of class c among the job's hosts whose figures say their
+ * The receivers of class c in job jn (a flow of both goes to it: a host
+ * that only receives is in no job's hosts) whose figures say their
  * senders cannot go faster, in address order (cc.c lists them so).
  */
-static void blockers(const struct ct_periodicity *p, const struct ct_job *job, int c,
-		     double nic_gbps, struct ct_advice_class *k)
+static void blockers(const struct ct_report *r, size_t jn, int c, double nic_gbps,
+		     struct ct_advice_class *k)
 {
+	const struct ct_periodicity *p = r->periodicity;
+
 	for (size_t i = 0; i < p->n_class_receivers && k->n_blockers < CT_ADVICE_BLOCKERS; i++) {
 		const struct ct_receiver_cc *rc = &p->class_receivers[i];
-		double over = nic_gbps > 0 ? rc->peak_gbps / nic_gbps : 0;
-		int in_job = 0;
+		double over = nic_gbps > 0 ? rc->peak_gbps / nic_gbps : -1;
 
 		if (rc->cls != c)
 			continue;
-		for (size_t h = 0; h < job->n_hosts && !in_job; h++)
-			in_job = !memcmp(&job->hosts[h], &rc->host, sizeof(rc->host));
-		if (!in_job)
-			continue;
 		if (rc->ecn_ce_fraction < BLOCK_CE_FRACTION && rc->cnp_per_s_on <= 0 &&
-		    !rc->retransmits && (over < BLOCK_PEAK_OVER_NIC || rc->incast_degree < 2))
+		    !rc->retransmits &&
+		    (over < BLOCK_PEAK_OVER_NIC || rc->incast_degree < 2 ||
+		     k->util >= BLOCK_PEAK_OVER_NIC))
+			continue;
+		if (!receives(r, jn, c, &rc->host))
 			continue;
 		k->blockers[k->n_blockers++] = (struct ct_advice_blocker){
 			.host = rc->host,
@@ -293,7 +308,7 @@ static int job_advice(const struct ct_report *r, const struct ct_advice *a, size
 		k->bytes /= it;
 		k->comm_ratio = k->on_s / j->period_s;
 		if (k->present && c != CT_CLASS_OTHER)
-			blockers(p, &p->jobs[jn], c, a->nic_gbps, k);
+			blockers(r, jn, c, a->nic_gbps, k);
 	}
 	j->comm_s /= it;
 	j->comm_s_at_nic = j->comm_s_at_nic >= 0 ? j->comm_s_at_nic / it : -1;

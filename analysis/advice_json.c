@@ -52,7 +52,7 @@ static json_object *blocker_json(struct ab *b, const struct ct_advice_blocker *k
 	put(b, o, "cnp_per_s_on", dbl(b, k->cnp_per_s_on));
 	put(b, o, "retransmits", made(b, json_object_new_uint64(k->retransmits)));
 	put(b, o, "incast_degree", made(b, json_object_new_int((int)k->incast_degree)));
-	put(b, o, "peak_over_nic", dbl(b, k->peak_over_nic));
+	put(b, o, "peak_over_nic", known(b, k->peak_over_nic));
 	return o;
 }
 

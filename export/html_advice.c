@@ -7,6 +7,8 @@
  */
 #include "html_internal.h"
 
+#include <string.h>
+
 static void percent(FILE *out, double share)
 {
 	fprintf(out, "%.0f%%", share * 100);
@@ -21,14 +23,20 @@ static void verdict(FILE *out, const struct ct_rep_advice *a, const struct ct_re
 	      out);
 	fprintf(out, "<b>%.2f&times;</b> faster (", j->speedup_bound);
 	ct_html_seconds(out, j->best_iteration_s);
-	fputs(" at best, from ", out);
-	ct_html_text(out, j->source);
-	fputs(" times: computation ", out);
-	ct_html_seconds(out, j->t_comp);
-	fputs(", communication ", out);
-	ct_html_seconds(out, j->t_comm);
-	fputs(", overlapped ", out);
-	ct_html_seconds(out, j->overlap);
+	if (j->source && !strcmp(j->source, "gpu")) {
+		fputs(" at best; the GPU's computation ", out);
+		ct_html_seconds(out, j->t_comp);
+		fputs(", communication ", out);
+		ct_html_seconds(out, j->t_comm);
+		fputs(", overlapped ", out);
+		ct_html_seconds(out, j->overlap);
+	} else {
+		fputs(" at best; communication ", out);
+		ct_html_seconds(out, j->t_comm);
+		fputs(" on the wire, computation at least the ", out);
+		ct_html_seconds(out, j->t_comp);
+		fputs(" off it, no overlap seen", out);
+	}
 	fputs("); the job is ", out);
 	ct_html_text(out, j->regime);
 	fputs(".</li>\n<li data-figure=\"network\">Network: ", out);
@@ -73,12 +81,12 @@ static void class_row(FILE *out, int c, const struct ct_rep_advice_class *k)
 
 		fputs(i ? "; " : "", out);
 		ct_html_text(out, b->receiver);
-		fprintf(out,
-			" (CE %.1f%%, %.0f CNP/s on, %llu retransmits, %llu senders at once, "
-			"peak %.0f%% of the NIC)",
+		fprintf(out, " (CE %.1f%%, %.0f CNP/s on, %llu retransmits, senders at once: %llu",
 			b->ecn_ce_fraction * 100, b->cnp_per_s_on,
-			(unsigned long long)b->retransmits, (unsigned long long)b->incast_degree,
-			b->peak_over_nic * 100);
+			(unsigned long long)b->retransmits, (unsigned long long)b->incast_degree);
+		if (b->has_peak)
+			fprintf(out, ", peak %.0f%% of the NIC", b->peak_over_nic * 100);
+		fputs(")", out);
 	}
 	fputs("</td></tr>\n", out);
 }

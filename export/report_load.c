@@ -872,7 +872,7 @@ static const struct rep_field advice_blocker_fields[] = {
 	F(struct ct_rep_advice_blocker, "receiver", T_STR, receiver),
 	F(struct ct_rep_advice_blocker, "ecn_ce_fraction", T_NUM, ecn_ce_fraction),
 	F(struct ct_rep_advice_blocker, "cnp_per_s_on", T_NUM, cnp_per_s_on),
-	F(struct ct_rep_advice_blocker, "peak_over_nic", T_NUM, peak_over_nic),
+	FH(struct ct_rep_advice_blocker, "peak_over_nic", T_NUM, peak_over_nic, has_peak),
 	F(struct ct_rep_advice_blocker, "retransmits", T_U64, retransmits),
 	F(struct ct_rep_advice_blocker, "incast_degree", T_U64, incast_degree),
 };

@@ -197,10 +197,11 @@ struct ct_rep_gpu {
 	json_object *sync;			    /* clocks.sync, passed on as written */
 };
 
-/* A receiver that stands in the way of a class's rate (advice.jobs[].classes.C.blocking_receivers). */
+/* A receiver in the way of a class's rate (advice.jobs[].classes.C.blocking_receivers). */
 struct ct_rep_advice_blocker {
 	const char *receiver;
 	double ecn_ce_fraction, cnp_per_s_on, peak_over_nic;
+	bool has_peak; /* peak_over_nic: the NIC's rate is known */
 	uint64_t retransmits, incast_degree;
 };
 

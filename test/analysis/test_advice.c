@@ -21,10 +21,10 @@
 
 #include "flow_builder.h"
 
-#define PERIOD	  (100 * MS)
-#define ITERS	  12
-#define MIN_PER_S 0.02 /* no iteration shorter than 20 ms claimed */
-#define GBPS(g, ns) ((uint64_t)((g) * 1e9 / 8 * (double)(ns) / 1e9)) /* bytes at g Gb/s */
+#define PERIOD	    (100 * MS)
+#define ITERS	    12
+#define MIN_PER_S   0.02 /* no iteration shorter than 20 ms claimed */
+#define GBPS(g, ns) ((uint64_t)((g)*1e9 / 8 * (double)(ns) / 1e9)) /* bytes at g Gb/s */
 
 /*
  * Every 100 ms, three hosts A, B, C (ms into each iteration):
@@ -235,13 +235,69 @@ static void test_blockers(void **state)
 	job_free(&j);
 }
 
+/*
+ * Incast: A and B each send DP to C at 50 Gb/s over the same 30 ms, so C's
+ * link is full (100 Gb/s at its peak, two senders at once) while each sender
+ * uses half of its NIC: C holds them back. At the NIC's rate each sender
+ * would need 15 ms, which C's link could not take: the network bound says
+ * "at most", and C is named beside it.
+ */
+static void test_incast_blocker(void **state)
+{
+	struct ct_flow_key ac = roce_key("198.18.0.1", "198.18.0.3", 1);
+	struct ct_flow_key bc = roce_key("198.18.0.2", "198.18.0.3", 2);
+	struct ct_flow_key ab = roce_key("198.18.0.1", "198.18.0.2", 3);
+	struct ct_burst_log log = {0};
+	struct ct_flow_set set;
+	struct ct_periodicity per;
+	struct ct_classification classes = {0};
+	struct ct_report r = {0};
+	struct ct_advice a;
+	struct ct_addr c = addr_of("198.18.0.3");
+	uint8_t cls[3];
+
+	(void)state;
+	log_train(&log, &ac, PERIOD, ITERS, 60 * MS, 30 * MS, GBPS(50, 30 * MS));
+	log_train(&log, &bc, PERIOD, ITERS, 60 * MS, 30 * MS, GBPS(50, 30 * MS));
+	log_train(&log, &ab, PERIOD, ITERS, 10 * MS, 10 * MS, GBPS(100, 10 * MS));
+	set_of_log(&set, &log);
+	assert_int_equal(ct_periodicity_compute(&set, &log, MIN_PER_S, &per), 0);
+	classes.n = set.count;
+	classes.flows = calloc(set.count, sizeof(*classes.flows));
+	assert_non_null(classes.flows);
+	classes.flows[set_index(&set, &ac)].cls = CT_CLASS_DP;
+	classes.flows[set_index(&set, &bc)].cls = CT_CLASS_DP;
+	classes.flows[set_index(&set, &ab)].cls = CT_CLASS_PP;
+	for (size_t i = 0; i < set.count; i++)
+		cls[i] = classes.flows[i].cls;
+	assert_int_equal(ct_periodicity_cc_by_class(&per, &set, cls), 0);
+	r.flows = set;
+	r.periodicity = &per;
+	r.classes = &classes;
+	r.nic_gbps_stated = 100;
+	r.nic_source = "profile";
+	assert_int_equal(ct_advice_compute(&r, &a), 0);
+	assert_true(a.n_jobs >= 1 && a.jobs[0].present);
+	assert_near(a.jobs[0].cls[CT_CLASS_DP].util, 0.5, 0.01);
+	assert_int_equal(a.jobs[0].cls[CT_CLASS_DP].n_blockers, 1);
+	assert_memory_equal(&a.jobs[0].cls[CT_CLASS_DP].blockers[0].host, &c, sizeof(c));
+	assert_int_equal(a.jobs[0].cls[CT_CLASS_DP].blockers[0].incast_degree, 2);
+	assert_near(a.jobs[0].cls[CT_CLASS_DP].blockers[0].peak_over_nic, 1.0, 0.02);
+	/* PP at the NIC's rate, one sender: not held back */
+	assert_int_equal(a.jobs[0].cls[CT_CLASS_PP].n_blockers, 0);
+	ct_advice_free(&a);
+	free(classes.flows);
+	ct_periodicity_free(&per);
+	ct_flow_set_free(&set);
+	ct_burst_log_free(&log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_wire_figures),
-		cmocka_unit_test(test_rate_unknown),
-		cmocka_unit_test(test_gpu_side),
-		cmocka_unit_test(test_blockers),
+		cmocka_unit_test(test_wire_figures),   cmocka_unit_test(test_rate_unknown),
+		cmocka_unit_test(test_gpu_side),       cmocka_unit_test(test_blockers),
+		cmocka_unit_test(test_incast_blocker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

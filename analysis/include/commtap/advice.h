@@ -22,7 +22,8 @@ struct json_object;
 /* A receiver whose cc figures say its senders cannot go faster. */
 struct ct_advice_blocker {
 	struct ct_addr host;
-	double ecn_ce_fraction, cnp_per_s_on, peak_over_nic;
+	double ecn_ce_fraction, cnp_per_s_on;
+	double peak_over_nic; /* < 0: the NIC's rate is unknown */
 	unsigned incast_degree;
 	uint64_t retransmits;
 };
