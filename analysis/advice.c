@@ -11,7 +11,7 @@
  *   class's and the job's communication time at the NIC rate;
  * - the scheduling bound on two resources, computation and communication.
  */
-#include <commtap/advice.h>
+#include "advice_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,11 +36,19 @@
 #define BLOCK_CE_FRACTION   0.001
 #define BLOCK_PEAK_OVER_NIC 0.9
 
+/*
+ * The three-resource bound applies when PushPull carries this share of
+ * the job's bytes (Other aside) at least: what is left are a socket's
+ * ACKs and the servers' own control, not a collective of its own.
+ */
+#define PUSHPULL_SHARE 0.9
+
 struct seg {
 	struct ct_addr src;
 	uint64_t start, end, end_at_nic;
 	double bytes;
 	int cls;
+	uint8_t dir; /* CT_ADVICE_PUSH, CT_ADVICE_PULL or 0 */
 };
 
 static int by_class_src_start(const void *a, const void *b)
@@ -103,8 +111,8 @@ static int flow_class(const struct ct_report *r, size_t f)
 }
 
 /* The job's bursts inside [w0, w1), each clipped to it, its bytes in proportion. */
-static int gather(const struct ct_report *r, int job, uint64_t w0, uint64_t w1, struct seg **out,
-		  size_t *n)
+static int gather(const struct ct_report *r, const uint8_t *dir, int job, uint64_t w0, uint64_t w1,
+		  struct seg **out, size_t *n)
 {
 	const struct ct_periodicity *p = r->periodicity;
 	size_t cap = 0, k = 0;
@@ -131,7 +139,8 @@ static int gather(const struct ct_report *r, int job, uint64_t w0, uint64_t w1, 
 			s[k] = (struct seg){.src = r->flows.flows[f].key.src,
 					    .start = a,
 					    .end = e > a ? e : a,
-					    .cls = flow_class(r, f)};
+					    .cls = flow_class(r, f),
+					    .dir = dir ? dir[f] : 0};
 			s[k].end_at_nic = s[k].end;
 			/* a burst cut by the window keeps the bytes of the part inside */
 			s[k].bytes = b->end > b->start ? (double)b->bytes * (double)(s[k].end - a) /
@@ -184,8 +193,8 @@ static void senders(struct ct_advice_job *j, struct seg *s, size_t n, double nic
 }
 
 /* On-times per class, now and at the NIC rate, then of every class but Other together. */
-static void on_times(const struct ct_report *r, struct ct_advice_job *j, struct seg *s, size_t n,
-		     int at_nic)
+static size_t on_times(const struct ct_report *r, struct ct_advice_job *j, struct seg *s, size_t n,
+		       int at_nic)
 {
 	size_t comm = 0;
 
@@ -209,6 +218,49 @@ static void on_times(const struct ct_report *r, struct ct_advice_job *j, struct 
 	qsort(s, comm, sizeof(*s), by_start);
 	j->comm_s = (double)union_ns(s, comm, 0) / 1e9;
 	j->comm_s_at_nic = at_nic ? (double)union_ns(s, comm, 1) / 1e9 : -1;
+	return comm;
+}
+
+/* The union's length (ns) of the segments of direction dir among s, sorted by start. */
+static uint64_t union_dir(const struct seg *s, size_t n, uint8_t dir)
+{
+	uint64_t total = 0, open_start = 0, open_end = 0;
+	int open = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].dir != dir)
+			continue;
+		if (open && s[i].start <= open_end) {
+			if (s[i].end > open_end)
+				open_end = s[i].end;
+			continue;
+		}
+		if (open)
+			total += open_end - open_start;
+		open = 1;
+		open_start = s[i].start;
+		open_end = s[i].end;
+	}
+	return open ? total + open_end - open_start : total;
+}
+
+/*
+ * A parameter server's push and pull, each the union of its bursts (s:
+ * the job's communication by start), when PushPull is nearly all of it.
+ */
+static void push_pull(struct ct_advice_job *j, const struct seg *s, size_t n)
+{
+	double pp = 0, all = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		all += s[i].bytes;
+		pp += s[i].dir ? s[i].bytes : 0;
+	}
+	if (!all || pp < PUSHPULL_SHARE * all)
+		return;
+	j->push_pull = 1;
+	j->push_s = (double)union_dir(s, n, CT_ADVICE_PUSH) / 1e9;
+	j->pull_s = (double)union_dir(s, n, CT_ADVICE_PULL) / 1e9;
 }
 
 /* Whether a flow of job jn and class c goes to host. */
@@ -271,6 +323,15 @@ static void scheduling(struct ct_advice_job *j)
 
 	j->best_s = j->t_comp > j->t_comm ? j->t_comp : j->t_comm;
 	j->speedup_bound = j->best_s > 0 ? today / j->best_s : 1;
+	if (j->push_pull) {
+		/* push and pull on links' two directions: three resources, at most 3x */
+		j->best3_s = j->t_comp;
+		if (j->push_s > j->best3_s)
+			j->best3_s = j->push_s;
+		if (j->pull_s > j->best3_s)
+			j->best3_s = j->pull_s;
+		j->speedup_bound3 = j->best3_s > 0 ? today / j->best3_s : 1;
+	}
 	j->comp_to_comm = j->t_comm > 0 ? j->t_comp / j->t_comm : -1;
 	if (j->comp_to_comm < 0 || j->comp_to_comm > BALANCE)
 		j->regime = "compute-bound";
@@ -280,8 +341,8 @@ static void scheduling(struct ct_advice_job *j)
 		j->regime = "balanced";
 }
 
-static int job_advice(const struct ct_report *r, const struct ct_advice *a, size_t jn,
-		      struct ct_advice_job *j)
+static int job_advice(const struct ct_report *r, const struct ct_advice *a, const uint8_t *dir,
+		      size_t jn, struct ct_advice_job *j)
 {
 	const struct ct_periodicity *p = r->periodicity;
 	const struct ct_period *per = ct_periodicity_job_period(p, jn);
@@ -291,15 +352,17 @@ static int job_advice(const struct ct_report *r, const struct ct_advice *a, size
 
 	if (!per->periodic || per->iterations < 2 || !per->starts)
 		return 0; /* no whole iteration: nothing to say */
-	if (gather(r, (int)jn, per->starts[0], per->starts[per->iterations - 1], &s, &n))
+	if (gather(r, dir, (int)jn, per->starts[0], per->starts[per->iterations - 1], &s, &n))
 		return -ENOMEM;
 	j->present = 1;
 	j->period_s = per->period_s;
 	j->iterations = per->iterations - 1;
 	it = (double)j->iterations;
 	senders(j, s, n, a->nic_gbps);
-	on_times(r, j, s, n, a->nic_gbps > 0);
+	push_pull(j, s, on_times(r, j, s, n, a->nic_gbps > 0));
 	free(s);
+	j->push_s /= it;
+	j->pull_s /= it;
 	for (int c = 0; c < CT_ADVICE_CLASSES; c++) {
 		struct ct_advice_class *k = &j->cls[c];
 
@@ -341,6 +404,7 @@ static int job_advice(const struct ct_report *r, const struct ct_advice *a, size
 int ct_advice_compute(const struct ct_report *r, struct ct_advice *out)
 {
 	const struct ct_periodicity *p = r->periodicity;
+	uint8_t *dir;
 
 	memset(out, 0, sizeof(*out));
 	if (r->nic_source && r->nic_gbps_stated > 0) {
@@ -356,11 +420,19 @@ int ct_advice_compute(const struct ct_report *r, struct ct_advice *out)
 	if (!out->jobs)
 		return -ENOMEM;
 	out->n_jobs = p->n_jobs;
+	dir = malloc(r->flows.count ? r->flows.count : 1);
+	if (!dir || ct_advice_pushpull_dirs(r, dir)) {
+		free(dir);
+		ct_advice_free(out);
+		return -ENOMEM;
+	}
 	for (size_t j = 0; j < p->n_jobs; j++)
-		if (job_advice(r, out, j, &out->jobs[j])) {
+		if (job_advice(r, out, dir, j, &out->jobs[j])) {
+			free(dir);
 			ct_advice_free(out);
 			return -ENOMEM;
 		}
+	free(dir);
 	return 0;
 }
 

@@ -92,6 +92,15 @@ static json_object *scheduling_json(struct ab *b, const struct ct_advice_job *j)
 	put(b, o, "speedup_bound", dbl(b, j->speedup_bound));
 	put(b, o, "comp_to_comm", known(b, j->comp_to_comm));
 	put(b, o, "regime", made(b, json_object_new_string(j->regime)));
+	if (j->push_pull) {
+		json_object *pp = made(b, json_object_new_object());
+
+		put(b, pp, "push_s", dbl(b, j->push_s));
+		put(b, pp, "pull_s", dbl(b, j->pull_s));
+		put(b, pp, "best_iteration_s", dbl(b, j->best3_s));
+		put(b, pp, "speedup_bound", dbl(b, j->speedup_bound3));
+		put(b, o, "push_pull", pp);
+	}
 	return o;
 }
 

@@ -39,7 +39,20 @@ static void verdict(FILE *out, const struct ct_rep_advice *a, const struct ct_re
 	}
 	fputs("); the job is ", out);
 	ct_html_text(out, j->regime);
-	fputs(".</li>\n<li data-figure=\"network\">Network: ", out);
+	fputs(".</li>\n", out);
+	if (j->has_push_pull) {
+		fputs("<li data-figure=\"push-pull\">Parameter server: pushes and pulls use the "
+		      "links' two directions, each of them could overlap computation: at most ",
+		      out);
+		fprintf(out, "<b>%.2f&times;</b> (", j->speedup_bound3);
+		ct_html_seconds(out, j->best3_s);
+		fputs(" at best; push ", out);
+		ct_html_seconds(out, j->push_s);
+		fputs(", pull ", out);
+		ct_html_seconds(out, j->pull_s);
+		fputs(" on the wire).</li>\n", out);
+	}
+	fputs("<li data-figure=\"network\">Network: ", out);
 	if (j->has_network) {
 		fputs("with every class at the NIC's rate (", out);
 		fprintf(out, "%.0f Gb/s, from the ", a->nic_gbps);

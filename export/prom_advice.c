@@ -67,6 +67,13 @@ static void per_job(FILE *out, const struct ct_rep_advice *a, char *const *label
 				  *(const double *)((const char *)aj + gauges[g].off));
 		}
 	}
+	family(out, "commtap_advice_push_pull_speedup_bound",
+	       "A parameter server's bound: push, pull and computation as three resources "
+	       "(at most 3).");
+	for (size_t j = 0; j < n; j++)
+		if (!a->jobs[j].reason && a->jobs[j].has_push_pull)
+			job_gauge(out, "commtap_advice_push_pull_speedup_bound", labels[j],
+				  a->jobs[j].speedup_bound3);
 	family(out, "commtap_advice_comp_to_comm_ratio",
 	       "Computation over communication per iteration: where the job sits on the "
 	       "scheduling curve (1: most to gain from overlap).");

@@ -853,6 +853,13 @@ static const struct rep_field advice_scheduling_fields[] = {
 	FH(struct ct_rep_advice_job, "comp_to_comm", T_NUM, comp_to_comm, has_comp_to_comm),
 };
 
+static const struct rep_field advice_push_pull_fields[] = {
+	F(struct ct_rep_advice_job, "push_s", T_NUM, push_s),
+	F(struct ct_rep_advice_job, "pull_s", T_NUM, pull_s),
+	F(struct ct_rep_advice_job, "best_iteration_s", T_NUM, best3_s),
+	FH(struct ct_rep_advice_job, "speedup_bound", T_NUM, speedup_bound3, has_push_pull),
+};
+
 static const struct rep_field advice_network_fields[] = {
 	F(struct ct_rep_advice_job, "comm_s_at_nic", T_NUM, comm_s_at_nic),
 	FH(struct ct_rep_advice_job, "iteration_s_at_nic", T_NUM, iteration_s_at_nic, has_network),
@@ -903,7 +910,7 @@ static int read_advice_class(struct rd *r, json_object *o, const char *path,
 static int read_advice_job(struct rd *r, json_object *o, const char *path,
 			   struct ct_rep_advice_job *j)
 {
-	json_object *sched, *net, *classes;
+	json_object *sched, *net, *classes, *pp;
 	char at[PATH_LEN + 32];
 	int rc = read_fields(r, o, path, advice_job_fields, N(advice_job_fields), j);
 
@@ -914,6 +921,10 @@ static int read_advice_job(struct rd *r, json_object *o, const char *path,
 	rc = rc
 		     ?: read_fields(r, sched, at, advice_scheduling_fields,
 				    N(advice_scheduling_fields), j);
+	snprintf(at, sizeof(at), "%s.scheduling", path);
+	rc = rc ?: section(r, sched, at, "push_pull", json_type_object, &pp);
+	snprintf(at, sizeof(at), "%s.scheduling.push_pull", path);
+	rc = rc ?: read_fields(r, pp, at, advice_push_pull_fields, N(advice_push_pull_fields), j);
 	snprintf(at, sizeof(at), "%s.network", path);
 	rc = rc ?: read_fields(r, net, at, advice_network_fields, N(advice_network_fields), j);
 	for (int c = 0; !rc && classes && c < CT_REP_CLASSES; c++) {

@@ -223,6 +223,9 @@ struct ct_rep_advice_job {
 	const char *source, *regime;
 	double t_iter, t_comp, t_comm, overlap, best_iteration_s, speedup_bound, comp_to_comm;
 	bool has_comp_to_comm;
+	/* scheduling.push_pull: a parameter server's three resources (has_push_pull) */
+	double push_s, pull_s, best3_s, speedup_bound3;
+	bool has_push_pull;
 	/* network: every class at the NIC rate (has_network: the rate is known) */
 	double comm_s_at_nic, iteration_s_at_nic, network_speedup;
 	bool has_network;

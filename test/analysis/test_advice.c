@@ -292,12 +292,79 @@ static void test_incast_blocker(void **state)
 	ct_burst_log_free(&log);
 }
 
+/*
+ * A parameter server: workers W1..W4 push to servers S1, S2 over [0, 33)
+ * ms of each 100 ms iteration, the servers pull back over [33, 66); 34 ms
+ * off the wire. Two resources: 100 / max(34, 66) = 1.515. Push and pull
+ * use the links' two directions, so three resources: 100 / max(34, 33,
+ * 33) = 2.94, near the paper's 3x.
+ */
+static void test_push_pull(void **state)
+{
+	static const char *const workers[] = {"198.18.0.1", "198.18.0.2", "198.18.0.3",
+					      "198.18.0.4"};
+	static const char *const servers[] = {"198.18.0.11", "198.18.0.12"};
+	struct ct_flow_key keys[16];
+	struct ct_burst_log log = {0};
+	struct ct_flow_set set;
+	struct ct_periodicity per;
+	struct ct_classification classes = {0};
+	struct ct_report r = {0};
+	struct ct_advice a;
+	const struct ct_advice_job *aj;
+	uint32_t qpn = 1;
+	size_t n = 0;
+
+	(void)state;
+	for (int w = 0; w < 4; w++)
+		for (int s = 0; s < 2; s++) {
+			keys[n] = roce_key(workers[w], servers[s], qpn++);
+			log_train(&log, &keys[n++], PERIOD, ITERS, 0, 33 * MS, GBPS(25, 33 * MS));
+			keys[n] = roce_key(servers[s], workers[w], qpn++);
+			log_train(&log, &keys[n++], PERIOD, ITERS, 33 * MS, 33 * MS,
+				  GBPS(25, 33 * MS));
+		}
+	set_of_log(&set, &log);
+	assert_int_equal(ct_periodicity_compute(&set, &log, MIN_PER_S, &per), 0);
+	assert_true(per.n_jobs >= 1);
+	classes.n = set.count;
+	classes.flows = calloc(set.count, sizeof(*classes.flows));
+	assert_non_null(classes.flows);
+	for (size_t i = 0; i < set.count; i++) {
+		classes.flows[i].cls = CT_CLASS_DP;
+		classes.flows[i].op = CT_OP_PUSHPULL;
+	}
+	r.flows = set;
+	r.periodicity = &per;
+	r.classes = &classes;
+	assert_int_equal(ct_advice_compute(&r, &a), 0);
+	aj = &a.jobs[0];
+	assert_true(aj->present && aj->push_pull);
+	assert_near(aj->push_s, 0.033, 0.0005);
+	assert_near(aj->pull_s, 0.033, 0.0005);
+	assert_near(aj->t_comp, 0.034, 0.0005);
+	assert_near(aj->speedup_bound, 0.1 / 0.066, 0.01 * 0.1 / 0.066);
+	assert_near(aj->best3_s, 0.034, 0.0005);
+	assert_near(aj->speedup_bound3, 0.1 / 0.034, 0.01 * 0.1 / 0.034);
+	ct_advice_free(&a);
+	/* the same traffic as a collective: no three-resource bound */
+	for (size_t i = 0; i < set.count; i++)
+		classes.flows[i].op = CT_OP_ALLREDUCE;
+	assert_int_equal(ct_advice_compute(&r, &a), 0);
+	assert_false(a.jobs[0].push_pull);
+	ct_advice_free(&a);
+	free(classes.flows);
+	ct_periodicity_free(&per);
+	ct_flow_set_free(&set);
+	ct_burst_log_free(&log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wire_figures),   cmocka_unit_test(test_rate_unknown),
 		cmocka_unit_test(test_gpu_side),       cmocka_unit_test(test_blockers),
-		cmocka_unit_test(test_incast_blocker),
+		cmocka_unit_test(test_incast_blocker), cmocka_unit_test(test_push_pull),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

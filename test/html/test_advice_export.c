@@ -35,7 +35,8 @@ static const char doc_text[] =
 	"\"blocking_receivers\":[]}},"
 	"\"scheduling\":{\"source\":\"wire\",\"t_iter\":0.1,\"t_comp\":0.055,\"t_comm\":0.045,"
 	"\"overlap\":0,\"best_iteration_s\":0.055,\"speedup_bound\":1.8181818,"
-	"\"comp_to_comm\":1.2222,\"regime\":\"balanced\"},"
+	"\"comp_to_comm\":1.2222,\"regime\":\"balanced\",\"push_pull\":{\"push_s\":0.033,"
+	"\"pull_s\":0.033,\"best_iteration_s\":0.034,\"speedup_bound\":2.9411}},"
 	"\"network\":{\"comm_s_at_nic\":0.03,\"iteration_s_at_nic\":0.085,\"speedup\":1.17647}},"
 	"{\"job\":1,\"reason\":\"fewer than two iteration starts\"}]}}";
 
@@ -66,6 +67,7 @@ static void test_load(void **state)
 	assert_int_equal(j->cls[CT_CLASS_DP].n_blockers, 1);
 	assert_string_equal(j->cls[CT_CLASS_DP].blockers[0].receiver, "198.18.0.2");
 	assert_true(j->speedup_bound > 1.81 && j->speedup_bound < 1.82);
+	assert_true(j->has_push_pull && j->speedup_bound3 > 2.94 && j->speedup_bound3 < 2.95);
 	assert_non_null(rep.advice.jobs[1].reason);
 	ct_rep_free(&rep);
 	/* a figure of the wrong type is an error naming it */
@@ -95,6 +97,7 @@ static void test_metrics(void **state)
 	assert_non_null(strstr(text, ",class=\"DP\"} 0.5\n"));	  /* bw_utilization */
 	assert_non_null(strstr(text, ",class=\"all\"} 0.375\n")); /* comm_ratio */
 	assert_non_null(strstr(text, "commtap_advice_blocking_receivers{ct_job=\"bert\","));
+	assert_non_null(strstr(text, "commtap_advice_push_pull_speedup_bound{ct_job=\"bert\","));
 	/* the job that says nothing has no series */
 	assert_null(strstr(text, "commtap_advice_comm_ratio{ct_job=\"198.18.0.3"));
 	free(text);
@@ -115,6 +118,8 @@ static void test_page(void **state)
 	assert_non_null(strstr(page, "<h2>What would help</h2>"));
 	assert_non_null(strstr(page, "<b>1.82&times;</b>"));
 	assert_non_null(strstr(page, "<b>1.18&times;</b>"));
+	assert_non_null(strstr(page, "Parameter server: pushes and pulls"));
+	assert_non_null(strstr(page, "<b>2.94&times;</b>"));
 	assert_non_null(strstr(
 		page,
 		"198.18.0.2 (CE 5.0%, 0 CNP/s on, 0 retransmits, senders at once: 1, peak 50%"));

@@ -61,6 +61,15 @@ struct ct_advice_job {
 	double speedup_bound; /* (t_comp + t_comm - overlap) / best_s, at most 2 */
 	double comp_to_comm;  /* t_comp / t_comm: where the job sits on the curve; < 0 n/a */
 	const char *regime;   /* "communication-bound", "balanced", "compute-bound" */
+	/*
+	 * A parameter server (PushPull nearly all its communication): push
+	 * (toward the servers) and pull (back) on the links' two directions
+	 * are resources of their own beside computation, per iteration on the
+	 * wire: best3_s = max(t_comp, push_s, pull_s), speedup_bound3 the busy
+	 * time over it, at most 3.
+	 */
+	int push_pull;
+	double push_s, pull_s, best3_s, speedup_bound3;
 	/* network: every class at the NIC rate (< 0: the rate is unknown) */
 	double comm_s_at_nic, iter_s_at_nic, network_speedup;
 };
