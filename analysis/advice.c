@@ -43,18 +43,27 @@
  */
 #define PUSHPULL_SHARE 0.9
 
+/*
+ * One burst of the job inside its iterations: 32 bytes, made while the
+ * burst log and the periodicity's copies are alive (docs/performance.md,
+ * the report's peak memory per burst).
+ */
 struct seg {
-	struct ct_addr src;
-	uint64_t start, end, end_at_nic;
-	double bytes;
-	int cls;
+	uint64_t start, end;
+	float bytes; /* of the part inside the iterations (24 bits: a byte in 16 MiB) */
+	float util;  /* its sender's utilization: at the NIC rate it lasts this share */
+	uint32_t flow;
+	uint8_t cls;
 	uint8_t dir; /* CT_ADVICE_PUSH, CT_ADVICE_PULL or 0 */
 };
+_Static_assert(sizeof(struct seg) == 32, "a burst's segment stays 32 bytes");
 
-static int by_class_src_start(const void *a, const void *b)
+/* ctx: the flows' summaries, for their senders */
+static int by_class_src_start(const void *a, const void *b, void *ctx)
 {
 	const struct seg *x = a, *y = b;
-	int c = memcmp(&x->src, &y->src, sizeof(x->src));
+	const struct ct_flow_summary *f = ctx;
+	int c = memcmp(&f[x->flow].key.src, &f[y->flow].key.src, sizeof(struct ct_addr));
 
 	if (x->cls != y->cls)
 		return x->cls < y->cls ? -1 : 1;
@@ -79,14 +88,20 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The union's length (ns) of segs sorted by start, by their end or end_at_nic. */
+/* Where a segment would end with its sender at the NIC rate. */
+static uint64_t end_at_nic(const struct seg *s)
+{
+	return s->start + (uint64_t)((double)(s->end - s->start) * s->util);
+}
+
+/* The union's length (ns) of segs sorted by start, as they are or at the NIC rate. */
 static uint64_t union_ns(const struct seg *s, size_t n, int at_nic)
 {
 	uint64_t total = 0, open_start = 0, open_end = 0;
 	int open = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		uint64_t end = at_nic ? s[i].end_at_nic : s[i].end;
+		uint64_t end = at_nic ? end_at_nic(&s[i]) : s[i].end;
 
 		if (open && s[i].start <= open_end) {
 			if (end > open_end)
@@ -136,16 +151,17 @@ static int gather(const struct ct_report *r, const uint8_t *dir, int job, uint64
 
 			if (b->start >= w1 || b->end < w0 || (b->end == w0 && b->start < w0))
 				continue;
-			s[k] = (struct seg){.src = r->flows.flows[f].key.src,
-					    .start = a,
+			s[k] = (struct seg){.start = a,
 					    .end = e > a ? e : a,
-					    .cls = flow_class(r, f),
+					    .util = 1,
+					    .flow = (uint32_t)f,
+					    .cls = (uint8_t)flow_class(r, f),
 					    .dir = dir ? dir[f] : 0};
-			s[k].end_at_nic = s[k].end;
 			/* a burst cut by the window keeps the bytes of the part inside */
-			s[k].bytes = b->end > b->start ? (double)b->bytes * (double)(s[k].end - a) /
-								 (double)(b->end - b->start)
-						       : (double)b->bytes;
+			s[k].bytes = (float)(b->end > b->start
+						     ? (double)b->bytes * (double)(s[k].end - a) /
+							       (double)(b->end - b->start)
+						     : (double)b->bytes);
 			k++;
 		}
 	}
@@ -159,17 +175,20 @@ static int gather(const struct ct_report *r, const uint8_t *dir, int job, uint64
  * class; with a rate, each sender's bursts shortened to what its bytes
  * need at that rate (never lengthened).
  */
-static void senders(struct ct_advice_job *j, struct seg *s, size_t n, double nic_gbps)
+static void senders(const struct ct_report *r, struct ct_advice_job *j, struct seg *s, size_t n,
+		    double nic_gbps)
 {
+	const struct ct_flow_summary *f = r->flows.flows;
 	double host_on[CT_ADVICE_CLASSES] = {0};
 
-	qsort(s, n, sizeof(*s), by_class_src_start);
+	qsort_r(s, n, sizeof(*s), by_class_src_start, (void *)f);
 	for (size_t i = 0; i < n;) {
 		size_t e = i;
 		double bytes = 0, on;
 
 		while (e < n && s[e].cls == s[i].cls &&
-		       !memcmp(&s[e].src, &s[i].src, sizeof(s[i].src)))
+		       !memcmp(&f[s[e].flow].key.src, &f[s[i].flow].key.src,
+			       sizeof(struct ct_addr)))
 			bytes += s[e++].bytes;
 		on = (double)union_ns(s + i, e - i, 0) / 1e9;
 		host_on[s[i].cls] += on;
@@ -178,9 +197,7 @@ static void senders(struct ct_advice_job *j, struct seg *s, size_t n, double nic
 			double util = bytes * 8 / on / (nic_gbps * 1e9);
 
 			for (size_t k = i; util < 1 && k < e; k++)
-				s[k].end_at_nic =
-					s[k].start +
-					(uint64_t)((double)(s[k].end - s[k].start) * util);
+				s[k].util = (float)util;
 		}
 		i = e;
 	}
@@ -358,7 +375,7 @@ static int job_advice(const struct ct_report *r, const struct ct_advice *a, cons
 	j->period_s = per->period_s;
 	j->iterations = per->iterations - 1;
 	it = (double)j->iterations;
-	senders(j, s, n, a->nic_gbps);
+	senders(r, j, s, n, a->nic_gbps);
 	push_pull(j, s, on_times(r, j, s, n, a->nic_gbps > 0));
 	free(s);
 	j->push_s /= it;
