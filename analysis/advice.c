@@ -9,7 +9,11 @@
  * - at the NIC's rate each sender's bursts shrink by its utilization (its
  *   bytes would take bytes / rate), starts kept: the unions again give the
  *   class's and the job's communication time at the NIC rate;
- * - the scheduling bound on two resources, computation and communication.
+ * - the scheduling bound on two resources, computation and communication
+ *   (three for a parameter server: push, pull and computation).
+ *
+ * The unions walk each flow's bursts in place (advice_runs.c): nothing is
+ * copied per burst.
  */
 #include "advice_internal.h"
 
@@ -43,80 +47,6 @@
  */
 #define PUSHPULL_SHARE 0.9
 
-/*
- * One burst of the job inside its iterations: 32 bytes, made while the
- * burst log and the periodicity's copies are alive (docs/performance.md,
- * the report's peak memory per burst).
- */
-struct seg {
-	uint64_t start, end;
-	float bytes; /* of the part inside the iterations (24 bits: a byte in 16 MiB) */
-	float util;  /* its sender's utilization: at the NIC rate it lasts this share */
-	uint32_t flow;
-	uint8_t cls;
-	uint8_t dir; /* CT_ADVICE_PUSH, CT_ADVICE_PULL or 0 */
-};
-_Static_assert(sizeof(struct seg) == 32, "a burst's segment stays 32 bytes");
-
-/* ctx: the flows' summaries, for their senders */
-static int by_class_src_start(const void *a, const void *b, void *ctx)
-{
-	const struct seg *x = a, *y = b;
-	const struct ct_flow_summary *f = ctx;
-	int c = memcmp(&f[x->flow].key.src, &f[y->flow].key.src, sizeof(struct ct_addr));
-
-	if (x->cls != y->cls)
-		return x->cls < y->cls ? -1 : 1;
-	if (c)
-		return c;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int by_class_start(const void *a, const void *b)
-{
-	const struct seg *x = a, *y = b;
-
-	if (x->cls != y->cls)
-		return x->cls < y->cls ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int by_start(const void *a, const void *b)
-{
-	const struct seg *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Where a segment would end with its sender at the NIC rate. */
-static uint64_t end_at_nic(const struct seg *s)
-{
-	return s->start + (uint64_t)((double)(s->end - s->start) * s->util);
-}
-
-/* The union's length (ns) of segs sorted by start, as they are or at the NIC rate. */
-static uint64_t union_ns(const struct seg *s, size_t n, int at_nic)
-{
-	uint64_t total = 0, open_start = 0, open_end = 0;
-	int open = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		uint64_t end = at_nic ? end_at_nic(&s[i]) : s[i].end;
-
-		if (open && s[i].start <= open_end) {
-			if (end > open_end)
-				open_end = end;
-			continue;
-		}
-		if (open)
-			total += open_end - open_start;
-		open = 1;
-		open_start = s[i].start;
-		open_end = end;
-	}
-	return open ? total + open_end - open_start : total;
-}
-
 /* The class a flow counts in: Other when the report has no classes. */
 static int flow_class(const struct ct_report *r, size_t f)
 {
@@ -125,79 +55,78 @@ static int flow_class(const struct ct_report *r, size_t f)
 	return r->classes->flows[f].cls;
 }
 
-/* The job's bursts inside [w0, w1), each clipped to it, its bytes in proportion. */
-static int gather(const struct ct_report *r, const uint8_t *dir, int job, uint64_t w0, uint64_t w1,
-		  struct seg **out, size_t *n)
+/* Runs by class, then sender (ctx: the flows' summaries): Other last. */
+static int by_class_src(const void *a, const void *b, void *ctx)
+{
+	const struct ct_advice_run *x = a, *y = b;
+	const struct ct_flow_summary *f = ctx;
+
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	return memcmp(&f[x->flow].key.src, &f[y->flow].key.src, sizeof(struct ct_addr));
+}
+
+/* The job's flows with bursts as runs, by class then sender; *n of them. */
+static struct ct_advice_run *job_runs(const struct ct_report *r, const uint8_t *dir, int job,
+				      uint64_t w0, uint64_t w1, size_t *n)
 {
 	const struct ct_periodicity *p = r->periodicity;
-	size_t cap = 0, k = 0;
-	struct seg *s;
+	struct ct_advice_run *runs;
+	size_t k = 0;
 
 	for (size_t f = 0; f < p->n_flows && f < r->flows.count; f++)
-		if (p->flows[f].job == job)
-			cap += p->flows[f].n_bursts;
-	s = calloc(cap ? cap : 1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
+		k += p->flows[f].job == job && p->flows[f].n_bursts;
+	runs = calloc(k ? k : 1, sizeof(*runs));
+	if (!runs)
+		return NULL;
+	k = 0;
 	for (size_t f = 0; f < p->n_flows && f < r->flows.count; f++) {
 		const struct ct_flow_periodicity *fp = &p->flows[f];
 
-		if (fp->job != job)
+		if (fp->job != job || !fp->n_bursts)
 			continue;
-		for (size_t i = 0; i < fp->n_bursts; i++) {
-			const struct ct_burst *b = &fp->bursts[i];
-			uint64_t a = b->start > w0 ? b->start : w0;
-			uint64_t e = b->end < w1 ? b->end : w1;
-
-			if (b->start >= w1 || b->end < w0 || (b->end == w0 && b->start < w0))
-				continue;
-			s[k] = (struct seg){.start = a,
-					    .end = e > a ? e : a,
-					    .util = 1,
-					    .flow = (uint32_t)f,
-					    .cls = (uint8_t)flow_class(r, f),
-					    .dir = dir ? dir[f] : 0};
-			/* a burst cut by the window keeps the bytes of the part inside */
-			s[k].bytes = (float)(b->end > b->start
-						     ? (double)b->bytes * (double)(s[k].end - a) /
-							       (double)(b->end - b->start)
-						     : (double)b->bytes);
-			k++;
-		}
+		runs[k] = (struct ct_advice_run){.first = fp->bursts,
+						 .last = fp->bursts + fp->n_bursts,
+						 .util = 1,
+						 .flow = (uint32_t)f,
+						 .cls = (uint8_t)flow_class(r, f),
+						 .dir = dir ? dir[f] : 0};
+		runs[k].bytes = ct_advice_run_bytes(&runs[k], w0, w1);
+		k++;
 	}
-	*out = s;
+	qsort_r(runs, k, sizeof(*runs), by_class_src, (void *)r->flows.flows);
 	*n = k;
-	return 0;
+	return runs;
 }
 
 /*
  * Per class and sender: bytes over the sender's on-time, summed into the
- * class; with a rate, each sender's bursts shortened to what its bytes
- * need at that rate (never lengthened).
+ * class; with a rate, each sender's bursts to last its utilization of
+ * themselves at that rate (never longer).
  */
-static void senders(const struct ct_report *r, struct ct_advice_job *j, struct seg *s, size_t n,
-		    double nic_gbps)
+static void senders(const struct ct_report *r, struct ct_advice_job *j, struct ct_advice_run *runs,
+		    size_t n, uint64_t w0, uint64_t w1, double nic_gbps,
+		    struct ct_advice_heap *heap)
 {
 	const struct ct_flow_summary *f = r->flows.flows;
 	double host_on[CT_ADVICE_CLASSES] = {0};
 
-	qsort_r(s, n, sizeof(*s), by_class_src_start, (void *)f);
 	for (size_t i = 0; i < n;) {
 		size_t e = i;
 		double bytes = 0, on;
+		uint64_t on_ns;
 
-		while (e < n && s[e].cls == s[i].cls &&
-		       !memcmp(&f[s[e].flow].key.src, &f[s[i].flow].key.src,
-			       sizeof(struct ct_addr)))
-			bytes += s[e++].bytes;
-		on = (double)union_ns(s + i, e - i, 0) / 1e9;
-		host_on[s[i].cls] += on;
-		j->cls[s[i].cls].bytes += bytes;
+		while (e < n && !by_class_src(&runs[e], &runs[i], (void *)f))
+			bytes += runs[e++].bytes;
+		ct_advice_runs_union(runs + i, e - i, w0, w1, heap, &on_ns, NULL);
+		on = (double)on_ns / 1e9;
+		host_on[runs[i].cls] += on;
+		j->cls[runs[i].cls].bytes += bytes;
 		if (nic_gbps > 0 && on > 0) {
 			double util = bytes * 8 / on / (nic_gbps * 1e9);
 
 			for (size_t k = i; util < 1 && k < e; k++)
-				s[k].util = (float)util;
+				runs[k].util = util;
 		}
 		i = e;
 	}
@@ -209,75 +138,85 @@ static void senders(const struct ct_report *r, struct ct_advice_job *j, struct s
 	}
 }
 
-/* On-times per class, now and at the NIC rate, then of every class but Other together. */
-static size_t on_times(const struct ct_report *r, struct ct_advice_job *j, struct seg *s, size_t n,
-		       int at_nic)
+/*
+ * On-times per class, now and at the NIC rate, then of every class but
+ * Other together (the runs before Other's, by class); returns how many
+ * runs that is.
+ */
+static size_t on_times(const struct ct_report *r, struct ct_advice_job *j,
+		       struct ct_advice_run *runs, size_t n, uint64_t w0, uint64_t w1, int at_nic,
+		       struct ct_advice_heap *heap)
 {
-	size_t comm = 0;
+	size_t comm = 0, classes = 0;
+	uint64_t now, nic;
 
-	qsort(s, n, sizeof(*s), by_class_start);
 	for (size_t i = 0; i < n;) {
 		size_t e = i;
-		struct ct_advice_class *k = &j->cls[s[i].cls];
+		struct ct_advice_class *k = &j->cls[runs[i].cls];
 
-		while (e < n && s[e].cls == s[i].cls)
+		while (e < n && runs[e].cls == runs[i].cls)
 			e++;
-		k->present = 1;
-		k->on_s = (double)union_ns(s + i, e - i, 0) / 1e9;
-		k->on_s_at_nic = at_nic ? (double)union_ns(s + i, e - i, 1) / 1e9 : -1;
+		ct_advice_runs_union(runs + i, e - i, w0, w1, heap, &now, &nic);
+		k->on_s = (double)now / 1e9;
+		k->on_s_at_nic = at_nic ? (double)nic / 1e9 : -1;
+		k->present = k->on_s > 0 || k->bytes > 0;
+		classes++;
 		i = e;
 	}
 	/* Other (storage, control) is no communication of the training, unless nothing is classed
 	 */
-	for (size_t i = 0; i < n; i++)
-		if (s[i].cls != CT_CLASS_OTHER || !r->classes)
-			s[comm++] = s[i];
-	qsort(s, comm, sizeof(*s), by_start);
-	j->comm_s = (double)union_ns(s, comm, 0) / 1e9;
-	j->comm_s_at_nic = at_nic ? (double)union_ns(s, comm, 1) / 1e9 : -1;
+	while (comm < n && (runs[comm].cls != CT_CLASS_OTHER || !r->classes))
+		comm++;
+	if (classes == 1 && comm == n) {
+		/* one class and nothing else: its union is the job's */
+		j->comm_s = j->cls[runs[0].cls].on_s;
+		j->comm_s_at_nic = j->cls[runs[0].cls].on_s_at_nic;
+		return comm;
+	}
+	ct_advice_runs_union(runs, comm, w0, w1, heap, &now, &nic);
+	j->comm_s = (double)now / 1e9;
+	j->comm_s_at_nic = at_nic ? (double)nic / 1e9 : -1;
 	return comm;
 }
 
-/* The union's length (ns) of the segments of direction dir among s, sorted by start. */
-static uint64_t union_dir(const struct seg *s, size_t n, uint8_t dir)
-{
-	uint64_t total = 0, open_start = 0, open_end = 0;
-	int open = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (s[i].dir != dir)
-			continue;
-		if (open && s[i].start <= open_end) {
-			if (s[i].end > open_end)
-				open_end = s[i].end;
-			continue;
-		}
-		if (open)
-			total += open_end - open_start;
-		open = 1;
-		open_start = s[i].start;
-		open_end = s[i].end;
-	}
-	return open ? total + open_end - open_start : total;
-}
-
 /*
- * A parameter server's push and pull, each the union of its bursts (s:
- * the job's communication by start), when PushPull is nearly all of it.
+ * A parameter server's push and pull, each the union of its bursts, when
+ * PushPull is nearly all of the job's communication (its first n runs).
+ * Returns 0 or -ENOMEM.
  */
-static void push_pull(struct ct_advice_job *j, const struct seg *s, size_t n)
+static int push_pull(struct ct_advice_job *j, const struct ct_advice_run *runs, size_t n,
+		     uint64_t w0, uint64_t w1, struct ct_advice_heap *heap)
 {
+	struct ct_advice_run *dir_runs;
 	double pp = 0, all = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		all += s[i].bytes;
-		pp += s[i].dir ? s[i].bytes : 0;
+		all += runs[i].bytes;
+		pp += runs[i].dir ? runs[i].bytes : 0;
 	}
 	if (!all || pp < PUSHPULL_SHARE * all)
-		return;
+		return 0;
+	dir_runs = malloc(n * sizeof(*dir_runs));
+	if (!dir_runs)
+		return -ENOMEM;
 	j->push_pull = 1;
-	j->push_s = (double)union_dir(s, n, CT_ADVICE_PUSH) / 1e9;
-	j->pull_s = (double)union_dir(s, n, CT_ADVICE_PULL) / 1e9;
+	for (uint8_t d = CT_ADVICE_PUSH; d <= CT_ADVICE_PULL; d++) {
+		size_t k = 0;
+		uint64_t ns;
+		double t;
+
+		for (size_t i = 0; i < n; i++)
+			if (runs[i].dir == d)
+				dir_runs[k++] = runs[i];
+		ct_advice_runs_union(dir_runs, k, w0, w1, heap, &ns, NULL);
+		t = (double)ns / 1e9;
+		if (d == CT_ADVICE_PUSH)
+			j->push_s = t;
+		else
+			j->pull_s = t;
+	}
+	free(dir_runs);
+	return 0;
 }
 
 /* Whether a flow of job jn and class c goes to host. */
@@ -363,21 +302,35 @@ static int job_advice(const struct ct_report *r, const struct ct_advice *a, cons
 {
 	const struct ct_periodicity *p = r->periodicity;
 	const struct ct_period *per = ct_periodicity_job_period(p, jn);
+	struct ct_advice_run *runs;
+	uint64_t w0, w1;
+	struct ct_advice_heap *heap;
+	size_t n = 0, comm;
 	double it;
-	struct seg *s;
-	size_t n;
+	int err;
 
 	if (!per->periodic || per->iterations < 2 || !per->starts)
 		return 0; /* no whole iteration: nothing to say */
-	if (gather(r, dir, (int)jn, per->starts[0], per->starts[per->iterations - 1], &s, &n))
+	w0 = per->starts[0];
+	w1 = per->starts[per->iterations - 1];
+	runs = job_runs(r, dir, (int)jn, w0, w1, &n);
+	heap = malloc((n ? n : 1) * sizeof(*heap));
+	if (!runs || !heap) {
+		free(runs);
+		free(heap);
 		return -ENOMEM;
+	}
 	j->present = 1;
 	j->period_s = per->period_s;
 	j->iterations = per->iterations - 1;
 	it = (double)j->iterations;
-	senders(r, j, s, n, a->nic_gbps);
-	push_pull(j, s, on_times(r, j, s, n, a->nic_gbps > 0));
-	free(s);
+	senders(r, j, runs, n, w0, w1, a->nic_gbps, heap);
+	comm = on_times(r, j, runs, n, w0, w1, a->nic_gbps > 0, heap);
+	err = push_pull(j, runs, comm, w0, w1, heap);
+	free(runs);
+	free(heap);
+	if (err)
+		return err;
 	j->push_s /= it;
 	j->pull_s /= it;
 	for (int c = 0; c < CT_ADVICE_CLASSES; c++) {
