@@ -108,8 +108,9 @@ void ct_html_advice(FILE *out, const struct ct_rep_advice *a)
 {
 	fputs("<section id=\"advice\"><h2>What would help</h2>\n", out);
 	if (!a->present || !a->n_jobs) {
-		fputs("<p class=\"absent\">No advice in this report (it needs a job's "
-		      "iterations).</p></section>\n",
+		fputs("<p class=\"absent\">No advice in this report: it needs a job's "
+		      "iterations, and a merged report carries none (each vantage's own report "
+		      "has it).</p></section>\n",
 		      out);
 		return;
 	}
