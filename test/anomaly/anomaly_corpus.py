@@ -203,11 +203,12 @@ def injections(case, clean_truth, clean_doc):
         out.append(("slow_link", ["--slow-link", "%d-%d:%g:%d" % (a, b, SLOW_FACTOR, ONSET)]))
         # losses need packets: on the link that carries the most
         a, b, packets = busiest_link(clean_truth, "packets")
-        # enough to be seen over a capture: LOSS_EXPECTED losses, at most 1 in 20
-        rate = min(max(LOSS_RATE[case["transport"]], LOSS_EXPECTED / packets), 0.05)
-        out.append(("loss", ["--lossy-link", "%d-%d:%.3g" % (a, b, rate)]))
+        # enough to be seen from the onset on: LOSS_EXPECTED losses, at most 1 in 20
+        after = packets * (mm.ITERATIONS - ONSET) / mm.ITERATIONS
+        rate = min(max(LOSS_RATE[case["transport"]], LOSS_EXPECTED / after), 0.05)
+        out.append(("loss", ["--lossy-link", "%d-%d:%.3g:%d" % (a, b, rate, ONSET)]))
         if case["transport"] == "roce":
-            out.append(("congestion", ["--congest", "%d:%g" % (b, CONGEST)]))
+            out.append(("congestion", ["--congest", "%d:%g:%d" % (b, CONGEST, ONSET)]))
     out.append(("pfc", ["--pfc-storm", "%d:%g" % (PFC_PRIORITY, PFC_PER_S)]))
     return out
 
