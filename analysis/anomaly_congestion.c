@@ -6,7 +6,10 @@
  * The marks toward a receiver are the CE-marked packets of its flows, or,
  * where the mirror saw no CE marks (marked after the mirror), the CNPs it
  * sent. The mirror sees pause frames without their port: a storm is said of
- * a priority. Both are totals over the capture.
+ * a priority. The counters are totals over the capture; a receiver's
+ * marks and packets per iteration, from its flows' bursts, give the
+ * iteration its marking started in, and the marked share is judged from
+ * there on (anomaly_onset.c). A storm is of the whole capture.
  */
 #include "anomaly_internal.h"
 
@@ -23,6 +26,13 @@
 #define CONG_MIN_FRACTION 0.05
 #define CONG_MIN_MARKS	  32  /* and this many marks: a few are a queue's passing hump */
 #define CONG_MIN_RATIO	  4.0 /* its share this many times the other receivers' median */
+/*
+ * A receiver whose share over the whole capture is below CONG_MIN_FRACTION
+ * / CONG_ONSET_DILUTION is not looked at per iteration: marking that
+ * started in the capture's last quarter is left to the next report (an
+ * interval report's capture is its interval).
+ */
+#define CONG_ONSET_DILUTION 4.0
 /* a PFC storm: this many pause frames (XOFF) a second on one priority */
 #define PFC_STORM_PER_S 100.0
 #define PFC_MIN_FRAMES	32
@@ -37,6 +47,79 @@ struct rcv {
 static int rcv_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, sizeof(struct ct_addr));
+}
+
+static int same_addr(const struct ct_addr *a, const struct ct_addr *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+/*
+ * The marked share toward r from its marking's onset on, set into an
+ * (onset, the iterations marked and their shares); the whole capture's
+ * share (f_all) where the bursts do not tell.
+ */
+static int share_since_onset(struct anom_ctx *c, const struct rcv *r, struct ct_anomaly *an,
+			     double f_all, double *f)
+{
+	const struct ct_flow_set *set = c->set;
+	double *w = calloc(set->count + 1, sizeof(*w)), *pw = calloc(set->count + 1, sizeof(*pw));
+	double *x = malloc((c->n_iter + 1) * sizeof(*x)), *p = malloc((c->n_iter + 1) * sizeof(*p));
+	int by_cnp = r->cnp > r->ce, err = -ENOMEM;
+	double marks = fmax(r->ce, r->cnp), x_all = 0, x_after = 0, p_all = 0, p_after = 0, scale;
+	double cut, p_cut;
+
+	*f = f_all;
+	if (!w || !pw || !x || !p)
+		goto out;
+	for (size_t i = 0; i < set->count; i++) {
+		const struct ct_flow_summary *fl = &set->flows[i];
+		double both = (double)(fl->ecn_ce + fl->cnp);
+
+		if (same_addr(&fl->key.dst, &r->host)) {
+			pw[i] = 1;
+			if (!by_cnp && both > 0)
+				w[i] = (double)fl->ecn_ce / both;
+		}
+		if (by_cnp && both > 0 && same_addr(&fl->key.src, &r->host))
+			w[i] = (double)fl->cnp / both;
+	}
+	err = anom_burst_series(c, w, ANOM_BURST_MARKS, x, &cut);
+	err = err ?: anom_burst_series(c, pw, ANOM_BURST_PACKETS, p, &p_cut);
+	if (err == -ENOENT) {
+		err = 0;
+		goto out;
+	}
+	err = err ?: anom_onset_of_series(c, an, x, cut, marks);
+	if (err || an->onset < 0)
+		goto out;
+	for (size_t i = 0; i < c->n_iter; i++) {
+		x_all += x[i];
+		p_all += p[i];
+		if (i >= (size_t)an->onset) {
+			x_after += x[i];
+			p_after += p[i];
+		}
+	}
+	if (p_after <= 0 || x_all <= 0)
+		goto out;
+	/*
+	 * The series give shares in time, the totals the magnitude: a burst's
+	 * count saturates at 255, so the series' own ratio could read low.
+	 */
+	*f = marks * (x_after / x_all) / (r->packets * (p_after / p_all));
+	scale = (marks / x_all) / (r->packets / p_all);
+	for (unsigned s = 0; s < an->seen; s++) {
+		uint32_t it = an->iters[s].iteration;
+
+		an->iters[s].value = p[it] > 0 ? fmin(1, scale * x[it] / p[it]) : 0;
+	}
+out:
+	free(w);
+	free(pw);
+	free(x);
+	free(p);
+	return err;
 }
 
 static int pfc_storm(struct anom_ctx *c)
@@ -111,39 +194,40 @@ int anom_congestion(struct anom_ctx *c)
 		all += fmax(r[i].ce, r[i].cnp);
 	for (size_t i = 0; i < k && !err; i++) {
 		double marks = fmax(r[i].ce, r[i].cnp), f, ref;
+		struct ct_anomaly an = {.kind = CT_ANOMALY_CONGESTION,
+					.scope = CT_ANOMALY_AT_RECEIVER,
+					.priority = -1,
+					.cls = -1,
+					.host = r[i].host,
+					.onset = -1};
 		size_t m = 0;
 
 		if (marks < CONG_MIN_MARKS || r[i].packets <= 0)
 			continue;
 		f = marks / r[i].packets;
-		if (f < CONG_MIN_FRACTION)
+		if (f < CONG_MIN_FRACTION / CONG_ONSET_DILUTION)
 			continue;
+		err = share_since_onset(c, &r[i], &an, f, &f);
+		if (!err && f < CONG_MIN_FRACTION)
+			goto next;
 		for (size_t o = 0; o < k; o++)
 			if (o != i && r[o].packets > 0)
 				frac[m++] = fmax(r[o].ce, r[o].cnp) / r[o].packets;
 		ref = anom_median(frac, m);
-		if (ref > 0 && f < CONG_MIN_RATIO * ref)
-			continue;
-		{
-			struct ct_anomaly an = {.kind = CT_ANOMALY_CONGESTION,
-						.scope = CT_ANOMALY_AT_RECEIVER,
-						.priority = -1,
-						.cls = -1,
-						.host = r[i].host,
-						.onset = -1,
-						.value = f};
-
-			an.confidence = fmin(1, f / (2 * CONG_MIN_FRACTION)) * (marks / all);
-			snprintf(an.evidence, sizeof(an.evidence),
-				 "%.1f%% of the packets toward it are congestion-marked (%.0f %s, "
-				 "%.0f%% of the capture's marks); the other %zu receivers' median "
-				 "is "
-				 "%.2f%%",
-				 f * 100, marks,
-				 r[i].ce >= r[i].cnp ? "ECN CE marks" : "CNPs it sent",
-				 100 * marks / all, m, ref * 100);
-			err = anom_add(c, &an);
-		}
+		if (err || (ref > 0 && f < CONG_MIN_RATIO * ref))
+			goto next;
+		an.value = f;
+		an.confidence = fmin(1, f / (2 * CONG_MIN_FRACTION)) * (marks / all);
+		snprintf(an.evidence, sizeof(an.evidence),
+			 "%.1f%% of the packets toward it are congestion-marked%s (%.0f %s, %.0f%% "
+			 "of the capture's marks); the other %zu receivers' median is %.2f%%",
+			 f * 100, an.onset > 0 ? " from its onset on" : "", marks,
+			 r[i].ce >= r[i].cnp ? "ECN CE marks" : "CNPs it sent", 100 * marks / all,
+			 m, ref * 100);
+		err = anom_add(c, &an);
+		continue;
+	next:
+		free(an.iters);
 	}
 	err = err ?: pfc_storm(c);
 out:

@@ -55,6 +55,24 @@ int anom_job_data_flow(const struct anom_ctx *c, size_t flow);
 /* The iteration t falls in, or -1. */
 long anom_iteration(const struct anom_ctx *c, uint64_t t);
 
+/*
+ * Onsets of capture-total findings (anomaly_onset.c). anom_burst_series:
+ * per iteration of the job (per_iter, n_iter entries), a count the flows'
+ * bursts carry, each flow's counted flow_weight[flow] times (0: not the
+ * finding's); *cut: the part of it from counts saturated at 255. -ENOENT without
+ * iterations. anom_change_point: where a rate rises in x (0: throughout,
+ * -1: no signal). anom_onset_of_series: the finding's onset, the
+ * iterations it recurs in and their counts, where the series holds at
+ * least half of finding_total or is mostly cut (else it stays of the whole
+ * capture).
+ */
+enum anom_burst_field { ANOM_BURST_LOSS, ANOM_BURST_MARKS, ANOM_BURST_PACKETS };
+int anom_burst_series(const struct anom_ctx *c, const double *flow_weight,
+		      enum anom_burst_field field, double *per_iter, double *cut);
+long anom_change_point(const double *x, size_t n);
+int anom_onset_of_series(const struct anom_ctx *c, struct ct_anomaly *an, const double *x,
+			 double cut, double finding_total);
+
 /* Median of v (reordered); 0 for n == 0. */
 double anom_median(double *v, size_t n);
 

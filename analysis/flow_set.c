@@ -127,7 +127,7 @@ static void summary_from_flow(struct ct_flow_summary *sum, const struct ct_flow 
 	sum->pmtu = c->pmtu;
 	sum->dscp = f->dscp;
 	sum->pcp = f->pcp;
-	sum->ecn_seen = f->ecn_seen;
+	sum->ecn_seen = ct_flow_ecn_seen(f);
 	sum->records = 1;
 	sum->reverse = -1;
 }

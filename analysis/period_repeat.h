@@ -25,6 +25,7 @@ struct ct_flow_repeat {
 	double bytes_per_iteration; /* the flow's */
 	double period_ns;	    /* the mean iteration of the anchors (and the last one) */
 	double interval_cv;	    /* spread of the anchors' intervals over their mean */
+	double interval_rsd; /* robust: 1.4826 median absolute deviations over their median */
 	size_t anchors;		    /* iterations' first bursts found */
 	size_t *idx;		    /* their indices into the flow's bursts; free() */
 	int whole_last;		    /* the last iteration was counted from its bytes */

@@ -51,8 +51,8 @@ int ct_periodicity_compute(const struct ct_flow_set *set, const struct ct_burst_
 		last = &fb->key;
 		if (f < 0)
 			continue;
-		all[n++] = (struct ct_burst){fb->start,	   fb->end,	fb->bytes,
-					     fb->messages, (uint32_t)f, fb->packets};
+		all[n++] = (struct ct_burst){fb->start,	  fb->end,     fb->bytes, fb->messages,
+					     (uint32_t)f, fb->packets, fb->loss,  fb->marks};
 	}
 	out->bursts = n;
 	/*

@@ -109,6 +109,23 @@ static int parse_pfc_storm(const char *text, void *value, char *err, size_t errl
 			  &in->pfc_from, err, errlen);
 }
 
+static int parse_pause(const char *text, void *value, char *err, size_t errlen)
+{
+	struct ct_synth_inject *in = value;
+	unsigned at;
+	int used = 0;
+	char rest[64] = "";
+
+	if (sscanf(text, "%u:%63s%n", &at, rest, &used) != 2 || text[used]) {
+		snprintf(err, errlen, "--pause: expected IT:SECONDS, got '%s'", text);
+		return -EINVAL;
+	}
+	if (ct_parse_number("pause", rest, 0, 1e3, 0, &in->pause_s, err, errlen))
+		return -EINVAL;
+	in->pause_at = (int)at;
+	return 0;
+}
+
 static int parse_transport(const char *text, void *value, char *err, size_t errlen)
 {
 	enum ct_synth_transport *t = value;
@@ -258,6 +275,13 @@ static const struct ct_param synth_params[] = {
 	 .offset = CFG(inject),
 	 .parse = parse_pfc_storm,
 	 .help = "PFC XOFF frames on a priority, PER_S a second"},
+	{.name = "pause",
+	 .type = CT_PARAM_CUSTOM,
+	 .arg = "IT:SECONDS",
+	 .offset = CFG(inject),
+	 .parse = parse_pause,
+	 .help = "every host idle SECONDS once, after iteration IT's work\n"
+		 "(a checkpoint, a stalled input pipeline: a rhythm break)"},
 	CT_PARAM_TABLE_END,
 };
 

@@ -40,6 +40,8 @@ static void burst_emit(struct ct_engine *e, const struct ct_flow *f)
 	b->bytes = f->bytes - f->cold.burst_start_bytes;
 	b->messages = (uint32_t)f->cold.messages - f->cold.burst_start_messages;
 	b->packets = (uint32_t)f->packets - f->cold.burst_start_packets;
+	b->loss = f->cold.burst_loss;
+	b->marks = f->burst_marks;
 }
 
 static inline void burst_begin(struct ct_flow *f, uint64_t ts)
@@ -48,6 +50,8 @@ static inline void burst_begin(struct ct_flow *f, uint64_t ts)
 	f->cold.burst_start_bytes = f->bytes;
 	f->cold.burst_start_messages = (uint32_t)f->cold.messages;
 	f->cold.burst_start_packets = (uint32_t)f->packets;
+	f->cold.burst_loss = 0;
+	f->burst_marks = 0;
 	f->state |= CT_FS_IN_BURST;
 }
 
@@ -277,9 +281,11 @@ account_flow(struct ct_engine *e, struct ct_flow_index x, struct feed_totals *to
 	f->bytes += p->wire_len;
 	if (ts > f->last_ts)
 		f->last_ts = ts;
-	if (__builtin_expect(p->ecn == 3, 0))
+	if (__builtin_expect(p->ecn == 3, 0)) {
 		f->cold.ecn_ce++;
-	f->ecn_seen |= (uint8_t)(1u << p->ecn);
+		ct_flow_burst_count(&f->burst_marks);
+	}
+	f->seen |= (uint8_t)(1u << (CT_SEEN_ECN_SHIFT + p->ecn));
 	if (!created && f->dscp != p->dscp)
 		f->seen |= CT_SEEN_DSCP_MIX;
 	f->dscp = p->dscp;

@@ -58,16 +58,18 @@ static int request_psn(struct ct_flow *f, uint32_t psn)
 
 		if (ahead >= PSN_HALF) { /* behind the expectation: a replay */
 			f->cold.retransmits++;
+			ct_flow_burst_count(&f->cold.burst_loss);
 			if (!(f->state & CT_FS_REPLAY)) {
 				f->state |= CT_FS_REPLAY;
 				f->cold.replay_len = 0;
 			}
-			if (f->cold.replay_len < UINT16_MAX)
+			if (f->cold.replay_len < UINT8_MAX)
 				f->cold.replay_len++;
 			return 1;
 		}
 		if (ahead) {
 			f->cold.psn_gaps++;
+			ct_flow_burst_count(&f->cold.burst_loss);
 			f->cold.psn_missing += ahead;
 		}
 	}
@@ -197,6 +199,7 @@ static void ack(struct ct_flow *f, const struct ct_roce *r)
 			f->cold.naks_seq++;
 		else if (f->cold.naks_other < UINT16_MAX)
 			f->cold.naks_other++;
+		ct_flow_burst_count(&f->cold.burst_loss);
 	}
 }
 
@@ -226,9 +229,11 @@ static void read_response(struct ct_engine *e, struct ct_flow *f, const struct c
 
 			if (ahead >= PSN_HALF) {
 				f->cold.retransmits++;
+				ct_flow_burst_count(&f->cold.burst_loss);
 				return;
 			}
 			f->cold.psn_gaps++;
+			ct_flow_burst_count(&f->cold.burst_loss);
 			f->cold.psn_missing += ahead;
 		}
 		f->resp_msg_bytes += r->payload_len;
@@ -272,6 +277,7 @@ void ct_msg_roce(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p)
 	}
 	if (info->kind == CT_MSG_CNP) {
 		f->cold.cnp++;
+		ct_flow_burst_count(&f->burst_marks);
 		return;
 	}
 	request(e, f, p, info);
@@ -293,6 +299,7 @@ void ct_msg_tcp(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p, 
 
 		if ((int32_t)(end - f->req_next_psn) <= 0) { /* every byte seen before */
 			f->cold.retransmits++;
+			ct_flow_burst_count(&f->cold.burst_loss);
 			return;
 		}
 		f->req_next_psn = end;

@@ -188,7 +188,7 @@ void ct_synth_config_default(struct ct_synth_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->inject.straggler = cfg->inject.slow_a = cfg->inject.slow_b = -1;
 	cfg->inject.lossy_a = cfg->inject.lossy_b = cfg->inject.congest = -1;
-	cfg->inject.pfc_priority = -1;
+	cfg->inject.pfc_priority = cfg->inject.pause_at = -1;
 	cfg->iterations = 5;
 	cfg->transport = CT_SYNTH_ROCE;
 	cfg->size_scale = 1;
@@ -882,7 +882,7 @@ static void truth_inject(json_object *list, const struct synth *S, const char *k
 static int injecting(const struct ct_synth_inject *in)
 {
 	return in->straggler >= 0 || in->slow_a >= 0 || in->lossy_a >= 0 || in->congest >= 0 ||
-	       in->pfc_priority >= 0;
+	       in->pfc_priority >= 0 || in->pause_at >= 0;
 }
 
 /* The injected anomalies, for the corpus runner to score against. */
@@ -909,6 +909,9 @@ static json_object *truth_injected(const struct synth *S)
 			json_object_array_get_idx(l, json_object_array_length(l) - 1), "priority",
 			json_object_new_int(in->pfc_priority));
 	}
+	if (in->pause_at >= 0)
+		truth_inject(l, S, "rhythm", -1, -1, (unsigned)in->pause_at, "excess_s",
+			     in->pause_s);
 	return l;
 }
 
@@ -1029,7 +1032,7 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 	if ((cfg->inject.straggler >= (int)p->hosts) || cfg->inject.slow_a >= (int)p->hosts ||
 	    cfg->inject.slow_b >= (int)p->hosts || cfg->inject.lossy_a >= (int)p->hosts ||
 	    cfg->inject.lossy_b >= (int)p->hosts || cfg->inject.congest >= (int)p->hosts ||
-	    cfg->inject.pfc_priority > 7)
+	    cfg->inject.pfc_priority > 7 || cfg->inject.pause_at >= (int)cfg->iterations)
 		return -EINVAL;
 	err = ct_synth_check(p, pr, cfg, NULL, 0);
 	if (err)
@@ -1064,6 +1067,9 @@ int ct_synth_run(const struct ct_profile *p, const struct ct_prediction *pr,
 		/* the others wait for a straggler: the iteration grows by its delay */
 		if (cfg->inject.straggler >= 0 && it >= cfg->inject.straggler_from)
 			t0 += (uint64_t)llround(cfg->inject.straggler_s * 1e9);
+		/* a checkpoint, a stalled input pipeline: every host idle, once */
+		if ((int)it == cfg->inject.pause_at)
+			t0 += (uint64_t)llround(cfg->inject.pause_s * 1e9);
 		/* packets before the next iteration's start can no longer be preceded */
 		err = err ?: emit_until(S, t0, emit, ctx);
 	}

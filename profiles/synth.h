@@ -36,6 +36,8 @@ struct ct_synth_inject {
 	int pfc_priority; /* PFC XOFF frames on a priority, this many a second */
 	double pfc_per_s;
 	unsigned pfc_from;
+	int pause_at; /* the whole job stalls this long once, after this iteration's work */
+	double pause_s;
 };
 
 struct ct_synth_config {

@@ -42,6 +42,27 @@ static const char *const addr[HOSTS] = {"198.18.0.1", "198.18.0.2", "198.18.0.3"
 static int stall = -1; /* this iteration lasts STALL longer (compute grew), -1 none */
 #define STALL (80 * MS)
 
+/*
+ * The counts host sig_host's bursts carry from iteration sig_from on (-1:
+ * none); every burst carries its packets (25,000: the summaries' 1 per
+ * 1000 bytes). sig_startup: a burst of start-up, 0.9 s before the job, with
+ * that many loss signals on host 3's link (0: none).
+ */
+static int sig_host = -1;
+static unsigned sig_from;
+static uint8_t sig_loss, sig_marks, sig_startup;
+
+static void mark_last_burst(struct job *j, int h, unsigned i)
+{
+	struct ct_flow_burst *b = &j->log.b[j->log.n - 1];
+
+	b->packets = (uint32_t)(b->bytes / 1000);
+	if (h == sig_host && i >= sig_from) {
+		b->loss = sig_loss;
+		b->marks = sig_marks;
+	}
+}
+
 static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, double slow,
 		 unsigned from)
 {
@@ -50,6 +71,10 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 	memset(j, 0, sizeof(*j));
 	for (int h = 0; h < HOSTS; h++)
 		j->ring[h] = roce_key(addr[h], addr[(h + 1) % HOSTS], 0x100 + (uint32_t)h);
+	if (sig_startup) {
+		log_burst(&j->log, &j->ring[3], T0 - 900 * MS, T0 - 890 * MS, 1000000);
+		j->log.b[j->log.n - 1].loss = sig_startup;
+	}
 	for (unsigned i = 0; i < ITERS; i++) {
 		int on = i >= from;
 
@@ -59,8 +84,10 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 
 			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d,
 				  25000000);
+			mark_last_burst(j, h, i);
 			log_burst(&j->log, &j->ring[h], t0 + 50 * MS + d,
 				  t0 + 50 * MS + d + (uint64_t)(10 * MS * f), 25000000);
+			mark_last_burst(j, h, i);
 		}
 		t0 += PERIOD + (on && late >= 0 ? late_ns : 0) + ((int)i == stall ? STALL : 0);
 	}
@@ -197,6 +224,74 @@ static void test_congested_receiver(void **state)
 	done(&j);
 }
 
+/*
+ * Host 4's link carries 3 loss signals a burst from iteration 6 on: the
+ * hot spot starts there and recurs in each of the 10 iterations since.
+ */
+static void test_loss_onset(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	sig_host = 3, sig_from = 6, sig_loss = 3;
+	ring(&j, -1, 0, -1, 1, 0);
+	sig_host = -1, sig_loss = 0;
+	j.set.flows[set_index(&j.set, &j.ring[3])].psn_gaps = 3 * 2 * (ITERS - 6);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(j.found.n, 1);
+	a = &j.found.list[0];
+	assert_int_equal(a->kind, CT_ANOMALY_LOSS);
+	assert_int_equal(a->onset, 6);
+	assert_int_equal(a->seen, ITERS - 6);
+	assert_int_equal(a->of, ITERS - 6);
+	assert_near(a->iters[0].value, 6, 0);
+	done(&j);
+}
+
+/* 30 loss signals on one link, all in a burst before the job's first iteration: start-up. */
+static void test_loss_at_startup_not_a_hot_spot(void **state)
+{
+	struct job j;
+
+	(void)state;
+	sig_startup = 30;
+	ring(&j, -1, 0, -1, 1, 0);
+	sig_startup = 0;
+	j.set.flows[set_index(&j.set, &j.ring[3])].psn_gaps = 30;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 0);
+	done(&j);
+}
+
+/*
+ * 20% of the packets toward host 3 marked from iteration 8 (5,000 a burst:
+ * the bursts' counts saturate at 255), 10% over the whole capture: the
+ * receiver, from iteration 8, at 20%.
+ */
+static void test_congestion_onset(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+	struct ct_flow_summary *f;
+
+	(void)state;
+	sig_host = 2, sig_from = 8, sig_marks = 255;
+	ring(&j, -1, 0, -1, 1, 0);
+	sig_host = -1, sig_marks = 0;
+	f = &j.set.flows[set_index(&j.set, &j.ring[2])];
+	f->ecn_ce = f->packets / 5 / 2;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(j.found.n, 1);
+	a = &j.found.list[0];
+	assert_int_equal(a->kind, CT_ANOMALY_CONGESTION);
+	assert_memory_equal(&a->host, &j.ring[2].dst, sizeof(struct ct_addr));
+	assert_int_equal(a->onset, 8);
+	assert_near(a->value, 0.2, 0.001);
+	assert_int_equal(a->seen, ITERS - 8);
+	done(&j);
+}
+
 /* Iteration 9 lasts 180 ms: a rhythm break there, 80 ms over, in the compute. */
 static void test_rhythm_break(void **state)
 {
@@ -234,10 +329,16 @@ static void test_no_period(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_clean_ring_has_none), cmocka_unit_test(test_straggler),
-		cmocka_unit_test(test_slow_link),	    cmocka_unit_test(test_loss_hot_spot),
-		cmocka_unit_test(test_congested_receiver),  cmocka_unit_test(test_rhythm_break),
+		cmocka_unit_test(test_clean_ring_has_none),
+		cmocka_unit_test(test_straggler),
+		cmocka_unit_test(test_slow_link),
+		cmocka_unit_test(test_loss_hot_spot),
+		cmocka_unit_test(test_congested_receiver),
+		cmocka_unit_test(test_rhythm_break),
 		cmocka_unit_test(test_no_period),
+		cmocka_unit_test(test_loss_onset),
+		cmocka_unit_test(test_loss_at_startup_not_a_hot_spot),
+		cmocka_unit_test(test_congestion_onset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

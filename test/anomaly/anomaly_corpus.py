@@ -36,6 +36,9 @@ MIN_LINK_PACKETS = 10  # an iteration, on a link a slow link is injected on
 LOSS_EXPECTED = 30  # losses over the capture, at the least
 CONGEST = 0.2        # marked share toward the receiver
 PFC_PER_S = 2000
+# a stall of the whole job (a checkpoint) as long as an iteration, once: twice
+# the rhythm detector's floor (an iteration 50% over the median)
+PAUSE_SHARE = 1.0
 PFC_PRIORITY = 3
 GOAL_DETECTED = 0.95
 # What `check` fails below: the goal is 95%; slow links on links
@@ -203,12 +206,14 @@ def injections(case, clean_truth, clean_doc):
         out.append(("slow_link", ["--slow-link", "%d-%d:%g:%d" % (a, b, SLOW_FACTOR, ONSET)]))
         # losses need packets: on the link that carries the most
         a, b, packets = busiest_link(clean_truth, "packets")
-        # enough to be seen over a capture: LOSS_EXPECTED losses, at most 1 in 20
-        rate = min(max(LOSS_RATE[case["transport"]], LOSS_EXPECTED / packets), 0.05)
-        out.append(("loss", ["--lossy-link", "%d-%d:%.3g" % (a, b, rate)]))
+        # enough to be seen from the onset on: LOSS_EXPECTED losses, at most 1 in 20
+        after = packets * (mm.ITERATIONS - ONSET) / mm.ITERATIONS
+        rate = min(max(LOSS_RATE[case["transport"]], LOSS_EXPECTED / after), 0.05)
+        out.append(("loss", ["--lossy-link", "%d-%d:%.3g:%d" % (a, b, rate, ONSET)]))
         if case["transport"] == "roce":
-            out.append(("congestion", ["--congest", "%d:%g" % (b, CONGEST)]))
+            out.append(("congestion", ["--congest", "%d:%g:%d" % (b, CONGEST, ONSET)]))
     out.append(("pfc", ["--pfc-storm", "%d:%g" % (PFC_PRIORITY, PFC_PER_S)]))
+    out.append(("rhythm", ["--pause", "%d:%.9g" % (ONSET, PAUSE_SHARE * period)]))
     return out
 
 
@@ -231,6 +236,8 @@ def localised(inj, f):
         return f["scope"] == "receiver" and f["host"] in (h | p)
     if "priority" in inj:
         return f["scope"] == "priority" and f["priority"] == inj["priority"]
+    if inj["kind"] == "rhythm":
+        return f["scope"] == "job"
     return f["scope"] == "receiver" and f["host"] in h
 
 

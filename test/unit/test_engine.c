@@ -397,6 +397,69 @@ static void run_mix(const struct ct_packet *pkts, unsigned n, const uint8_t *bur
  * through its shortcut and through the layered parse ends with the same
  * counters, the same flow records byte for byte and the same bursts.
  */
+struct burst_list {
+	unsigned n[2]; /* [0]: A -> B (requests), [1]: B -> A (ACK, NAK, CNP) */
+	struct ct_flow_burst b[2][8];
+};
+
+static void keep_burst_by_way(const struct ct_flow_burst *b, void *ctx)
+{
+	struct burst_list *l = ctx;
+	int way = b->key.id == RC_QP_A;
+
+	assert_true(l->n[way] < 8);
+	l->b[way][l->n[way]++] = *b;
+}
+
+/*
+ * Each burst carries the loss signals and marks of its own time, on the
+ * flow that carried them: a PSN gap and a replayed PSN (A -> B) and a NAK
+ * (B -> A) in the first burst, a CE mark (A -> B) and a CNP (B -> A) in the
+ * second, nothing in the third.
+ */
+static void test_bursts_carry_their_loss_and_marks(void **state)
+{
+	struct harness *h = harness_new(1000000);
+	struct roce_frame ce = rc_a_to_b(RC(CT_OP_SEND_ONLY), 6, 100);
+	struct roce_frame cnp = rc_b_to_a(CT_OPCODE_CNP, 0, 0);
+	struct burst_list l = {0};
+
+	(void)state;
+	h->step_ns = 1000;
+	rc_req(h, RC(CT_OP_SEND_ONLY), 1, 100);
+	rc_req(h, RC(CT_OP_SEND_ONLY), 3, 100); /* PSN 2 missing: a gap */
+	rc_req(h, RC(CT_OP_SEND_ONLY), 2, 100); /* behind: a replay */
+	rc_resp(h, RC(CT_OP_ACK), 1, 0, 0x60);	/* NAK: PSN sequence error */
+	h->now += 1000000000ull;		/* a second idle: a new burst */
+	rc_req(h, RC(CT_OP_SEND_ONLY), 4, 100);
+	rc_req(h, RC(CT_OP_SEND_ONLY), 5, 100);
+	ce.ecn = 3;
+	harness_feed_roce(h, &ce);
+	harness_feed_roce(h, &cnp);
+	h->now += 1000000000ull;
+	rc_req(h, RC(CT_OP_SEND_ONLY), 7, 100);
+	rc_req(h, RC(CT_OP_SEND_ONLY), 8, 100);
+	harness_finish(h);
+	ct_engine_drain_bursts(h->engine, keep_burst_by_way, &l);
+
+	assert_int_equal(l.n[0], 3);
+	assert_int_equal(l.b[0][0].packets, 3);
+	assert_int_equal(l.b[0][0].loss, 2); /* the gap and the replay */
+	assert_int_equal(l.b[0][0].marks, 0);
+	assert_int_equal(l.b[0][1].loss, 0);
+	assert_int_equal(l.b[0][1].marks, 1); /* the CE mark */
+	assert_int_equal(l.b[0][2].loss + l.b[0][2].marks, 0);
+	assert_int_equal(l.n[1], 2);
+	assert_int_equal(l.b[1][0].loss, 1); /* the NAK */
+	assert_int_equal(l.b[1][0].marks, 0);
+	assert_int_equal(l.b[1][1].loss, 0);
+	assert_int_equal(l.b[1][1].marks, 1); /* the CNP */
+	assert_int_equal(rc_request_flow(h)->cold.retransmits, 1);
+	assert_int_equal(rc_request_flow(h)->cold.psn_gaps, 1);
+	assert_int_equal(rc_request_flow(h)->cold.ecn_ce, 1);
+	harness_free(h);
+}
+
 static void test_shortcut_same_as_layered_parse(void **state)
 {
 	uint8_t *buf = malloc(MIX_BUF), ops[256];
@@ -490,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_cm_req_truncated),
 		cmocka_unit_test(test_idle_evicted_flow_reported),
 		cmocka_unit_test(test_shortcut_same_as_layered_parse),
+		cmocka_unit_test(test_bursts_carry_their_loss_and_marks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

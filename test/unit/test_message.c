@@ -583,7 +583,7 @@ static void test_ecn_and_dscp(void **state)
 	harness_finish(h);
 	f = rc_request_flow(h);
 	assert_int_equal(ct_flow_ecn_ce(f), 2);
-	assert_int_equal(f->ecn_seen, 1u << 0 | 1u << 2 | 1u << 3);
+	assert_int_equal(ct_flow_ecn_seen(f), 1u << 0 | 1u << 2 | 1u << 3);
 	assert_int_equal(f->dscp, 26);
 	assert_int_equal(f->pcp, 3);
 	assert_false(f->seen & CT_SEEN_DSCP_MIX);

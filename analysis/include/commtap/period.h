@@ -36,6 +36,7 @@ struct ct_burst {
 	uint32_t messages;
 	uint32_t flow;	  /* caller's index */
 	uint32_t packets; /* 0 when unknown */
+	uint8_t loss, marks; /* loss signals and marks during it (struct ct_flow_burst) */
 };
 
 struct ct_period {

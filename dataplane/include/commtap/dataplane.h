@@ -30,12 +30,12 @@ struct ct_packet {
 };
 
 struct ct_engine_config {
-	size_t memory_budget;	  /* bytes for the flow table */
-	uint64_t idle_timeout_ns; /* evict flows idle this long; 0 never */
-	uint64_t tcp_msg_gap_ns;  /* an idle gap this long ends a TCP message */
-	uint32_t evict_ring_slots; /* evicted flows held for the slow path; 0: 4096 */
-	uint64_t burst_gap_ns;	   /* the shortest idle gap that ends a burst; 0: default */
-	uint32_t burst_ring_slots; /* finished bursts held for the slow path; 0: 65536 */
+	size_t memory_budget;		  /* bytes for the flow table */
+	uint64_t idle_timeout_ns;	  /* evict flows idle this long; 0 never */
+	uint64_t tcp_msg_gap_ns;	  /* an idle gap this long ends a TCP message */
+	uint32_t evict_ring_slots;	  /* evicted flows held for the slow path; 0: 4096 */
+	uint64_t burst_gap_ns;		  /* the shortest idle gap that ends a burst; 0: default */
+	uint32_t burst_ring_slots;	  /* finished bursts held for the slow path; 0: 65536 */
 	const struct ct_allocator *alloc; /* NULL: aligned_alloc */
 };
 
@@ -48,10 +48,10 @@ struct ct_engine_config {
 struct ct_pfc_counters {
 	uint64_t pause_frames; /* 802.3x PAUSE (all priorities) */
 	uint64_t pause_quanta;
-	uint64_t pfc_frames;   /* 802.1Qbb PFC */
-	uint64_t frames[8];    /* PFC frames with the priority enabled */
-	uint64_t quanta[8];    /* sum of pause quanta per priority */
-	uint64_t xoff[8];      /* frames that paused the priority (quanta > 0) */
+	uint64_t pfc_frames; /* 802.1Qbb PFC */
+	uint64_t frames[8];  /* PFC frames with the priority enabled */
+	uint64_t quanta[8];  /* sum of pause quanta per priority */
+	uint64_t xoff[8];    /* frames that paused the priority (quanta > 0) */
 };
 
 struct ct_engine_counters {
@@ -101,6 +101,13 @@ struct ct_flow_burst {
 	uint64_t bytes;	     /* wire bytes */
 	uint32_t messages;   /* messages completed during it */
 	uint32_t packets;
+	/*
+	 * Loss signals (retransmitted packets, PSN gaps, NAKs) and marks (CE
+	 * packets, CNPs) during it, each saturating at 255: the per-iteration
+	 * onsets of loss and congestion. Zero where the producer counts none
+	 * (the eBPF probe).
+	 */
+	uint8_t loss, marks;
 };
 
 struct ct_engine;
@@ -119,7 +126,8 @@ void ct_engine_foreach_flow(struct ct_engine *e, void (*fn)(struct ct_flow *flow
 			    void *ctx);
 /* Hand finished bursts to fn, oldest first; returns how many. */
 unsigned ct_engine_drain_bursts(struct ct_engine *e,
-				void (*fn)(const struct ct_flow_burst *burst, void *ctx), void *ctx);
+				void (*fn)(const struct ct_flow_burst *burst, void *ctx),
+				void *ctx);
 /* CM messages logged so far (up to the log's size). */
 unsigned ct_engine_cm_events(const struct ct_engine *e, const struct ct_cm_event **events);
 

@@ -52,18 +52,20 @@ _Static_assert(sizeof(struct ct_flow_key) == 40, "flow key is 40 bytes");
 #define CT_FS_IN_BURST	  0x80 /* a burst is open (cold.burst_*) */
 
 /* ct_flow.seen bits: set once, for pairing and reporting */
-#define CT_SEEN_REQ_PSN	 0x01 /* cold.req_first_psn is valid */
-#define CT_SEEN_RESP_PSN 0x02 /* cold.resp_first_psn is valid */
-#define CT_SEEN_DSCP_MIX 0x04 /* more than one DSCP value seen */
+#define CT_SEEN_REQ_PSN	  0x01 /* cold.req_first_psn is valid */
+#define CT_SEEN_RESP_PSN  0x02 /* cold.resp_first_psn is valid */
+#define CT_SEEN_DSCP_MIX  0x04 /* more than one DSCP value seen */
 #define CT_SEEN_READ_PEER 0x08 /* cold.read_peer_qpn is valid */
+/* the high nibble: bit 4 + c set once a packet of ECN codepoint c (0..3) was seen */
+#define CT_SEEN_ECN_SHIFT 4
 
 struct ct_flow_cold {
 	/*
 	 * Line 2: what a message's end and a burst's start or end touch, so
 	 * that they cost one line beside the histogram's bucket.
 	 */
-	uint64_t messages;	/* completed verbs messages carried by this flow */
-	uint64_t message_bytes; /* their payload bytes */
+	uint64_t messages;	       /* completed verbs messages carried by this flow */
+	uint64_t message_bytes;	       /* their payload bytes */
 	uint64_t burst_start_ts;       /* the open burst: when it started ... */
 	uint64_t burst_start_bytes;    /* ... and ct_flow.bytes then */
 	uint64_t retransmits;	       /* request packets (TCP: segments) with already-seen PSNs */
@@ -72,8 +74,9 @@ struct ct_flow_cold {
 	uint32_t partial_messages;     /* messages seen without their start or end */
 	uint32_t psn_gaps;	       /* times the request PSN jumped ahead */
 	uint16_t pmtu;		       /* largest FIRST/MIDDLE payload seen: the path MTU */
-	uint16_t replay_len;	       /* packets in the current replay episode */
-	uint16_t naks_rnr;	       /* RNR NAK, saturating */
+	uint8_t replay_len;	       /* packets in the current replay episode, saturating */
+	uint8_t burst_loss;  /* retransmissions, PSN gaps and NAKs in the open burst, saturating */
+	uint16_t naks_rnr;   /* RNR NAK, saturating */
 	uint16_t naks_other; /* NAK: invalid request, access or operation error, saturating */
 	/* 64-bit counters */
 	uint64_t first_ts;
@@ -121,15 +124,28 @@ struct ct_flow {
 	uint32_t gap_ewma; /* smoothed gap between packets inside a burst, ns (saturating) */
 	uint32_t op_count[CT_OP_SLOTS];
 	uint8_t op_id[CT_OP_SLOTS];
-	uint8_t op_used; /* slots in use */
-	uint8_t state;	 /* CT_FS_* */
-	uint8_t seen;	 /* CT_SEEN_* */
-	uint8_t dscp;	 /* last DSCP seen */
-	uint8_t pcp;	 /* last 802.1Q PCP seen, 0xff when untagged */
-	uint8_t ecn_seen; /* OR of the ECN codepoints seen */
+	uint8_t op_used;     /* slots in use */
+	uint8_t state;	     /* CT_FS_* */
+	uint8_t seen;	     /* CT_SEEN_* */
+	uint8_t dscp;	     /* last DSCP seen */
+	uint8_t pcp;	     /* last 802.1Q PCP seen, 0xff when untagged */
+	uint8_t burst_marks; /* CE-marked packets and CNPs in the open burst, saturating */
 	/* cold: touched on message completion and anomalies */
 	struct ct_flow_cold cold;
 };
+
+/* The ECN codepoints seen, as a set: bit c for codepoint c. */
+static inline uint8_t ct_flow_ecn_seen(const struct ct_flow *f)
+{
+	return (uint8_t)(f->seen >> CT_SEEN_ECN_SHIFT);
+}
+
+/* A loss signal or a mark of the open burst (its counts saturate at 255). */
+static inline void ct_flow_burst_count(uint8_t *count)
+{
+	if (*count != UINT8_MAX)
+		(*count)++;
+}
 
 _Static_assert(offsetof(struct ct_flow, req_msg_bytes) == 64, "line 1 starts at 64");
 _Static_assert(offsetof(struct ct_flow, cold) == 128, "per-packet state fits in 128 B");

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the anomaly detectors share: keeping a finding, the flows of the
+ * job's collectives, the iteration a time falls in, hosts as indices. They
+ * call nothing back: anomaly.c runs the detectors, the detectors call these.
+ */
+#include "anomaly_internal.h"
+
+#include <commtap/grow.h>
+#include <commtap/traffic_class.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * A direction that carries at least this share of its reverse's bytes
+ * carries data too (gloo sends both ways on one socket); an ACK stream is
+ * under 2% of its data's (one 66-byte ACK per two 9000-byte segments).
+ */
+#define DATA_MIN_REVERSE_SHARE 0.25
+
+int anom_seen_in(const struct anom_ctx *c, struct ct_anomaly *an, size_t *seen, size_t ni,
+		 size_t it, double value)
+{
+	if (!an->iters) { /* the first iteration it shows in: its onset */
+		an->iters = malloc(ni * sizeof(*an->iters));
+		if (!an->iters)
+			return -ENOMEM;
+		an->onset = (long)it;
+		an->onset_ns = c->bounds[it];
+	}
+	an->iters[(*seen)++] = (struct ct_anomaly_iter){(uint32_t)it, value};
+	return 0;
+}
+
+int anom_add(struct anom_ctx *c, struct ct_anomaly *a)
+{
+	struct ct_anomalies *o = c->out;
+
+	if (o->n == CT_ANOMALY_MAX) {
+		o->dropped++;
+		free(a->iters);
+		a->iters = NULL;
+		return 0;
+	}
+	if (!o->list) {
+		o->list = calloc(CT_ANOMALY_MAX, sizeof(*o->list));
+		if (!o->list) {
+			free(a->iters);
+			a->iters = NULL;
+			return -ENOMEM;
+		}
+	}
+	o->list[o->n++] = *a;
+	a->iters = NULL;
+	return 0;
+}
+
+void anom_not_looked(struct anom_ctx *c, enum ct_anomaly_kind k, const char *why)
+{
+	c->out->not_looked[k] = why;
+}
+
+int anom_class(const struct anom_ctx *c, size_t flow)
+{
+	if (!c->classes || flow >= c->classes->n)
+		return CT_CLASS_OTHER;
+	return c->classes->flows[flow].cls;
+}
+
+int anom_job_data_flow(const struct anom_ctx *c, size_t flow)
+{
+	const struct ct_flow_summary *f = &c->set->flows[flow];
+	const struct ct_flow_periodicity *fp;
+
+	if (!c->per || flow >= c->per->n_flows || anom_class(c, flow) == CT_CLASS_OTHER)
+		return 0;
+	fp = &c->per->flows[flow];
+	if (!fp->periodic || fp->job > 0)
+		return 0;
+	if (f->reverse >= 0 &&
+	    (double)f->bytes < DATA_MIN_REVERSE_SHARE * (double)c->set->flows[f->reverse].bytes)
+		return 0;
+	return 1;
+}
+
+long anom_iteration(const struct anom_ctx *c, uint64_t t)
+{
+	/* the bounds are the first job's iterations: its own search */
+	return c->n_iter ? ct_period_iteration(&c->per->job, t) : -1;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double anom_median(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), dbl_cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int anom_hosts_add(struct anom_hosts *h, const struct ct_addr *a)
+{
+	if (h->n == h->cap) {
+		struct ct_addr *na = ct_grow(h->a, &h->cap, sizeof(*na), 64);
+
+		if (!na)
+			return -ENOMEM;
+		h->a = na;
+	}
+	h->a[h->n++] = *a;
+	return 0;
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct ct_addr));
+}
+
+void anom_hosts_done(struct anom_hosts *h)
+{
+	size_t k = 0;
+
+	if (!h->n)
+		return;
+	qsort(h->a, h->n, sizeof(*h->a), addr_cmp);
+	for (size_t i = 1; i < h->n; i++)
+		if (memcmp(&h->a[i], &h->a[k], sizeof(*h->a)))
+			h->a[++k] = h->a[i];
+	h->n = k + 1;
+}
+
+long anom_hosts_find(const struct anom_hosts *h, const struct ct_addr *a)
+{
+	const struct ct_addr *hit = h->n ? bsearch(a, h->a, h->n, sizeof(*a), addr_cmp) : NULL;
+
+	return hit ? hit - h->a : -1;
+}
+
+void anom_hosts_free(struct anom_hosts *h)
+{
+	free(h->a);
+	memset(h, 0, sizeof(*h));
+}
+
+const char *anom_addr(const struct ct_addr *a, char *buf)
+{
+	return ct_addr_format(a, buf, 64);
+}
