@@ -429,7 +429,7 @@ int analyze_live(const struct analyze_opts *o)
 	const struct timespec tick = {0, TICK_NS};
 	char err[768], *list = strdup(o->live);
 	int status = CT_EXIT_ERROR, drop, stopped = 0;
-	uint64_t start, next_report = 0, interval_ns, stopped_ns = 0, cpu = 0;
+	uint64_t start, next_report = 0, interval_ns, stopped_ns = 0, cpu = 0, busiest = 0;
 	struct ct_engine_counters total = {0};
 
 	if (!list || split_ifaces(&l, list))
@@ -525,6 +525,7 @@ stop:
 			ct_log(CT_LOG_WARN, "out of memory: a snapshot misses flows or bursts");
 		ct_engine_counters_add(&total, &w->snap.counters);
 		cpu += w->cpu_ns;
+		busiest = w->cpu_ns > busiest ? w->cpu_ns : busiest;
 	}
 	if (stopped) {
 		status = put_report(&l, 1, stopped_ns) ? CT_EXIT_ERROR : CT_EXIT_OK;
@@ -532,10 +533,10 @@ stop:
 			status = CT_EXIT_ERROR;
 		fprintf(stderr,
 			"commtap analyze: %s: %llu packets analysed, %llu passed the filter, %llu "
-			"dropped by the kernel; workers' CPU %.3f s\n",
+			"dropped by the kernel; workers' CPU %.3f s (the busiest %.3f s)\n",
 			l.source, (unsigned long long)total.packets,
 			(unsigned long long)l.kernel_packets, (unsigned long long)l.kernel_drops,
-			(double)cpu / 1e9);
+			(double)cpu / 1e9, (double)busiest / 1e9);
 	}
 out:
 	for (unsigned i = 0; l.workers && i < l.n_workers; i++) {
