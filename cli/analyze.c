@@ -87,10 +87,11 @@ static const struct ct_param analyze_params[] = {
 	 .show_default = 1},
 	{.name = "live",
 	 .type = CT_PARAM_STRING,
-	 .arg = "IFACE[,IFACE...]",
+	 .arg = "IFACES",
 	 .offset = offsetof(struct analyze_opts, live),
-	 .help = "read these interfaces (AF_PACKET rings) instead of a capture\n"
-		 "file, until SIGINT/SIGTERM or --duration (needs CAP_NET_RAW)"},
+	 .help = "read these interfaces (comma separated, up to 8; AF_PACKET\n"
+		 "rings) instead of a capture file, until SIGINT/SIGTERM or\n"
+		 "--duration (needs CAP_NET_RAW)"},
 	{.name = "workers",
 	 .type = CT_PARAM_U32,
 	 .arg = "N",
