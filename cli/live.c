@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -61,6 +62,7 @@ struct worker {
 	atomic_uint snap_req, snap_done;
 	struct ct_snapshot snap; /* the worker's while a request is open, else the main thread's */
 	uint64_t cpu_ns;	 /* the thread's CPU time, at its end */
+	int last_error[MAX_IFACES]; /* the socket error said last (wait_blocks) */
 };
 
 struct live {
@@ -131,6 +133,29 @@ static unsigned read_ready(struct worker *w)
 	return got;
 }
 
+/*
+ * Wait for a block. A socket error (the interface went down: ENETDOWN) is
+ * said once per change and cleared, so that poll does not spin on it; the
+ * ring goes on when the interface comes back.
+ */
+static void wait_blocks(struct worker *w, struct pollfd *fds, int ms)
+{
+	if (poll(fds, w->n_rings, ms) <= 0)
+		return;
+	for (unsigned i = 0; i < w->n_rings; i++) {
+		int e = 0;
+		socklen_t len = sizeof(e);
+
+		if (!(fds[i].revents & POLLERR) ||
+		    getsockopt(fds[i].fd, SOL_SOCKET, SO_ERROR, &e, &len) || !e)
+			continue;
+		if (e != w->last_error[i])
+			ct_log(CT_LOG_WARN, "--live %s: %s", live_ring_iface(w->rings[i]),
+			       strerror(e));
+		w->last_error[i] = e;
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -142,14 +167,14 @@ static void *worker_main(void *arg)
 		fds[i] = (struct pollfd){.fd = live_ring_fd(w->rings[i]), .events = POLLIN};
 	while (!atomic_load_explicit(&l->quit, memory_order_relaxed)) {
 		if (!read_ready(w))
-			poll(fds, w->n_rings, POLL_MS);
+			wait_blocks(w, fds, POLL_MS);
 		answer(w);
 	}
 	/* the blocks the kernel is still filling come over within the retire timeout */
 	end = now_ns(CLOCK_MONOTONIC) + 2 * RETIRE_MS * 1000000ull;
 	while (now_ns(CLOCK_MONOTONIC) < end)
 		if (!read_ready(w))
-			poll(fds, w->n_rings, 1);
+			wait_blocks(w, fds, 1);
 	read_ready(w);
 	w->cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	return NULL;
