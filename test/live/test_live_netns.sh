@@ -10,6 +10,10 @@
 #              tcpdump's, kernel drops <= tcpdump's, every flow and the
 #              period the wire's (tcpdump's capture analysed), the flows
 #              the sent job's (packets, bytes); the two runs' reports alike
+#       vlan   the job tagged (VLAN 100, priority 3): the kernel takes the tag
+#              off before a packet socket sees the frame; --live puts it back,
+#              so every flow's bytes (14 + 4 per tag + IP length) and pcp are
+#              the tagged capture's
 #       errors an interface that does not exist, one that is down, no
 #              CAP_NET_RAW, a bad filter: exit 1, the message naming it
 set -u
@@ -19,7 +23,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces, packet sockets)"
-for tool in ip tcpreplay tcpdump nsenter setpriv curl python3 flock; do
+for tool in ip tcpreplay tcprewrite tcpdump nsenter setpriv curl python3 flock; do
 	command -v $tool >/dev/null || skip "$tool is not installed"
 done
 # one test at a time in namespaces: replays at full rate disturb each other
@@ -159,6 +163,23 @@ wire)
 	python3 "$compare" "$work/one.json" "$work/two/final.json" ||
 		fail "two workers' flows differ from one's"
 	[ "$(stat -c %U "$work/two/final.json")" = nobody ] || fail "two's report is not nobody's"
+	;;
+vlan)
+	"$commtap" synth "$profile" -o "$work/job.pcap" --iterations 2 --scale 0.01 >/dev/null 2>&1 ||
+		fail "commtap synth"
+	tcprewrite --enet-vlan=add --enet-vlan-tag=100 --enet-vlan-pri=3 -i "$work/job.pcap" \
+		-o "$work/tagged.pcap" || fail "tcprewrite"
+	"$commtap" analyze --tcp-gap 10000 --json "$work/tagged.json" "$work/tagged.pcap" >/dev/null ||
+		fail "analyze the tagged job"
+	start_live tagged --tcp-gap 10000 --json "$work/live.json"
+	ip netns exec $nsa tcpreplay -q -i $vetha --topspeed "$work/tagged.pcap" \
+		>"$work/replay.out" 2>&1 || { cat "$work/replay.out"; fail "tcpreplay"; }
+	sleep 0.5
+	stop_live tagged INT
+	python3 "$compare" "$work/tagged.json" "$work/live.json" --fields packets,bytes,pcp ||
+		fail "the tagged flows differ"
+	[ "$(field "$work/live.json" "sorted(set(f['pcp'] for f in r['flows']))")" = "[3]" ] ||
+		fail "a flow's pcp is not the tag's 3"
 	;;
 errors)
 	expect_fail() { # what the message must say, options...
