@@ -15,7 +15,8 @@
 #              so every flow's bytes (14 + 4 per tag + IP length) and pcp are
 #              the tagged capture's
 #       errors an interface that does not exist, one that is down, no
-#              CAP_NET_RAW, a bad filter: exit 1, the message naming it
+#              CAP_NET_RAW, a bad filter: exit 1, the message naming it;
+#              --duration 1: exit 0, the final report written
 set -u
 case_=$1 commtap=$2 profile=$3 compare=$4
 
@@ -204,6 +205,11 @@ errors)
 		fail "without CAP_NET_RAW: exit $rc"
 	expect_fail "--filter 'udp port x'" --live $vethb --filter 'udp port x'
 	expect_fail "ctnone$id: no such interface" --live $vethb,ctnone$id --workers 2
+	# and the run that works: --duration ends it with the final report, exit 0
+	in_b "$commtap" analyze --live $vethb --duration 1 --json "$work/d.json" 2>"$work/err" ||
+		{ cat "$work/err"; fail "--duration 1: exit status $?"; }
+	[ "$(field "$work/d.json" "r['capture']['format'], r['capture']['kernel_drops']")" = "live 0" ] ||
+		fail "--duration 1: no final report of the interface"
 	;;
 *)
 	fail "unknown case $case_"
