@@ -10,11 +10,11 @@
 #      slowest member sets it) and per CPU second of all workers.
 # Rounds alternate A, B1, B2; medians over them.
 #
-# usage: bench_live.sh COMMTAP [ROUNDS (5)] [LOOPS (20)]
+# usage: bench_live.sh COMMTAP [ROUNDS (5)] [LOOPS (20)] [PROFILE (moe-125m-2hosts)] [ITERATIONS (6)]
 set -u
 commtap=$(realpath "$1")
 rounds=${2:-5} loops=${3:-20}
-profile=$(dirname "$0")/../../profiles/bundled/moe-125m-2hosts.json
+profile=$(dirname "$0")/../../profiles/bundled/${4:-moe-125m-2hosts}.json iterations=${5:-6}
 
 [ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
 for tool in ip tcpreplay tcpdump nsenter python3 flock; do
@@ -42,7 +42,7 @@ for pair in $nsa:$vetha:198.18.0.101 $nsb:$vethb:198.18.0.102; do
 		net.ipv6.conf.default.disable_ipv6=1
 	ip -n $ns link set $dev mtu 9000 up && ip -n $ns addr add $addr/24 dev $dev || exit 1
 done
-"$commtap" synth "$profile" -o "$work/job.pcap" --iterations 6 --scale 0.01 >/dev/null 2>&1 ||
+"$commtap" synth "$profile" -o "$work/job.pcap" --iterations "$iterations" --scale 0.01 >/dev/null 2>&1 ||
 	exit 1
 
 live() { # name, options...: start commtap analyze --live in ctB
