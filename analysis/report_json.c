@@ -553,6 +553,8 @@ static json_object *capture_json(struct jb *b, const struct ct_report *r)
 	add_u64(b, o, "other_l2_packets", c->other_l2);
 	add_u64(b, o, "encapsulated", c->encapsulated);
 	add_u64(b, o, "truncated_frames", c->truncated);
+	if (r->has_kernel_drops)
+		add_u64(b, o, "kernel_drops", r->kernel_drops);
 	add_u64(b, cut, "extension_headers", c->roce_cut[CT_CUT_ROCE_EXT]);
 	add_u64(b, cut, "after_qpn", c->roce_cut[CT_CUT_AFTER_QPN]);
 	add_u64(b, cut, "before_qpn", c->roce_cut[CT_CUT_BEFORE_QPN]);

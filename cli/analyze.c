@@ -4,8 +4,10 @@
  * its reports to the sink. Where a packet goes: ct_capture_next ->
  * ct_engine_feed; flows leaving the engine -> ct_flow_set_add; at the end
  * (and every --interval of capture time): ct_analysis_run ->
- * ct_report_sink_put.
+ * ct_report_sink_put. With --live the packets come from interfaces instead
+ * (live.c).
  */
+#include "analyze.h"
 #include "capture.h"
 #include "commands.h"
 #include "progress.h"
@@ -33,16 +35,16 @@
  */
 #define REPORT_FLOWS_DEFAULT 262144
 
-struct analyze_opts {
-	const char *capture;
-	const char *json_path;
-	const char *lines_path;
-	int table;
-	int flows; /* the table lists every flow, not the summary */
-	double pace;	     /* 0: as fast as it reads; F: F times the capture's own speed */
-	size_t report_flows; /* flows kept in detail, the lightest of the rest summed */
-	struct ct_producer_options common;
-};
+/*
+ * --live: each socket's ring. 64 MiB holds some 0.5 s of a 1 Gb/s link's
+ * full-size frames, or 5 ms of 100 Gb/s, while a worker is busy with a
+ * snapshot; --ring-mib sizes it for the link.
+ */
+#define LIVE_RING_MIB_DEFAULT 64
+/* tcpdump's default: whole frames (a GRO'd TCP frame reaches 64 KiB) */
+#define LIVE_SNAPLEN_DEFAULT 262144
+/* one engine and one socket per interface each; commtap-mirror's limit too */
+#define LIVE_WORKERS_MAX 64
 
 static const struct ct_param analyze_params[] = {
 	{.name = "json",
@@ -83,6 +85,61 @@ static const struct ct_param analyze_params[] = {
 	 .min = 0,
 	 .max = 1e9,
 	 .show_default = 1},
+	{.name = "live",
+	 .type = CT_PARAM_STRING,
+	 .arg = "IFACES",
+	 .offset = offsetof(struct analyze_opts, live),
+	 .help = "read these interfaces (comma separated, up to 8; AF_PACKET\n"
+		 "rings) instead of a capture file, until SIGINT/SIGTERM or\n"
+		 "--duration (needs CAP_NET_RAW)"},
+	{.name = "workers",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = offsetof(struct analyze_opts, workers),
+	 .help = "--live: threads, each with its own engine (--memory each);\n"
+		 "the kernel hashes the flows over them (PACKET_FANOUT)",
+	 .min = 1,
+	 .max = LIVE_WORKERS_MAX,
+	 .show_default = 1},
+	{.name = "filter",
+	 .type = CT_PARAM_STRING,
+	 .arg = "EXPR",
+	 .offset = offsetof(struct analyze_opts, filter),
+	 .help = "--live: capture filter in tcpdump's syntax (default: RoCEv2,\n"
+		 "TCP, GRE/ERSPAN copies, pause frames, tagged frames)"},
+	{.name = "duration",
+	 .type = CT_PARAM_DOUBLE,
+	 .arg = "S",
+	 .offset = offsetof(struct analyze_opts, duration_s),
+	 .help = "--live: stop after S seconds and write the final report\n"
+		 "(0: at SIGINT/SIGTERM)",
+	 .min = 0,
+	 .max = 1e9},
+	{.name = "user",
+	 .type = CT_PARAM_STRING,
+	 .arg = "NAME",
+	 .offset = offsetof(struct analyze_opts, user),
+	 .help = "--live: once the sockets are open, read and report as NAME\n"
+		 "with no capability left (default: the owner of --report-dir\n"
+		 "when started as root and root does not own it)"},
+	{.name = "ring-mib",
+	 .type = CT_PARAM_SIZE,
+	 .arg = "MIB",
+	 .offset = offsetof(struct analyze_opts, ring_bytes),
+	 .help = "--live: each socket's kernel ring, MiB",
+	 .min = 2,
+	 .max = 1 << 16,
+	 .scale = 1 << 20,
+	 .show_default = 1},
+	{.name = "snaplen",
+	 .type = CT_PARAM_U32,
+	 .arg = "BYTES",
+	 .offset = offsetof(struct analyze_opts, snaplen),
+	 .help = "--live: bytes of each frame captured (sizes still come\n"
+		 "from the IP headers)",
+	 .min = 64,
+	 .max = LIVE_SNAPLEN_DEFAULT,
+	 .show_default = 1},
 	CT_PARAM_TABLE_END,
 };
 
@@ -97,14 +154,16 @@ static void on_signal(int sig)
 const struct ct_app_args analyze_app_args = {
 	.prog = "commtap analyze",
 	.usage = "usage: commtap analyze [options] CAPTURE\n"
+		 "       commtap analyze [options] --live IFACE[,IFACE...]\n"
 		 "  Analyze a pcap or pcapng capture (Ethernet) and print its flows;\n"
-		 "  CAPTURE - reads it from standard input (tcpdump -w - | commtap analyze -).\n",
+		 "  CAPTURE - reads it from standard input (tcpdump -w - | commtap analyze -);\n"
+		 "  --live reads interfaces until SIGINT/SIGTERM or --duration.\n",
 	.notes = "  With --listen, the final report is served after the capture until\n"
 		 "  SIGINT/SIGTERM.\n"
 		 "exit status: 0 ok, 1 error (nothing written, or a file that could not be: "
 		 "the messages say which were), 2 capture broke off (report of what was read "
-		 "written)\n",
-	.min_pos = 1,
+		 "written); --live: 0 when stopped by a signal or --duration\n",
+	.min_pos = 0,
 	.max_pos = 1,
 	.pos_meaning = "CAPTURE file (- for standard input)",
 };
@@ -125,6 +184,9 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 
 	ct_producer_options_init(&o->common);
 	o->report_flows = REPORT_FLOWS_DEFAULT;
+	o->workers = 1;
+	o->ring_bytes = (size_t)LIVE_RING_MIB_DEFAULT << 20;
+	o->snaplen = LIVE_SNAPLEN_DEFAULT;
 	rc = ct_app_parse(&analyze_app_args, sets, sizeof(sets) / sizeof(sets[0]), argc, argv,
 			  &first);
 	if (rc == 1)
@@ -136,7 +198,28 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
 		fprintf(stderr, "commtap analyze: %s\n", err);
 		return rc;
 	}
-	o->capture = argv[first];
+	if (o->live && first < argc) {
+		fprintf(stderr,
+			"commtap analyze: --live reads interfaces: no CAPTURE with it (got "
+			"'%s') (try --help)\n",
+			argv[first]);
+		return -EINVAL;
+	}
+	if (!o->live && first == argc) {
+		fprintf(stderr, "commtap analyze: missing CAPTURE file (- for standard input) or "
+				"--live IFACE (try --help)\n");
+		return -EINVAL;
+	}
+	if (!o->live && (o->workers != 1 || o->filter || o->duration_s || o->user)) {
+		fprintf(stderr, "commtap analyze: --workers, --filter, --duration and --user go "
+				"with --live (try --help)\n");
+		return -EINVAL;
+	}
+	if (o->live && o->pace) {
+		fprintf(stderr, "commtap analyze: --pace is for capture files, not --live\n");
+		return -EINVAL;
+	}
+	o->capture = o->live ? o->live : argv[first];
 	if ((!o->json_path && !o->lines_path) || o->flows)
 		o->table = 1;
 	return 0;
@@ -333,6 +416,8 @@ int cmd_analyze(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return CT_EXIT_ERROR;
+	if (o.live)
+		return analyze_live(&o);
 	interval_ns = (uint64_t)(o.common.interval_s * 1e9);
 	if (ct_knowledge_load(o.common.labels_path, o.common.profile_path, &know, err,
 			      sizeof(err))) {

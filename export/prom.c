@@ -206,6 +206,10 @@ static void capture_engine(struct prom *p)
 		"Frames captured shorter than their wire length.", cap->truncated_frames);
 	counter(p, "commtap_encapsulated_frames_total", "GRE/ERSPAN mirror copies unwrapped.",
 		cap->encapsulated);
+	if (cap->has_kernel_drops)
+		counter(p, "commtap_kernel_drops_total",
+			"Packets the kernel dropped before commtap read them (live capture).",
+			cap->kernel_drops);
 	gauge(p, "commtap_capture_complete", "1 when the report covers its whole input.",
 	      cap->complete);
 	gauge(p, "commtap_last_packet_timestamp_seconds",

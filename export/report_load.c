@@ -232,6 +232,7 @@ static const struct rep_field capture_fields[] = {
 	F(struct ct_rep_capture, "last_ts", T_U64, last_ts),
 	F(struct ct_rep_capture, "duration_ns", T_U64, duration_ns),
 	F(struct ct_rep_capture, "complete", T_BOOL, complete),
+	FH(struct ct_rep_capture, "kernel_drops", T_U64, kernel_drops, has_kernel_drops),
 };
 
 static int read_capture(struct rd *r, json_object *doc, struct ct_rep_capture *c)

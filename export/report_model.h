@@ -66,6 +66,8 @@ struct ct_rep_capture {
 	uint64_t roce_packets, tcp_packets, other_ip_packets, other_l2_packets;
 	uint64_t truncated_frames, encapsulated;
 	uint64_t first_ts, last_ts, duration_ns;
+	uint64_t kernel_drops; /* a live capture's; has_kernel_drops: in the report */
+	bool has_kernel_drops;
 	bool complete;
 	struct ct_rep_count *malformed;
 	size_t n_malformed;

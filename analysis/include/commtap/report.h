@@ -27,6 +27,12 @@ struct ct_report {
 	const char *clock;	  /* where the timestamps come from */
 	const char *error;	  /* why reading stopped early, NULL when complete */
 	struct ct_engine_counters counters;
+	/*
+	 * Packets the kernel dropped before they could be read (a live
+	 * capture's rings full), when the source can know it (has_kernel_drops).
+	 */
+	uint64_t kernel_drops;
+	int has_kernel_drops;
 	struct ct_flow_set flows; /* sorted and paired */
 	const struct ct_periodicity *periodicity; /* NULL when not computed */
 	const struct ct_classification *classes;  /* NULL when not computed */

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The user the agent's reader runs as, and the drop to it: after the probe
- * is loaded and attached and its maps and ring are open, the process that
+ * The user a producer reads and reports as, and the drop to it: after the
+ * privileged part is done (the agent's probe loaded and attached, its maps
+ * and ring open; analyze --live's packet sockets open), the process that
  * reads them, analyses, writes reports and serves /metrics needs no
- * capability (map reads and the ring's mmap work on the file descriptors it
- * holds), so it keeps none.
+ * capability (map reads, the rings' mmap and reads of a packet socket work
+ * on the file descriptors it holds), so it keeps none.
  */
-#ifndef COMMTAP_AGENT_PRIVILEGE_H
-#define COMMTAP_AGENT_PRIVILEGE_H
+#ifndef COMMTAP_APP_PRIVILEGE_H
+#define COMMTAP_APP_PRIVILEGE_H
 
 #include <stddef.h>
 #include <sys/types.h>
