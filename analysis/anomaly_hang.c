@@ -46,9 +46,23 @@
  * over with jitter), a collective cut in its middle leaves half or less.
  */
 #define HANG_WHOLE_SHARE 0.8
+/*
+ * A host that sent under this share of its iteration in the last one sent
+ * nothing of it but acknowledgements and control. Of those, the one whose
+ * data stopped first stopped; the others sent on until they waited for it.
+ * (A real ddp rank stopped before its step: its kernel went on
+ * acknowledging what came to it, its neighbours sent data for 200 ms more.)
+ */
+#define HANG_SILENT_SHARE 0.01
+/*
+ * Bursts of at most this many wire bytes a packet are acknowledgements
+ * (TCP 66 to 78 bytes, RoCE ACKs 62 to 66), not data: a stopped process's
+ * kernel still acknowledges what comes to it.
+ */
+#define HANG_ACK_FRAME 128
 
 struct hang_host {
-	uint64_t last_end; /* its last data burst's end */
+	uint64_t last_end; /* its last data burst's end (acknowledgements aside) */
 	double share;	   /* its last iteration's bytes over its median iteration's */
 };
 
@@ -98,15 +112,23 @@ int anom_hang(struct anom_ctx *c)
 	anom_hosts_done(&hosts);
 	h = calloc(hosts.n, sizeof(*h));
 	order = malloc(hosts.n * sizeof(*order));
-	bytes = calloc(hosts.n * ni + ni, sizeof(*bytes)); /* per host and iteration, and scratch */
+	/* per host and iteration (the whole ones and the one it never finished), and scratch */
+	bytes = calloc(hosts.n * (ni + 1) + ni + 1, sizeof(*bytes));
 	if (!h || !order || !bytes) {
 		err = -ENOMEM;
 		goto out;
 	}
-	/* the last iteration the job was in, and what each host sent in it and in the others */
+	/*
+	 * The last iteration the job was in, and what each host sent in it and
+	 * in the others. Traffic past the last whole iteration's end is of one
+	 * it never finished (index ni): no next start anchors it. (A real ddp
+	 * rank stopped before its step: two of the others sent a sixth of
+	 * their iteration after the last whole one, which was read as that
+	 * one's, every host whole: "it may have ended", at 0.3.)
+	 */
 	last_it = anom_iteration(c, job_last);
 	if (last_it < 0)
-		last_it = (long)ni - 1;
+		last_it = job_last >= c->bounds[ni] ? (long)ni : (long)ni - 1;
 	for (size_t f = 0; f < set->count; f++) {
 		const struct ct_flow_periodicity *fp = &c->per->flows[f];
 		long k;
@@ -117,26 +139,37 @@ int anom_hang(struct anom_ctx *c)
 		for (size_t b = 0; b < fp->n_bursts && k >= 0; b++) {
 			long it = anom_iteration(c, fp->bursts[b].start);
 
-			if (fp->bursts[b].end > h[k].last_end)
+			if (it < 0 && fp->bursts[b].start >= c->bounds[ni])
+				it = (long)ni;
+			if (fp->bursts[b].end > h[k].last_end &&
+			    (!fp->bursts[b].packets ||
+			     fp->bursts[b].bytes >
+				     HANG_ACK_FRAME * (uint64_t)fp->bursts[b].packets))
 				h[k].last_end = fp->bursts[b].end;
 			if (it >= 0 && it <= last_it)
-				bytes[(size_t)k * ni + (size_t)it] += (double)fp->bursts[b].bytes;
+				bytes[(size_t)k * (ni + 1) + (size_t)it] +=
+					(double)fp->bursts[b].bytes;
 		}
 	}
 	for (size_t i = 0; i < hosts.n; i++) {
-		double *scratch = bytes + hosts.n * ni, typical;
+		double *scratch = bytes + hosts.n * (ni + 1), typical;
 		size_t m = 0;
 
 		/* the whole iterations before the last (the first may be cut by the capture) */
 		for (long it = 1; it < last_it; it++)
-			scratch[m++] = bytes[i * ni + (size_t)it];
+			scratch[m++] = bytes[i * (ni + 1) + (size_t)it];
 		typical = anom_median(scratch, m);
-		h[i].share = typical > 0 ? bytes[i * ni + (size_t)last_it] / typical : 1;
+		h[i].share = typical > 0 ? bytes[i * (ni + 1) + (size_t)last_it] / typical : 1;
 		order[i] = i;
 		missing += h[i].share < HANG_WHOLE_SHARE;
 		if (h[i].share < h[shortest].share)
 			shortest = i;
 	}
+	/* among the silent, the one whose data stopped first */
+	for (size_t i = 0; i < hosts.n; i++)
+		if (h[i].share < HANG_SILENT_SHARE && h[shortest].share < HANG_SILENT_SHARE &&
+		    h[i].last_end < h[shortest].last_end)
+			shortest = i;
 	qsort_r(order, hosts.n, sizeof(*order), later_first, h);
 	for (size_t i = 0; i < hosts.n; i++)
 		bytes[i] = h[i].share; /* the scratch is free again */

@@ -244,7 +244,8 @@ static int iterations_at(const struct ct_burst *b, size_t n, const double *x, si
 			 struct ct_flow_repeat *out)
 {
 	double q = (double)lag * bin, total = pos[n - 1] + (double)b[n - 1].bytes;
-	double fold_best = -1, phase = 0, iterations, *fold = calloc(lag + 1, sizeof(*fold));
+	double fold_best = -1, phase = 0, iterations, stall = 0;
+	double *fold = calloc(lag + 1, sizeof(*fold));
 	double *d = malloc(n * sizeof(*d));
 	size_t *idx = malloc(n * sizeof(*idx)), len, lo = 0, hi;
 
@@ -298,19 +299,21 @@ anchored:
 		 * it). An interval of k >= 2 median ones, beyond three robust
 		 * standard deviations (1.4826 median absolute deviations) of one
 		 * iteration and within JOB_AGREE of k, bridges iterations with no
-		 * traffic of this flow.
+		 * traffic of this flow. One interval of more than PAUSE_FACTOR
+		 * medians that bridges nothing is a stall (a checkpoint, a stalled
+		 * input pipeline): it counts as one median iteration in the spread
+		 * and the period (its excess is the rhythm detector's to report).
+		 * Only one: a nested rhythm's long intervals recur every iteration,
+		 * two or more of them in any capture of two iterations or more.
 		 */
 		{
-			double mean = (double)(b[idx[len - 1]].start - b[idx[0]].start) /
-				      (double)(len - 1),
+			double span = (double)(b[idx[len - 1]].start - b[idx[0]].start), mean,
 			       sigma;
+			size_t stalls = 0;
 
 			med = intervals_of(b, idx, len, d, tmp);
-			for (size_t i = 0; i + 1 < len; i++) {
-				dev += (d[i] - mean) * (d[i] - mean);
+			for (size_t i = 0; i + 1 < len; i++)
 				tmp[i] = fabs(d[i] - med);
-			}
-			out->interval_cv = len > 2 ? sqrt(dev / (double)(len - 1)) / mean : 0;
 			sigma = 1.4826 * median_of(tmp, len - 1) / med;
 			out->interval_rsd = sigma;
 			iterations = 0;
@@ -319,10 +322,23 @@ anchored:
 				int bridged = k >= 2 && d[i] / med - 1 > BRIDGE_SIGMAS * sigma &&
 					      fabs(d[i] / med - k) <= CT_JOB_AGREE;
 
+				if (!bridged && d[i] > PAUSE_FACTOR * med) {
+					stalls++;
+					stall = d[i] - med;
+				}
 				iterations += bridged ? k : 1;
 			}
+			if (stalls != 1)
+				stall = 0;
+			mean = (span - stall) / (double)(len - 1);
+			for (size_t i = 0; i + 1 < len; i++) {
+				double v = stall > 0 && d[i] > PAUSE_FACTOR * med ? med : d[i];
+
+				dev += (v - mean) * (v - mean);
+			}
+			out->interval_cv = len > 2 ? sqrt(dev / (double)(len - 1)) / mean : 0;
+			out->period_ns = (span - stall) / iterations;
 		}
-		out->period_ns = (double)(b[idx[len - 1]].start - b[idx[0]].start) / iterations;
 	}
 	out->anchors = len;
 	/*
@@ -347,7 +363,7 @@ anchored:
 			double idle = median_of(tmp, len - 1);
 
 			out->period_ns =
-				((double)(end - b[idx[0]].start) + idle) / (iterations + 1);
+				((double)(end - b[idx[0]].start) + idle - stall) / (iterations + 1);
 			out->whole_last = 1;
 		}
 	}

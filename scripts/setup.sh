@@ -158,7 +158,7 @@ test)
 	echo "== build and test"
 	build build
 	run_suites build --no-suite fuzz --no-suite accuracy --no-suite accuracy-full \
-		--no-suite realtrain-spread --no-suite package
+		--no-suite realtrain-spread --no-suite realtrain-injected --no-suite package
 	echo "== ASan + UBSan"
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -8,10 +8,16 @@ compute before it took (ranks/N.entries.json). Anything else (noise.py)
 runs as it would.
 
   CT_INJECT_STRAGGLER=RANK:SECONDS:FROM
+  CT_INJECT_PAUSE=IT:SECONDS   every rank sleeps SECONDS once before step IT
+                               (a checkpoint's stall: a rhythm break)
+  CT_INJECT_HANG=RANK:IT       RANK writes ranks/RANK.stopped and stops itself
+                               (SIGSTOP) before step IT: the others wait in
+                               its collective for good (a hang)
 """
 import json
 import os
 import runpy
+import signal
 import sys
 import time
 
@@ -31,6 +37,10 @@ def main():
     spec = os.environ.get("CT_INJECT_STRAGGLER", "")
     late_rank, late_s, late_from = (spec.split(":") + ["", "", ""])[:3] if spec else (-1, 0, 0)
     late_rank, late_s, late_from = int(late_rank), float(late_s or 0), int(late_from or 0)
+    pause = os.environ.get("CT_INJECT_PAUSE", "")
+    pause_at, pause_s = (int(pause.split(":")[0]), float(pause.split(":")[1])) if pause else (-1, 0)
+    hang = os.environ.get("CT_INJECT_HANG", "")
+    hang_rank, hang_at = (int(hang.split(":")[0]), int(hang.split(":")[1])) if hang else (-1, -1)
     rec = {"rank": me, "iteration_starts_ns": [], "entry_ns": [], "slept_s": []}
     state = {"it": -1, "entered": False}
 
@@ -61,6 +71,14 @@ def main():
                 rec["slept_s"].append(slept)
                 if slept:
                     time.sleep(slept)
+                if state["it"] == pause_at:
+                    rec["paused_ns"] = [time.time_ns(), None]
+                    time.sleep(pause_s)
+                    rec["paused_ns"][1] = time.time_ns()
+                if me == hang_rank and state["it"] == hang_at:
+                    with open(out[:-5] + ".stopped", "w") as f:
+                        f.write("%d\n" % time.time_ns())
+                    os.kill(os.getpid(), signal.SIGSTOP)
                 step()
             return injected, layout
         return build

@@ -5,6 +5,8 @@ a mirrored bridge), new scenario names, the existing ones untouched.
 
   injected.py record NAME      (as root, holding /tmp/commtap-netns.lock)
   injected.py score COMMTAP [NAME ...]
+  injected.py check COMMTAP NAME   (the meson test: records NAME when the
+                                    cache lacks it, holding the lock, then scores)
 
   moe-straggler  rank 2 sleeps STRAGGLER_S before each step from iteration
                  STRAGGLER_FROM on (inject_rank.py); every rank records
@@ -14,6 +16,11 @@ a mirrored bridge), new scenario names, the existing ones untouched.
                  each other on input (nftables numgen: past the mirror, which sees
                  them and their retransmissions; this kernel has no netem,
                  tc has no gact); needs nft (apt install nftables)
+  ddp-pause      every rank sleeps PAUSE_S once before step PAUSE_AT (a
+                 checkpoint's stall): a rhythm break there
+  ddp-hang       with other traffic going on (the noise of ddp-noise), rank
+                 HANG_RANK stops itself (SIGSTOP) before step HANG_AT; the
+                 capture ends HANG_WAIT_S later: a hang, the others waiting
 
 Captures go to $COMMTAP_CORPUS_CACHE/real-injected/NAME (default
 /var/tmp/commtap-corpus). `score` analyzes each and prints, per case, the
@@ -26,6 +33,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -35,10 +43,14 @@ import make_scenario  # noqa: E402
 STRAGGLER_RANK, STRAGGLER_S, STRAGGLER_FROM = 2, 0.03, 6  # of 3 warm-up + 16 iterations
 SLOW_RANK, SLOW_RATE = 2, "50mbit"
 DROP_AT, DROP_FROM, DROP_ONE_IN = 3, 2, 50
+PAUSE_AT, PAUSE_S = 9, 1.0  # a stall of several iterations (one is ~0.2 s here)
+HANG_RANK, HANG_AT, HANG_WAIT_S = 2, 9, 3.0
 CASES = {
     "moe-straggler": (4, "moe"),
     "ddp-slowlink": (4, "ddp"),
     "ddp-lossy": (4, "ddp"),
+    "ddp-pause": (4, "ddp"),
+    "ddp-hang": (4, "ddp"),
 }
 
 
@@ -57,11 +69,15 @@ def record(name):
         print("SKIP: " + why)
         return 77
     world, kind = CASES[name]
-    make_scenario.SCENARIOS[name] = ([(kind, world)], False)
+    make_scenario.SCENARIOS[name] = ([(kind, world)], name == "ddp-hang")
     make_scenario.TORCH_PYTHON = os.path.join(HERE, "inject_rank.py")
     if name == "moe-straggler":
         os.environ["CT_INJECT_STRAGGLER"] = "%d:%g:%d" % (STRAGGLER_RANK, STRAGGLER_S,
                                                           STRAGGLER_FROM)
+    if name == "ddp-pause":
+        os.environ["CT_INJECT_PAUSE"] = "%d:%g" % (PAUSE_AT, PAUSE_S)
+    if name == "ddp-hang":
+        os.environ["CT_INJECT_HANG"] = "%d:%d" % (HANG_RANK, HANG_AT)
     host = fabric.Fabric.host
 
     def shaped(self, hname, host_id):
@@ -79,10 +95,22 @@ def record(name):
                       "numgen", "random", "mod", str(DROP_ONE_IN), "==", "0", "drop")
         return ns
     fabric.Fabric.host = shaped
-    truth = make_scenario.record(name, cache(name))
+    truth = make_scenario.record(name, cache(name),
+                                 hung_for(HANG_WAIT_S) if name == "ddp-hang" else None)
     print("%s: %d iterations, mean period %.4f s" % (name, truth["iterations"],
                                                      truth["mean_period_s"]))
     return 0
+
+
+def hung_for(seconds):
+    """ended(work) for make_scenario.record: the stopped rank's mark is seconds old."""
+    def ended(work):
+        try:
+            with open(os.path.join(work, "ranks", "%d.stopped" % HANG_RANK)) as f:
+                return time.time_ns() - int(f.read()) > seconds * 1e9
+        except (OSError, ValueError):
+            return False
+    return ended
 
 
 def entries(case):
@@ -118,9 +146,23 @@ def score(commtap, name):
                                                         f.get("onset_iteration"), f["evidence"]))
     want = {"moe-straggler": ("straggler", {addr(STRAGGLER_RANK)}),
             "ddp-slowlink": ("slow_link", {addr(SLOW_RANK)}),
-            "ddp-lossy": ("loss", {addr(DROP_FROM), addr(DROP_AT)})}[name]
+            "ddp-lossy": ("loss", {addr(DROP_FROM), addr(DROP_AT)}),
+            "ddp-pause": ("rhythm", None),
+            "ddp-hang": ("hang", {addr(HANG_RANK)})}[name]
     hit = [f for f in found if f["kind"] == want[0] and
-           ({f.get("host"), f.get("src"), f.get("dst")} & want[1])]
+           (want[1] is None or
+            {f.get("host"), f.get("src"), f.get("dst"), f.get("silent_host")} & want[1])]
+    if name == "ddp-pause":
+        # the long iteration is the one the ranks slept in (their own clocks)
+        with open(os.path.join(case, "ranks", "0.entries.json")) as f:
+            slept = json.load(f)["paused_ns"]
+        hit = [f for f in hit if f["confidence"] >= 0.5 and f.get("onset_ns") and
+               abs(f["onset_ns"] - slept[0]) <= 3 * a["period_s"] * 1e9]
+        print("  truth: every rank slept %.3g s from %d ns" % ((slept[1] - slept[0]) / 1e9,
+                                                             slept[0]))
+    if name == "ddp-hang":
+        # an alarm, naming the rank that stopped first
+        hit = [f for f in hit if f["confidence"] >= 0.5]
     if name == "moe-straggler":
         late = entries(case)
         mine = [row[STRAGGLER_RANK] for row in late[STRAGGLER_FROM:]]
@@ -130,7 +172,8 @@ def score(commtap, name):
         hit = [f for f in hit if f.get("onset_iteration") is not None and
                abs(f["onset_iteration"] - STRAGGLER_FROM) <= 3 and
                abs(f["delay_s"] / statistics.median(mine) - 1) <= 0.10]
-    print("  injected %s at %s: %s" % (want[0], sorted(want[1]), "found" if hit else "MISSED"))
+    print("  injected %s at %s: %s" % (want[0], sorted(want[1] or ["the job"]),
+                                         "found" if hit else "MISSED"))
     if name == "moe-straggler":
         print("  truth: rank %d's own lateness from iteration %d: median %.3g ms "
               "(slept %.3g ms)" % (STRAGGLER_RANK, STRAGGLER_FROM,
@@ -145,9 +188,22 @@ def score(commtap, name):
     return 0 if hit else 1
 
 
+def check(commtap, name):
+    if not os.path.exists(os.path.join(cache(name), "capture.pcap")):
+        import fcntl
+        with open("/tmp/commtap-netns.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            rc = record(name)
+        if rc:
+            return rc
+    return score(commtap, name)
+
+
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "record" and sys.argv[2] in CASES:
         return record(sys.argv[2])
+    if len(sys.argv) == 4 and sys.argv[1] == "check" and sys.argv[3] in CASES:
+        return check(sys.argv[2], sys.argv[3])
     if len(sys.argv) >= 3 and sys.argv[1] == "score":
         names = sys.argv[3:] or [n for n in CASES if os.path.exists(cache(n))]
         return max([score(sys.argv[2], n) for n in names] or [0])

@@ -207,7 +207,10 @@ def start_job(run, fab, work, kind, world, first, port, folder):
             for r, ns in enumerate(nss)], None
 
 
-def record(scenario, out):
+def record(scenario, out, ended=None):
+    """Record the scenario into out. ended(work): where given, a callable
+    that says when the job is over though its processes still run (a rank
+    stopped for good): they are killed then and the capture ends as usual."""
     noisy = SCENARIOS[scenario][1]
     work = out + ".part"
     shutil.rmtree(work, ignore_errors=True)
@@ -215,7 +218,7 @@ def record(scenario, out):
     fab = fabric.Fabric()
     run = Run(work)
     pcap = os.path.join(work, "capture.pcap")
-    cap = None
+    cap, hung = None, False
     try:
         fab.up()
         jobs = job_hosts(scenario)
@@ -242,7 +245,7 @@ def record(scenario, out):
                               "9000", str(NOISE["ckpt_bytes"]), str(NOISE["ckpt_every_s"]),
                               noise_files[1]], "checkpoint.log")
         t0 = time.monotonic()
-        while any(p.poll() is None for p in trainers):
+        while any(p.poll() is None for p in trainers) and not (ended and ended(work)):
             bad = [r for r, p in enumerate(trainers) if p.poll() not in (None, 0)]
             if bad or time.monotonic() - t0 > DEADLINE_S:
                 log = os.path.join(work, logs[bad[0] if bad else 0])
@@ -250,8 +253,20 @@ def record(scenario, out):
                 raise SystemExit("%s: %s; %s:\n%s" % (scenario, why, log,
                                                       open(log).read()[-3000:]))
             time.sleep(0.2)
-        run.stop()  # the noise: nothing may be in flight when the capture stops
-        stats = stop_capture(cap, caplog)
+        hung = bool(ended and ended(work))
+        if hung:
+            # the job hangs: the noise stops, then the capture, then the
+            # ranks (their sockets closing as they are killed would read as
+            # traffic resumed)
+            for p in run.procs:
+                if p not in trainers and p.poll() is None:
+                    p.terminate()
+                    p.wait(5)
+            stats = stop_capture(cap, caplog)
+            run.stop()
+        else:
+            run.stop()  # the noise: nothing may be in flight when the capture stops
+            stats = stop_capture(cap, caplog)
     finally:
         run.stop()
         if cap and cap.poll() is None:  # a recording that failed or was interrupted
@@ -260,10 +275,16 @@ def record(scenario, out):
         fab.close()
     dropped = stats.get("dropped by kernel", 0)
     unwritten = stats.get("received by filter", 0) - stats["captured"]
-    if dropped or unwritten:
+    # a hung job's zero-window probes may still come as the capture stops:
+    # frames of its last block, after the hang, that need not be written
+    if dropped or (unwritten and not hung):
         raise SystemExit("%s: tcpdump dropped %d packets and wrote %d fewer than it received "
                          "(%s): capture rejected" % (scenario, dropped, unwritten, caplog))
-    truth = build_truth(scenario, work, pcap, noise_files, stats, time.monotonic() - t0)
+    if hung:  # no rank finished, none wrote what it did: the capture alone
+        truth = {"scenario": scenario, "hung": True, "iterations": 0, "mean_period_s": 0,
+                 "capture": {"snaplen": SNAPLEN, "mtu": fabric.MTU, "tcpdump": stats}}
+    else:
+        truth = build_truth(scenario, work, pcap, noise_files, stats, time.monotonic() - t0)
     with open(os.path.join(work, "truth.json"), "w") as f:
         json.dump(truth, f, indent=1)
         f.write("\n")
