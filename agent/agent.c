@@ -389,7 +389,7 @@ static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct
 		r.source_kind = "ebpf";
 		r.clock =
 			"the probe's CLOCK_MONOTONIC moved to CLOCK_REALTIME at the agent's start";
-		r.nic_gbps = o->common.nic_gbps;
+		ct_producer_options_nic(&o->common, &r);
 		ct_report_add_section(&r, "host", host);
 		in.more_labels = job_names(o, &r.flows);
 		rc = ct_report_sink_analyse(sink, &in, &r, final, final && stop);

@@ -3,6 +3,7 @@
 #include "producer_options.h"
 
 #include <commtap/dataplane.h>
+#include <commtap/report.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -106,10 +107,11 @@ const struct ct_param ct_report_params[] = {
 	 .type = CT_PARAM_DOUBLE,
 	 .arg = "G",
 	 .offset = OPT(nic_gbps),
-	 .help = "receivers' NIC rate for the cc section",
+	 .help = "receivers' NIC rate: the cc section's (default 100)\n"
+		 "and the advice's (without it or a profile: unknown)",
 	 .min = 0,
-	 .max = 1e6,
-	 .show_default = 1},
+	 .above_min = 1,
+	 .max = 1e6},
 	{.name = "shutdown-deadline",
 	 .type = CT_PARAM_DOUBLE,
 	 .arg = "S",
@@ -130,7 +132,6 @@ void ct_producer_options_init(struct ct_producer_options *o)
 	o->idle_timeout_ns = CT_DEFAULT_IDLE_TIMEOUT_NS;
 	o->tcp_msg_gap_ns = CT_DEFAULT_TCP_MSG_GAP_NS;
 	o->burst_gap_ns = CT_DEFAULT_BURST_GAP_NS;
-	o->nic_gbps = 100;
 	o->shutdown_deadline_s = 10;
 }
 
@@ -159,5 +160,17 @@ int ct_producer_options_finish(struct ct_producer_options *o, char *err, size_t 
 		o->window_ns = (uint64_t)(10 * o->interval_s * 1e9);
 	if (!o->min_period_s)
 		o->min_period_s = 10 * (double)o->burst_gap_ns / 1e9;
+	o->nic_gbps_given = o->nic_gbps > 0;
+	if (!o->nic_gbps_given)
+		o->nic_gbps = CT_DEFAULT_NIC_GBPS;
 	return 0;
+}
+
+void ct_producer_options_nic(const struct ct_producer_options *o, struct ct_report *r)
+{
+	r->nic_gbps = o->nic_gbps;
+	if (o->nic_gbps_given) {
+		r->nic_gbps_stated = o->nic_gbps;
+		r->nic_source = "option";
+	}
 }

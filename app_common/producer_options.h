@@ -28,7 +28,8 @@ struct ct_producer_options {
 	const char *profile_path;
 	const char *labels_path;
 	double min_period_s;
-	double nic_gbps;
+	double nic_gbps;      /* CT_DEFAULT_NIC_GBPS where not given */
+	int nic_gbps_given;   /* --nic-gbps was given: the advice may measure against it */
 	double shutdown_deadline_s; /* the final report's analysis after SIGTERM */
 };
 
@@ -38,6 +39,13 @@ struct ct_producer_options {
 extern const struct ct_param ct_table_params[];	 /* --memory, --idle-timeout */
 extern const struct ct_param ct_gap_params[];	 /* --tcp-gap, --burst-gap */
 extern const struct ct_param ct_report_params[]; /* --interval ... --nic-gbps */
+
+/* The cc section's NIC rate where --nic-gbps is not given (not stated: the advice says unknown) */
+#define CT_DEFAULT_NIC_GBPS 100
+
+struct ct_report;
+/* The report's NIC rate and, where the operator gave it, the advice's (report.h). */
+void ct_producer_options_nic(const struct ct_producer_options *o, struct ct_report *r);
 
 /* The defaults (a producer may change some before parsing). */
 void ct_producer_options_init(struct ct_producer_options *o);

@@ -301,7 +301,7 @@ static void describe_source(struct ct_report *r, const struct analyze_opts *o)
 	r->source = o->capture;
 	r->source_kind = "pcap";
 	r->clock = "capture timestamps (the capturing host's CLOCK_REALTIME)";
-	r->nic_gbps = o->common.nic_gbps;
+	ct_producer_options_nic(&o->common, r);
 	r->table_flows = o->flows;
 }
 

@@ -307,7 +307,7 @@ static int put_report(struct live *l, int final, uint64_t stopped_ns)
 	r.source = l->source;
 	r.source_kind = "live";
 	r.clock = "packet socket timestamps (the kernel's CLOCK_REALTIME at receipt, ns)";
-	r.nic_gbps = o->common.nic_gbps;
+	ct_producer_options_nic(&o->common, &r);
 	r.table_flows = o->flows;
 	section = live_section(l, &all);
 	ct_report_add_section(&r, "live", section);

@@ -137,7 +137,7 @@ int mirror_put_report(struct mirror *m, int final, int stopping)
 	r.source = m->driver;
 	r.source_kind = "dpdk";
 	r.clock = m->clock;
-	r.nic_gbps = m->o.common.nic_gbps;
+	ct_producer_options_nic(&m->o.common, &r);
 	section = mirror_section(m, &all, final);
 	ct_report_add_section(&r, "mirror", section);
 	err = ct_report_sink_analyse(m->sink, &in, &r, final, final && stopping);

@@ -70,6 +70,15 @@ def main():
             report, pcap)
         with open(report) as f:
             advice = json.load(f)["advice"]
+        # the operator's --nic-gbps wins over the profile's; neither: unknown
+        nic = advice["nic_gbps"]  # the profile's platform's
+        run(commtap, "analyze", "--burst-gap", BURST_GAP_MS, "--profile", prof, "--nic-gbps",
+            str(2 * nic), "--json", report, pcap)
+        with open(report) as f:
+            given = json.load(f)["advice"]
+        run(commtap, "analyze", "--burst-gap", BURST_GAP_MS, "--json", report, pcap)
+        with open(report) as f:
+            unstated = json.load(f)["advice"]
 
     t_iter = pred["time_s"]["iteration_schedule"] * SCALE
     spans, by_class = [], {}
@@ -99,6 +108,16 @@ def main():
     check("scheduling bound", job["scheduling"]["speedup_bound"], bound, 0.01 * bound)
     if advice["nic_source"] != "profile":
         failures.append("the profile's NIC rate")
+    dp = job["classes"]["DP"]["bw_utilization"]
+    print(f"--nic-gbps {2 * nic}: {given['nic_source']} {given['nic_gbps']}, DP utilization "
+          f"{given['jobs'][0]['classes']['DP']['bw_utilization']} (half of {dp}); neither: "
+          f"{unstated['nic_source']} {unstated['jobs'][0]['classes']['DP']['bw_utilization']}")
+    if given["nic_source"] != "option" or given["nic_gbps"] != 2 * nic or \
+            abs(given["jobs"][0]["classes"]["DP"]["bw_utilization"] - dp / 2) > 0.01 * dp:
+        failures.append("the --nic-gbps given")
+    if unstated["nic_source"] is not None or \
+            unstated["jobs"][0]["classes"]["DP"]["bw_utilization"] is not None:
+        failures.append("no NIC rate stated: unknown")
     if failures:
         print("FAILED:", ", ".join(failures))
         return 1
