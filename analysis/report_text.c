@@ -341,6 +341,19 @@ static int receiver_cmp(const void *pa, const void *pb, void *arg)
 	return (a->peak_gbps < b->peak_gbps) - (a->peak_gbps > b->peak_gbps);
 }
 
+/* The indices 0..n-1 in the order cmp gives their items (arg); NULL without memory. */
+static size_t *sorted_index(size_t n, int (*cmp)(const void *, const void *, void *), void *arg)
+{
+	size_t *idx = malloc((n + 1) * sizeof(*idx));
+
+	if (!idx)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), cmp, arg);
+	return idx;
+}
+
 static void write_receiver_lines(const struct ct_report *r, FILE *out)
 {
 	const struct ct_periodicity *p = r->periodicity;
@@ -348,12 +361,9 @@ static void write_receiver_lines(const struct ct_report *r, FILE *out)
 
 	if (!n)
 		return;
-	idx = malloc(n * sizeof(*idx));
+	idx = sorted_index(n, receiver_cmp, p->receivers);
 	if (!idx)
 		return;
-	for (size_t i = 0; i < n; i++)
-		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), receiver_cmp, p->receivers);
 	fprintf(out,
 		"receivers (%zu of %zu, congestion signs first; --flows gives each class's):\n",
 		n < SUMMARY_RECEIVERS ? n : SUMMARY_RECEIVERS, n);
@@ -388,12 +398,9 @@ static void write_top_flows(const struct ct_report *r, FILE *out)
 
 	if (!n)
 		return;
-	idx = malloc(n * sizeof(*idx));
+	idx = sorted_index(n, heavier, (void *)r->flows.flows);
 	if (!idx)
 		return;
-	for (size_t i = 0; i < n; i++)
-		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), heavier, (void *)r->flows.flows);
 	fprintf(out, "heaviest flows (%zu of %zu; --flows lists every flow):\n", shown, n);
 	fprintf(out, "  %3s  %-46s %11s %8s %10s %-11s %5s\n", "id", "flow", "bytes", "messages",
 		"avg msg", "class", "conf");
