@@ -28,10 +28,14 @@
  * shortens the wait of the flood. No limit per address: one would let a
  * local flood refuse a scraper of the same address (loopback, a NAT).
  * MAX_CONNECTIONS bounds the rest (requests being answered, whose readers
- * get RESPONSE_TIMEOUT_S of silence); it stays above MAX_WAITING so that
- * waiting ones never fill it.
+ * get RESPONSE_TIMEOUT_S of silence, and connections evicted that the
+ * library has yet to close); it stays far above MAX_WAITING so that waiting
+ * and evicted ones never fill it: at 256, 300 stalled clients on a loaded
+ * machine kept it full of evicted connections the library had not closed
+ * yet, and it refused a scrape at accept (1 run in 5, metrics-slow-clients).
+ * A connection costs the library a few KiB.
  */
-#define MAX_CONNECTIONS	   256
+#define MAX_CONNECTIONS	   1024
 #define MAX_WAITING	   64
 #define REQUEST_TIMEOUT_S  2
 #define RESPONSE_TIMEOUT_S 10

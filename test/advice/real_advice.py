@@ -103,10 +103,14 @@ def main():
         if hosts is None or hosts & set(job.get("hosts", [])):
             advice = a
             break
-    if not advice or "classes" not in advice:
-        print(f"FAIL: the report has no advice for the job ({advice and advice.get('reason')})")
-        return 1
     gated = scenario in GATED
+    if not advice or "classes" not in advice:
+        why = (advice and advice.get("reason")) or "no period found in this recording"
+        if not gated:  # printed, not gated: a recording without a period has no figure
+            print(f"{scenario}: no advice for the job ({why}); not gated")
+            return 0
+        print(f"FAIL: the report has no advice for the job ({why})")
+        return 1
     fails = []
     print(f"{scenario}: iteration {advice['iteration_s']:.4f} s on the wire, "
           f"{truth['mean_period_s']:.4f} s the framework's; {advice['iterations']} iterations")

@@ -11,6 +11,7 @@ a mirrored bridge), new scenario names, the existing ones untouched.
   moe-straggler  rank 2 sleeps STRAGGLER_S before each step from iteration
                  STRAGGLER_FROM on (inject_rank.py); every rank records
                  when it entered its first collective of each iteration
+  ddp-straggler  the same in a DDP job (gloo's ring all-reduce)
   ddp-slowlink   rank 2's eth0 sends through tbf at SLOW_RATE
   ddp-lossy      ranks 2 and 3 drop 1 in DROP_ONE_IN of the packets from
                  each other on input (nftables numgen: past the mirror, which sees
@@ -47,6 +48,7 @@ PAUSE_AT, PAUSE_S = 9, 1.0  # a stall of several iterations (one is ~0.2 s here)
 HANG_RANK, HANG_AT, HANG_WAIT_S = 2, 9, 3.0
 CASES = {
     "moe-straggler": (4, "moe"),
+    "ddp-straggler": (4, "ddp"),
     "ddp-slowlink": (4, "ddp"),
     "ddp-lossy": (4, "ddp"),
     "ddp-pause": (4, "ddp"),
@@ -71,7 +73,7 @@ def record(name):
     world, kind = CASES[name]
     make_scenario.SCENARIOS[name] = ([(kind, world)], name == "ddp-hang")
     make_scenario.TORCH_PYTHON = os.path.join(HERE, "inject_rank.py")
-    if name == "moe-straggler":
+    if name.endswith("-straggler"):
         os.environ["CT_INJECT_STRAGGLER"] = "%d:%g:%d" % (STRAGGLER_RANK, STRAGGLER_S,
                                                           STRAGGLER_FROM)
     if name == "ddp-pause":
@@ -145,6 +147,7 @@ def score(commtap, name):
         print("  %-10s %-28s conf %.2f onset %s: %s" % (f["kind"], where, f["confidence"],
                                                         f.get("onset_iteration"), f["evidence"]))
     want = {"moe-straggler": ("straggler", {addr(STRAGGLER_RANK)}),
+            "ddp-straggler": ("straggler", {addr(STRAGGLER_RANK)}),
             "ddp-slowlink": ("slow_link", {addr(SLOW_RANK)}),
             "ddp-lossy": ("loss", {addr(DROP_FROM), addr(DROP_AT)}),
             "ddp-pause": ("rhythm", None),
@@ -163,7 +166,7 @@ def score(commtap, name):
     if name == "ddp-hang":
         # an alarm, naming the rank that stopped first
         hit = [f for f in hit if f["confidence"] >= 0.5]
-    if name == "moe-straggler":
+    if name.endswith("-straggler"):
         late = entries(case)
         mine = [row[STRAGGLER_RANK] for row in late[STRAGGLER_FROM:]]
         # found means: from the injection on (capture iterations count the warm-up too,
@@ -174,7 +177,7 @@ def score(commtap, name):
                abs(f["delay_s"] / statistics.median(mine) - 1) <= 0.10]
     print("  injected %s at %s: %s" % (want[0], sorted(want[1] or ["the job"]),
                                          "found" if hit else "MISSED"))
-    if name == "moe-straggler":
+    if name.endswith("-straggler"):
         print("  truth: rank %d's own lateness from iteration %d: median %.3g ms "
               "(slept %.3g ms)" % (STRAGGLER_RANK, STRAGGLER_FROM,
                                    statistics.median(mine) * 1e3, STRAGGLER_S * 1e3))
