@@ -730,7 +730,9 @@ json_object *ct_report_document_ext(const struct ct_report *r, unsigned flags)
 	add(b, root, "pfc", pfc_json(b, &r->counters.pfc));
 	if (r->periodicity) {
 		add(b, root, "cc", cc_json(b, r));
-		add(b, root, "advice", made(b, ct_report_advice_json(r)));
+		/* the advice reads the whole analysis: none in a report the deadline cut short */
+		if (!r->cut_short)
+			add(b, root, "advice", made(b, ct_report_advice_json(r)));
 	}
 	for (unsigned i = 0; i < r->n_sections; i++)
 		if (r->sections[i].value)
