@@ -192,6 +192,13 @@ static const struct ct_param agent_params[] = {
 	 .help = "do not name each flow's job from the environment of the local\n"
 		 "process that owns its socket or QP (SLURM_JOB_ID, a pod's job,\n"
 		 "TORCHELASTIC_RUN_ID, MASTER_ADDR:MASTER_PORT; the fleet's ct_job)"},
+	{.name = "pin-root",
+	 .type = CT_PARAM_STRING,
+	 .arg = "DIR",
+	 .offset = AGENT(probe.pin_root),
+	 .help = "where the probe's programs and maps are pinned, on a bpffs\n"
+		 "(default " CT_PROBE_PIN_ROOT "; one directory per network\n"
+		 "namespace and interface below it)"},
 	{.name = "pod-log-root",
 	 .type = CT_PARAM_STRING,
 	 .arg = "DIR",

@@ -24,6 +24,8 @@ id=$$
 nsa=ctA$id nsb=ctB$id nsc= nsd=
 vetha=cta$id vethb=ctb$id
 work=$(mktemp -d)
+# the test's own pin root (--pin-root), never the machine's default
+pinroot=/sys/fs/bpf/commtap-test-$id
 # every agent here reads its own GPU ring directory, never the machine's
 export COMMTAP_GPU_RING_DIR="$work/rings"
 agent_pid=
@@ -48,8 +50,9 @@ cleanup() {
 	ip netns del $nsa 2>/dev/null
 	ip netns del $nsb 2>/dev/null
 	for d in $pinsb $twins $stale; do
-		case $d in /sys/fs/bpf/commtap/ns*/*) rm -rf "$d" && rmdir "${d%/*}" 2>/dev/null ;; esac
+		case $d in "$pinroot"/ns*/*) rm -rf "$d" && rmdir "${d%/*}" 2>/dev/null ;; esac
 	done
+	rm -rf "$pinroot"
 	for ns in $nsc $nsd; do ip netns del $ns 2>/dev/null; done
 	# the kubelet-like cgroups, deepest first (their processes have exited)
 	case $cgtest in */commtap-test-*) find "$cgtest" -depth -type d -exec rmdir {} \; ;; esac
@@ -80,7 +83,7 @@ make_pair
 
 # The probe's pins: per network namespace (inode) and interface index.
 pins_of() { # namespace, device
-	echo "/sys/fs/bpf/commtap/ns$(stat -L -c %i /var/run/netns/$1)/$(ip -n $1 -o link show $2 | cut -d: -f1)"
+	echo "$pinroot/ns$(stat -L -c %i /var/run/netns/$1)/$(ip -n $1 -o link show $2 | cut -d: -f1)"
 }
 pinsb=$(pins_of $nsb $vethb)
 
@@ -94,7 +97,7 @@ start_agent() { # report dir, options...
 	mkdir -p "$dir"
 	: >"$work/agent.err"
 	# nsenter execs the agent: $! is the agent itself, which the signals reach
-	nsenter --net=/var/run/netns/$nsb "$commtap" agent --iface $vethb --interval 0.5 \
+	nsenter --net=/var/run/netns/$nsb "$commtap" agent --pin-root "$pinroot" --iface $vethb --interval 0.5 \
 		--report-dir "$dir" "$@" 2>"$work/agent.err" &
 	agent_pid=$!
 	for _ in $(seq 100); do
@@ -462,17 +465,17 @@ PY
 	[ -e "$work/rings/commtap-nccl.12" ] || fail "a ring the agent could not read was removed"
 	;;
 errors) # the loader's error paths
-	out=$(in_b "$commtap" agent --iface nosuch$id --duration 1 2>&1) && fail "agent accepted a missing interface"
+	out=$(in_b "$commtap" agent --pin-root "$pinroot" --iface nosuch$id --duration 1 2>&1) && fail "agent accepted a missing interface"
 	echo "$out" | grep -q "no such interface: nosuch$id" || fail "unclear error: $out"
 	ip -n $nsb link set dev $vethb xdpgeneric obj "$empty_obj" sec xdp || fail "cannot attach the foreign program"
-	out=$(in_b "$commtap" agent --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
+	out=$(in_b "$commtap" agent --pin-root "$pinroot" --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
 		fail "agent replaced someone else's XDP program"
 	echo "$out" | grep -q "already attached by someone else" || fail "unclear error: $out"
 	ip -n $nsb link show $vethb | grep -q "name ct_empty" || fail "the foreign program is gone"
 	ip -n $nsb link set dev $vethb xdpgeneric off
 	if command -v setpriv >/dev/null; then
 		out=$(in_b setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-			"$commtap" agent --iface $vethb --duration 1 --report-dir /tmp 2>&1) &&
+			"$commtap" agent --pin-root "$pinroot" --iface $vethb --duration 1 --report-dir /tmp 2>&1) &&
 			fail "agent ran without privileges"
 		echo "$out" | grep -q "missing capability CAP_BPF" || fail "unclear error: $out"
 	fi
@@ -483,7 +486,7 @@ errors) # the loader's error paths
 		mkdir -p $pins
 		bpftool map create $pins/flows type lru_hash key 40 value 176 entries 64 name ctp_flows ||
 			fail "bpftool cannot pin a map"
-		out=$(in_b "$commtap" agent --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
+		out=$(in_b "$commtap" agent --pin-root "$pinroot" --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
 			fail "agent continued maps of another layout"
 		echo "$out" | grep -q "has map layout version 1, this agent reads version" ||
 			fail "unclear error: $out"
@@ -491,7 +494,7 @@ errors) # the loader's error paths
 		bpftool map create $pins/abi type array key 4 value 4 entries 1 name ctp_abi &&
 			bpftool map update pinned $pins/abi key 0 0 0 0 value 99 0 0 0 ||
 			fail "bpftool cannot pin the abi map"
-		out=$(in_b "$commtap" agent --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
+		out=$(in_b "$commtap" agent --pin-root "$pinroot" --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
 			fail "agent continued maps of another layout"
 		echo "$out" | grep -q "has map layout version 99" || fail "unclear error: $out"
 		echo "refused: $out"
@@ -516,7 +519,7 @@ twins) # two namespaces, one interface name: each agent its own pins and flows
 	synth "$work/tcp.pcap" --transport tcp
 	start_agent "$work/reports" --tcp-gap 10000
 	mkdir -p "$work/reports-d"
-	nsenter --net=/var/run/netns/$nsd "$commtap" agent --iface $vethb --interval 0.5 \
+	nsenter --net=/var/run/netns/$nsd "$commtap" agent --pin-root "$pinroot" --iface $vethb --interval 0.5 \
 		--report-dir "$work/reports-d" --tcp-gap 10000 2>"$work/agent-d.err" &
 	agent2_pid=$!
 	for _ in $(seq 100); do
@@ -528,7 +531,7 @@ twins) # two namespaces, one interface name: each agent its own pins and flows
 		fail "the agent in $nsd took over the probe of $nsb"
 	[ -e $pinsb/flows ] && [ -e $twins/flows ] || fail "pins missing: $pinsb, $twins"
 	# a second agent on the same interface of the same namespace is refused
-	out=$(in_b "$commtap" agent --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
+	out=$(in_b "$commtap" agent --pin-root "$pinroot" --iface $vethb --duration 1 --report-dir "$work" 2>&1) &&
 		fail "a second agent on $vethb in $nsb ran beside the first"
 	echo "$out" | grep -q "another commtap agent is running on this interface" ||
 		fail "unclear error: $out"
@@ -551,13 +554,13 @@ user) # least privilege: the reader drops to an ordinary user with no capability
 	chmod 0711 "$work" # nobody reaches its report directory, nothing else
 	mkdir -p "$work/reports" && chown nobody:$gid "$work/reports"
 	# an unknown user is refused before anything is attached
-	out=$(in_b "$commtap" agent --iface $vethb --duration 1 --user nosuch$id \
+	out=$(in_b "$commtap" agent --pin-root "$pinroot" --iface $vethb --duration 1 --user nosuch$id \
 		--report-dir "$work/reports" 2>&1) && fail "agent accepted --user nosuch$id"
 	echo "$out" | grep -q "no such user" || fail "unclear error: $out"
 	ip -n $nsb link show $vethb | grep -q "prog/xdp" && fail "XDP attached for an unknown user"
 	# a report directory the user cannot write: the reader says so, the root process detaches
 	mkdir -p "$work/rootonly"
-	out=$(in_b "$commtap" agent --iface $vethb --duration 1 --user nobody \
+	out=$(in_b "$commtap" agent --pin-root "$pinroot" --iface $vethb --duration 1 --user nobody \
 		--report-dir "$work/rootonly" 2>&1) && fail "agent ran with a report dir nobody cannot write"
 	echo "$out" | grep -q "report-dir $work/rootonly: Permission denied as user nobody" ||
 		fail "unclear error: $out"
@@ -771,7 +774,7 @@ unitsandbox) # the shipped unit's sandbox: its CapabilityBoundingSet and NoNewPr
 		bset=$1
 		shift
 		nsenter --net=/var/run/netns/$nsb setpriv --no-new-privs --bounding-set "-all,$bset" \
-			"$commtap" agent --iface $vethb --interval 0.5 "$@"
+			"$commtap" agent --pin-root "$pinroot" --iface $vethb --interval 0.5 "$@"
 	}
 	# the control: without CAP_NET_ADMIN the agent cannot attach, and says so
 	out=$(in_sandbox "$(echo "$caps" | sed 's/+net_admin,\{0,1\}//')" --duration 1 --user nobody \
@@ -782,7 +785,7 @@ unitsandbox) # the shipped unit's sandbox: its CapabilityBoundingSet and NoNewPr
 	: >"$work/agent.err"
 	# nsenter and setpriv exec: $! is the agent itself, which the signals reach
 	nsenter --net=/var/run/netns/$nsb setpriv --no-new-privs --bounding-set "-all,$caps" \
-		"$commtap" agent --iface $vethb --interval 0.5 --report-dir "$work/reports" \
+		"$commtap" agent --pin-root "$pinroot" --iface $vethb --interval 0.5 --report-dir "$work/reports" \
 		--user nobody 2>"$work/agent.err" &
 	agent_pid=$!
 	for _ in $(seq 100); do

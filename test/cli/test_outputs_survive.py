@@ -19,6 +19,7 @@ report, its target kept; a FIFO's reader got nothing). Root only (mknod).
 """
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -178,12 +179,13 @@ def main():
                 check("commtap-mirror --report-dir", eal + ["--duration", "0.2", "--report-dir",
                                                             t("dir")], final, "json", failures)
         ns, why = agent_namespace(tmp)
+        pin_root = "/sys/fs/bpf/commtap-test-%d" % os.getpid()  # its own, not the default
         if not ns:
             print(f"commtap agent: skipped, no network namespace: {why}")
         else:
             try:
-                agent = ["nsenter", f"--net=/var/run/netns/{ns}", commtap, "agent", "--iface",
-                         "ctout0", "--duration", "1", "--interval", "0.5", "--no-job-names",
+                agent = ["nsenter", f"--net=/var/run/netns/{ns}", commtap, "agent",
+                         "--pin-root", pin_root, "--iface", "ctout0", "--duration", "1", "--interval", "0.5", "--no-job-names",
                          "--report-dir", t("dir")]
                 probe = subprocess.run(agent[:-2] + ["--report-dir", t("out")],
                                        capture_output=True, text=True, timeout=RUN_S)
@@ -194,6 +196,7 @@ def main():
                     check("commtap agent --report-dir", agent, final, "json", failures)
             finally:
                 subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+                shutil.rmtree(pin_root, ignore_errors=True)
     print(f"{len(failures)} failures" + (": " + ", ".join(failures) if failures else ""))
     return 1 if failures else 0
 

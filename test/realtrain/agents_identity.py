@@ -76,12 +76,16 @@ def skip_reason(commtap):
     return make_scenario.skip_reason()
 
 
+# the test's own pin root (the agent's --pin-root), never the machine's default
+PIN_ROOT = "/sys/fs/bpf/commtap-test-%d" % os.getpid()
+
+
 def pin_dir(ns, dev="eth0"):
     """The agent's pins for the namespace's interface (probe.c: ns<inode>/<ifindex>)."""
     ino = os.stat("/var/run/netns/" + ns).st_ino
     out = subprocess.run(["ip", "-n", ns, "-o", "link", "show", dev], capture_output=True,
                          text=True).stdout
-    return "/sys/fs/bpf/commtap/ns%d/%s" % (ino, out.split(":")[0]) if out else None
+    return "%s/ns%d/%s" % (PIN_ROOT, ino, out.split(":")[0]) if out else None
 
 
 class Agent:
@@ -94,7 +98,7 @@ class Agent:
         with open(self.err, "w") as err:
             # nsenter execs the agent: the signals reach it
             self.p = subprocess.Popen(["nsenter", "--net=/var/run/netns/" + ns, commtap, "agent",
-                                       "--iface", "eth0", "--interval", "1", "--report-dir",
+                                       "--pin-root", PIN_ROOT, "--iface", "eth0", "--interval", "1", "--report-dir",
                                        self.dir, "--user", "root", "--listen", LISTEN],
                                       stdout=subprocess.DEVNULL, stderr=err)
 
@@ -212,12 +216,13 @@ def run(commtap, work):
         for a in agents:
             a.stop()
         for a in agents:  # an agent killed leaves its pins
-            if a.pins and a.pins.startswith("/sys/fs/bpf/commtap/ns") and os.path.isdir(a.pins):
+            if a.pins and a.pins.startswith(PIN_ROOT + "/ns") and os.path.isdir(a.pins):
                 shutil.rmtree(a.pins, ignore_errors=True)
                 try:
                     os.rmdir(os.path.dirname(a.pins))
                 except OSError:
                     pass
+        shutil.rmtree(PIN_ROOT, ignore_errors=True)
         fab.close()
 
 
