@@ -141,29 +141,30 @@ static double window_spread(const double *x, size_t n, double *tmp)
 
 /*
  * Where the pair's share of the step grew: x[0..n) its on time over its
- * peers' less 1 (NaN: not measured). The split k (SLOW_MIN_ITERATIONS
- * measured on each side at the least) with the largest rise of the median
- * after over the median before; *base is the median before, *bar the rise
- * the test asks of an iteration: SLOW_STEP_MIN, SLOW_SPREAD_Z times the
- * pair's own spread about its two medians, or as many of its peers'
- * (peers_spread), whichever is more. Returns k, -1 where the median
- * after is not above the median before by *bar, -2 where too few
- * iterations are measured to tell.
+ * peers' less 1 (NaN: not measured). For a split k (SLOW_STEP_SIDE
+ * measured iterations on each side at the least), the rise is the median
+ * after less the median before, its bar SLOW_STEP_MIN or SLOW_SPREAD_Z
+ * times the spread before the split (1.4826 MAD: the healthy run's; a
+ * slowed link is noisier after) or the peers' (peers_spread), whichever
+ * is more. The split whose rise stands highest over its bar is taken;
+ * *base is its median before and *bar its bar. Returns k, -1 where no
+ * split's rise reaches its bar, -2 where too few iterations are measured
+ * to tell. tmp: 2n entries.
  */
 static long step_rise(const double *x, size_t n, double peers_spread, double *tmp, double *base,
 		      double *bar)
 {
-	size_t m = 0, before = 0;
+	size_t measured = 0;
 	long best = -1;
-	double rise = 0, lo = 0, hi = 0;
+	double most = 0;
 
 	for (size_t i = 0; i < n; i++)
-		before += !isnan(x[i]);
-	if (before < 2 * SLOW_STEP_SIDE)
+		measured += !isnan(x[i]);
+	if (measured < 2 * SLOW_STEP_SIDE)
 		return -2;
 	for (size_t k = 1; k < n; k++) {
 		size_t a = 0, b = 0;
-		double mb, ma;
+		double mb, ma, need;
 
 		for (size_t i = 0; i < n; i++)
 			if (!isnan(x[i]))
@@ -172,22 +173,18 @@ static long step_rise(const double *x, size_t n, double peers_spread, double *tm
 			continue;
 		mb = anom_median(tmp, a);
 		ma = anom_median(tmp + n, b);
-		if (ma - mb > rise) {
-			rise = ma - mb;
+		for (size_t i = 0; i < a; i++)
+			tmp[i] = fabs(tmp[i] - mb);
+		need = fmax(SLOW_STEP_MIN,
+			    SLOW_SPREAD_Z * fmax(1.4826 * anom_median(tmp, a), peers_spread));
+		if ((ma - mb) / need > most) {
+			most = (ma - mb) / need;
 			best = (long)k;
-			lo = mb;
-			hi = ma;
+			*base = mb;
+			*bar = need;
 		}
 	}
-	if (best < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (!isnan(x[i]))
-			tmp[m++] = fabs(x[i] - (i < (size_t)best ? lo : hi));
-	*base = lo;
-	*bar = fmax(SLOW_STEP_MIN,
-		    SLOW_SPREAD_Z * fmax(1.4826 * anom_median(tmp, m), peers_spread));
-	return rise >= *bar ? best : -1;
+	return most >= 1 ? best : -1;
 }
 
 int anom_slow_link(struct anom_ctx *c)
