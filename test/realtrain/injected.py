@@ -50,7 +50,7 @@ SLOW_RANK, SLOW_RATE = 2, "50mbit"
 DROP_AT, DROP_FROM, DROP_ONE_IN = 3, 2, 50
 PAUSE_AT, PAUSE_S = 9, 1.0  # a stall of several iterations (one is ~0.2 s here)
 HANG_RANK, HANG_AT, HANG_WAIT_S = 2, 9, 3.0
-PACED_RANK, PACED_RATE, PACED_AT = 2, "400mbit", 9
+PACED_RANK, PACED_RATE, PACED_AT = 2, "100mbit", 9
 CASES = {
     "moe-straggler": (4, "moe"),
     "ddp-slowlink": (4, "ddp"),
