@@ -19,11 +19,12 @@
  * Where the schedule paces the transfers, a slower link does not lower the
  * rate while sending by much: its messages leave when the schedule lets
  * them, and it is the pair's share of the step that grows (its bursts start
- * with its peers' and end later). The step test: in an iteration, the
- * pair's on time against the median of its peers' that moved the same
- * bytes (within SLOW_STEP_BYTES) in the same step, longer by SLOW_STEP_MIN
- * or more and by more than the peers' own spread of on times over the
- * window. A pair is slow in an iteration by either test.
+ * with its peers' and end later). The step test: per iteration, the
+ * pair's on time over the median of its peers' that moved the same bytes
+ * (within SLOW_STEP_BYTES) in the same step; clean real pairs hold such a
+ * share steadily away from 1, so the test asks for a rise of it
+ * (step_rise) beyond the run's own spread, on both ways of the link. A
+ * pair is slow in an iteration by either test.
  */
 #include "anomaly_internal.h"
 
@@ -370,7 +371,7 @@ int anom_slow_link(struct anom_ctx *c)
 		for (size_t k = 0; k < seen; k++)
 			tmp[k] = an.iters[k].value;
 		an.value = anom_median(tmp, seen);
-		/* 0.5 at either test's bar, 1 at half the peers' rate or twice the step's bar */
+		/* 0.5 at either test's bar, 1 at 0.3 of the peers' rate or twice the step's bar */
 		strength = 0.5 + (SLOW_RATIO - an.value) / SLOW_RATIO;
 		if (by_step)
 			strength = fmax(strength, 0.5 * anom_median(longer, by_step) / bar[a]);
