@@ -90,7 +90,7 @@ static int share_since_onset(struct anom_ctx *c, const struct rcv *r, struct ct_
 		err = 0;
 		goto out;
 	}
-	err = err ?: anom_onset_of_series(c, an, x, cut, marks);
+	err = err ?: anom_onset_of_series(c, an, x, p, cut, marks);
 	if (err || an->onset < 0)
 		goto out;
 	for (size_t i = 0; i < c->n_iter; i++) {

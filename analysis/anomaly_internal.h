@@ -60,8 +60,9 @@ long anom_iteration(const struct anom_ctx *c, uint64_t t);
  * per iteration of the job (per_iter, n_iter entries), a count the flows'
  * bursts carry, each flow's counted flow_weight[flow] times (0: not the
  * finding's); *cut: the part of it from counts saturated at 255. -ENOENT without
- * iterations. anom_change_point: where a rate rises in x (0: throughout,
- * -1: no signal). anom_onset_of_series: the finding's onset, the
+ * iterations. anom_change_point: where a rate rises in x, per exposure
+ * (the packets of each iteration; NULL: per iteration) (0: steady, no
+ * rise beyond a scan's bar; -1: no signal). anom_onset_of_series: the finding's onset, the
  * iterations it recurs in and their counts, where the series holds at
  * least half of finding_total or is mostly cut (else it stays of the whole
  * capture).
@@ -69,9 +70,9 @@ long anom_iteration(const struct anom_ctx *c, uint64_t t);
 enum anom_burst_field { ANOM_BURST_LOSS, ANOM_BURST_MARKS, ANOM_BURST_PACKETS };
 int anom_burst_series(const struct anom_ctx *c, const double *flow_weight,
 		      enum anom_burst_field field, double *per_iter, double *cut);
-long anom_change_point(const double *x, size_t n);
+long anom_change_point(const double *x, const double *exposure, size_t n);
 int anom_onset_of_series(const struct anom_ctx *c, struct ct_anomaly *an, const double *x,
-			 double cut, double finding_total);
+			 const double *exposure, double cut, double finding_total);
 
 /* Median of v (reordered); 0 for n == 0. */
 double anom_median(double *v, size_t n);

@@ -74,25 +74,30 @@ static int same_addr(const struct ct_addr *a, const struct ct_addr *b)
 static int loss_onset(struct anom_ctx *c, struct ct_anomaly *an)
 {
 	const struct ct_flow_set *set = c->set;
-	double *w = calloc(set->count + 1, sizeof(*w));
-	double *x = malloc((c->n_iter + 1) * sizeof(*x));
-	double cut;
+	double *w = calloc(set->count + 1, sizeof(*w)), *pw = calloc(set->count + 1, sizeof(*pw));
+	double *x = malloc((c->n_iter + 1) * sizeof(*x)), *p = malloc((c->n_iter + 1) * sizeof(*p));
+	double cut, p_cut;
 	int err = -ENOMEM;
 
-	if (!w || !x)
+	if (!w || !pw || !x || !p)
 		goto out;
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_flow_summary *f = &set->flows[i];
 		double sig = (double)(f->retransmits + f->psn_gaps);
 		double naks = (double)(f->naks_seq + f->naks_other);
 
+		/* the packets the signals are of: the link's both ways, or toward the receiver */
+		if (an->scope == CT_ANOMALY_AT_LINK)
+			pw[i] = (same_addr(&f->key.src, &an->host) &&
+				 same_addr(&f->key.dst, &an->peer)) ||
+				(same_addr(&f->key.src, &an->peer) &&
+				 same_addr(&f->key.dst, &an->host));
+		else
+			pw[i] = same_addr(&f->key.dst, &an->host);
 		if (sig + naks <= 0)
 			continue;
 		if (an->scope == CT_ANOMALY_AT_LINK) {
-			w[i] = (same_addr(&f->key.src, &an->host) &&
-				same_addr(&f->key.dst, &an->peer)) ||
-			       (same_addr(&f->key.src, &an->peer) &&
-				same_addr(&f->key.dst, &an->host));
+			w[i] = pw[i];
 			continue;
 		}
 		if (same_addr(&f->key.dst, &an->host))
@@ -101,10 +106,13 @@ static int loss_onset(struct anom_ctx *c, struct ct_anomaly *an)
 			w[i] += naks / (sig + naks);
 	}
 	err = anom_burst_series(c, w, ANOM_BURST_LOSS, x, &cut);
-	err = err == -ENOENT ? 0 : err ?: anom_onset_of_series(c, an, x, cut, an->value);
+	err = err ?: anom_burst_series(c, pw, ANOM_BURST_PACKETS, p, &p_cut);
+	err = err == -ENOENT ? 0 : err ?: anom_onset_of_series(c, an, x, p, cut, an->value);
 out:
 	free(w);
+	free(pw);
 	free(x);
+	free(p);
 	return err;
 }
 
