@@ -15,16 +15,6 @@
  * chunks). A pipeline's pairs are compared only among themselves: its
  * activations are paced by compute, not by the link (clean matrix jobs'
  * PP pairs move 0.1..20 Gbit/s while their DP pairs move 45).
- *
- * Where the schedule paces the transfers, a slower link does not lower the
- * rate while sending by much: its messages leave when the schedule lets
- * them, and it is the pair's share of the step that grows (its bursts start
- * with its peers' and end later). The step test: per iteration, the
- * pair's on time over the median of its peers' that moved the same bytes
- * (within SLOW_STEP_BYTES) in the same step; clean real pairs hold such a
- * share steadily away from 1, so the test asks for a rise of it
- * (step_rise) beyond the run's own spread, on both ways of the link. A
- * pair is slow in an iteration by either test.
  */
 #include "anomaly_internal.h"
 
@@ -63,26 +53,6 @@
  * spread, 25 findings at confidence 0.5 or more in 1,088 clean iterations.
  */
 #define SLOW_SPREAD_Z 3.0
-/*
- * The step test compares on times of the same transfers: peers whose bytes
- * in the iteration are within this factor of the pair's (a collective's
- * members move equal shares; clean synthesized peers match to 1%).
- */
-#define SLOW_STEP_BYTES 1.1
-/*
- * The shortest excess of on time the step test takes, as a share of the
- * peers' median: where the peers' spread is nil (synthesized jobs), a
- * share this long is a link a fifth slower over the burst at the least;
- * the spread test above it decides on real runs.
- */
-#define SLOW_STEP_MIN 0.2
-/*
- * Measured iterations on either side of a rise, at the least: clean real
- * runs' last two or three iterations stretch one pair or another (ranks
- * leaving the loop at different times), 3 findings in 1,125 iterations
- * with 2.
- */
-#define SLOW_STEP_SIDE 4
 
 struct pair {
 	struct ct_addr src, dst;
@@ -112,90 +82,12 @@ static int peer_volume(double a, double b)
 	return b * SLOW_PEER_VOLUME >= a && b <= a * SLOW_PEER_VOLUME;
 }
 
-static int same_bytes(double a, double b)
-{
-	return b * SLOW_STEP_BYTES >= a && b <= a * SLOW_STEP_BYTES;
-}
-
-/* The median deviation of v[0..n) from their median, relative to it (v reordered). */
-static double rel_spread(double *v, size_t n)
-{
-	double med = anom_median(v, n);
-
-	if (!n || med <= 0)
-		return NAN;
-	for (size_t j = 0; j < n; j++)
-		v[j] = fabs(v[j] - med) / med;
-	return anom_median(v, n);
-}
-
-/* 1.4826 times the median of x[0..n) over the entries that are not NaN (the window's spread). */
-static double window_spread(const double *x, size_t n, double *tmp)
-{
-	size_t m = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (!isnan(x[i]))
-			tmp[m++] = x[i];
-	return 1.4826 * anom_median(tmp, m);
-}
-
-/*
- * Where the pair's share of the step grew: x[0..n) its on time over its
- * peers' less 1 (NaN: not measured). For a split k (SLOW_STEP_SIDE
- * measured iterations on each side at the least), the rise is the median
- * after less the median before, its bar SLOW_STEP_MIN or SLOW_SPREAD_Z
- * times the spread before the split (1.4826 MAD: the healthy run's; a
- * slowed link is noisier after) or the peers' (peers_spread), whichever
- * is more. The split whose rise stands highest over its bar is taken;
- * *base is its median before and *bar its bar. Returns k, -1 where no
- * split's rise reaches its bar, -2 where too few iterations are measured
- * to tell. tmp: 2n entries.
- */
-static long step_rise(const double *x, size_t n, double peers_spread, double *tmp, double *base,
-		      double *bar)
-{
-	size_t measured = 0;
-	long best = -1;
-	double most = 0;
-
-	for (size_t i = 0; i < n; i++)
-		measured += !isnan(x[i]);
-	if (measured < 2 * SLOW_STEP_SIDE)
-		return -2;
-	for (size_t k = 1; k < n; k++) {
-		size_t a = 0, b = 0;
-		double mb, ma, need;
-
-		for (size_t i = 0; i < n; i++)
-			if (!isnan(x[i]))
-				tmp[i < k ? a++ : n + b++] = x[i];
-		if (a < SLOW_STEP_SIDE || b < SLOW_STEP_SIDE)
-			continue;
-		mb = anom_median(tmp, a);
-		ma = anom_median(tmp + n, b);
-		for (size_t i = 0; i < a; i++)
-			tmp[i] = fabs(tmp[i] - mb);
-		need = fmax(SLOW_STEP_MIN,
-			    SLOW_SPREAD_Z * fmax(1.4826 * anom_median(tmp, a), peers_spread));
-		if ((ma - mb) / need > most) {
-			most = (ma - mb) / need;
-			best = (long)k;
-			*base = mb;
-			*bar = need;
-		}
-	}
-	return most >= 1 ? best : -1;
-}
-
 int anom_slow_link(struct anom_ctx *c)
 {
 	const struct ct_flow_set *set = c->set;
 	struct pair *pairs = NULL;
 	double *bytes = NULL, *on = NULL, *ratio = NULL, *spread = NULL, *tmp = NULL;
-	double *excess = NULL, *xspread = NULL;
-	double *whole_spread = NULL, *whole_xspread = NULL, *base = NULL, *bar = NULL;
-	long *rise_at = NULL;
+	double *whole_spread = NULL;
 	size_t *peer = NULL;
 	size_t np = 0, ni = c->n_iter;
 	int err = 0, *whole = NULL;
@@ -225,19 +117,13 @@ int anom_slow_link(struct anom_ctx *c)
 	on = calloc(np * ni + 1, sizeof(*on));
 	ratio = malloc((np * ni + 1) * sizeof(*ratio));
 	spread = malloc((np * ni + 1) * sizeof(*spread));
-	excess = malloc((np * ni + 1) * sizeof(*excess));
-	xspread = malloc((np * ni + 1) * sizeof(*xspread));
 	whole_spread = malloc((np + 1) * sizeof(*whole_spread));
-	whole_xspread = malloc((np + 1) * sizeof(*whole_xspread));
-	base = calloc(np + 1, sizeof(*base));
-	bar = calloc(np + 1, sizeof(*bar));
-	rise_at = malloc((np + 1) * sizeof(*rise_at));
 	peer = malloc((np + 1) * sizeof(*peer));
 	whole = calloc(np + 1, sizeof(*whole));
 	vol = calloc(np + 1, sizeof(*vol));
-	tmp = malloc((np + 3 * ni + 1) * sizeof(*tmp));
-	if (!bytes || !on || !ratio || !spread || !excess || !xspread || !whole_spread ||
-	    !whole_xspread || !base || !bar || !rise_at || !peer || !tmp || !whole || !vol) {
+	tmp = malloc((np + ni + 1) * sizeof(*tmp));
+	if (!bytes || !on || !ratio || !spread || !whole_spread || !peer || !tmp || !whole ||
+	    !vol) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -263,10 +149,7 @@ int anom_slow_link(struct anom_ctx *c)
 				(double)(u->end - u->start) / 1e9;
 		}
 	}
-	/*
-	 * Per iteration: each pair's rate over the median of its class's pairs,
-	 * and its on time over that of those which moved the same bytes.
-	 */
+	/* each pair's rate over the median of its class's pairs, per iteration */
 	for (size_t it = 0; it < ni; it++)
 		for (size_t a = 0; a < np; a++) {
 			size_t k = 0, m = 0;
@@ -286,7 +169,6 @@ int anom_slow_link(struct anom_ctx *c)
 						peer[k++] = o;
 			}
 			ratio[a * ni + it] = spread[a * ni + it] = NAN;
-			excess[a * ni + it] = xspread[a * ni + it] = NAN;
 			if (k < SLOW_MIN_PAIRS || ra <= 0)
 				continue;
 			for (size_t j = 0; j < k; j++)
@@ -298,31 +180,22 @@ int anom_slow_link(struct anom_ctx *c)
 			for (size_t j = 0; j < k; j++)
 				if (!same_link(&pairs[a], &pairs[peer[j]]))
 					tmp[m++] = bytes[peer[j] * ni + it] / on[peer[j] * ni + it];
-			if (m)
-				spread[a * ni + it] = rel_spread(tmp, m);
-			/* the step: the peers that moved the same bytes, their on times */
-			m = 0;
-			for (size_t j = 0; j < k; j++)
-				if (same_bytes(bytes[a * ni + it], bytes[peer[j] * ni + it]))
-					peer[m++] = peer[j];
-			if (m < SLOW_MIN_PAIRS)
-				continue;
-			for (size_t j = 0; j < m; j++)
-				tmp[j] = on[peer[j] * ni + it];
-			excess[a * ni + it] = on[a * ni + it] / anom_median(tmp, m) - 1;
-			k = 0;
-			for (size_t j = 0; j < m; j++)
-				if (!same_link(&pairs[a], &pairs[peer[j]]))
-					tmp[k++] = on[peer[j] * ni + it];
-			if (k)
-				xspread[a * ni + it] = rel_spread(tmp, k);
+			if (m) {
+				double others = anom_median(tmp, m);
+
+				for (size_t j = 0; j < m; j++)
+					tmp[j] = fabs(tmp[j] - others) / others;
+				spread[a * ni + it] = anom_median(tmp, m);
+			}
 		}
-	/* each pair's peers' spreads over the whole window (run to run) */
+	/* each pair's peers' spread over the whole window (run to run) */
 	for (size_t a = 0; a < np; a++) {
-		whole_spread[a] = window_spread(spread + a * ni, ni, tmp);
-		whole_xspread[a] = window_spread(xspread + a * ni, ni, tmp);
-		rise_at[a] =
-			step_rise(excess + a * ni, ni, whole_xspread[a], tmp, &base[a], &bar[a]);
+		size_t m = 0;
+
+		for (size_t it = 0; it < ni; it++)
+			if (!isnan(spread[a * ni + it]))
+				tmp[m++] = spread[a * ni + it];
+		whole_spread[a] = 1.4826 * anom_median(tmp, m);
 	}
 	for (size_t a = 0; a < np && !err; a++) {
 		struct ct_anomaly an = {.kind = CT_ANOMALY_SLOW_LINK,
@@ -332,34 +205,17 @@ int anom_slow_link(struct anom_ctx *c)
 					.host = pairs[a].src,
 					.peer = pairs[a].dst,
 					.onset = -1};
-		struct pair back = {pairs[a].dst, pairs[a].src, pairs[a].cls};
-		const struct pair *rev = bsearch(&back, pairs, np, sizeof(*pairs), pair_cmp);
-		double *longer = tmp + 2 * ni; /* the step test's rises */
-		size_t seen = 0, by_step = 0;
-		double rate = 0, strength;
-		/*
-		 * A slower cable or port slows both ways, a sender falling
-		 * behind only its own: the step test takes a link whose
-		 * reverse carries data and rose too. One way alone does not
-		 * tell a link from its sender (on a clean real run, a ring's
-		 * one-way pair stretched by 0.7 from its fifth iteration on).
-		 */
-		long step_at = rev && rise_at[rev - pairs] >= 0 ? rise_at[a] : -1;
+		size_t seen = 0;
+		double rate = 0;
 
 		for (size_t it = 0; it < ni; it++) {
-			double r = ratio[a * ni + it], x = excess[a * ni + it] - base[a];
-			int slow_rate = !isnan(r) && r < SLOW_RATIO &&
-					1 - r >= SLOW_SPREAD_Z * whole_spread[a];
-			int slow_step =
-				step_at >= 0 && (long)it >= step_at && !isnan(x) && x >= bar[a];
+			double r = ratio[a * ni + it];
 
-			if (!slow_rate && !slow_step)
+			if (isnan(r) || r >= SLOW_RATIO || 1 - r < SLOW_SPREAD_Z * whole_spread[a])
 				continue;
 			err = anom_seen_in(c, &an, &seen, ni, it, r);
 			if (err)
 				break;
-			if (slow_step)
-				longer[by_step++] = x;
 			rate += bytes[a * ni + it] / on[a * ni + it];
 		}
 		an.of = an.onset < 0 ? 0 : (unsigned)(ni - (size_t)an.onset);
@@ -371,34 +227,16 @@ int anom_slow_link(struct anom_ctx *c)
 		for (size_t k = 0; k < seen; k++)
 			tmp[k] = an.iters[k].value;
 		an.value = anom_median(tmp, seen);
-		/* 0.5 at either test's bar, 1 at 0.3 of the peers' rate or twice the step's bar */
-		strength = 0.5 + (SLOW_RATIO - an.value) / SLOW_RATIO;
-		if (by_step)
-			strength = fmax(strength, 0.5 * anom_median(longer, by_step) / bar[a]);
-		an.confidence = (double)seen / an.of * fmin(1, strength);
+		an.confidence =
+			(double)seen / an.of * fmin(1, 0.5 + (SLOW_RATIO - an.value) / SLOW_RATIO);
 		rate /= (double)seen;
-		if (by_step)
-			snprintf(an.evidence, sizeof(an.evidence),
-				 "%s bursts on this link, both ways, take %.0f%% more of the step "
-				 "from iteration %ld than before, against the %s pairs moving the "
-				 "same bytes (flagged from %.0f%%, %s), at %.3g Gbit/s while "
-				 "sending "
-				 "(%.0f%% of their median), in %zu of %u iterations",
-				 ct_class_name(pairs[a].cls), anom_median(longer, by_step) * 100,
-				 an.onset,
-				 whole[a] ? "job's collective" : ct_class_name(pairs[a].cls),
-				 bar[a] * 100,
-				 bar[a] > SLOW_STEP_MIN ? "three deviations of the run's own spread"
-							: "the least the test takes",
-				 rate * 8 / 1e9, an.value * 100, seen, an.of);
-		else
-			snprintf(an.evidence, sizeof(an.evidence),
-				 "%s bursts on this link move %.3g Gbit/s while sending, %.0f%% of "
-				 "the median of the %s pairs in the same iteration (flagged below "
-				 "%.0f%%), in %zu of %u iterations from iteration %ld",
-				 ct_class_name(pairs[a].cls), rate * 8 / 1e9, an.value * 100,
-				 whole[a] ? "job's collective" : ct_class_name(pairs[a].cls),
-				 SLOW_RATIO * 100, seen, an.of, an.onset);
+		snprintf(an.evidence, sizeof(an.evidence),
+			 "%s bursts on this link move %.3g Gbit/s while sending, %.0f%% of the "
+			 "median of the %s pairs in the same iteration (flagged below %.0f%%), in "
+			 "%zu of %u iterations from iteration %ld",
+			 ct_class_name(pairs[a].cls), rate * 8 / 1e9, an.value * 100,
+			 whole[a] ? "job's collective" : ct_class_name(pairs[a].cls),
+			 SLOW_RATIO * 100, seen, an.of, an.onset);
 		err = anom_add(c, &an);
 	}
 out:
@@ -407,13 +245,7 @@ out:
 	free(on);
 	free(ratio);
 	free(spread);
-	free(excess);
-	free(xspread);
 	free(whole_spread);
-	free(whole_xspread);
-	free(base);
-	free(bar);
-	free(rise_at);
 	free(peer);
 	free(whole);
 	free(vol);

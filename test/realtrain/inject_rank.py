@@ -13,8 +13,6 @@ runs as it would.
   CT_INJECT_HANG=RANK:IT       RANK writes ranks/RANK.stopped and stops itself
                                (SIGSTOP) before step IT: the others wait in
                                its collective for good (a hang)
-  CT_INJECT_MARK=RANK:IT       RANK writes ranks/RANK.mark (the time) before
-                               step IT: the recorder changes the fabric then
 """
 import json
 import os
@@ -43,8 +41,6 @@ def main():
     pause_at, pause_s = (int(pause.split(":")[0]), float(pause.split(":")[1])) if pause else (-1, 0)
     hang = os.environ.get("CT_INJECT_HANG", "")
     hang_rank, hang_at = (int(hang.split(":")[0]), int(hang.split(":")[1])) if hang else (-1, -1)
-    mark = os.environ.get("CT_INJECT_MARK", "")
-    mark_rank, mark_at = (int(mark.split(":")[0]), int(mark.split(":")[1])) if mark else (-1, -1)
     rec = {"rank": me, "iteration_starts_ns": [], "entry_ns": [], "slept_s": []}
     state = {"it": -1, "entered": False}
 
@@ -79,9 +75,6 @@ def main():
                     rec["paused_ns"] = [time.time_ns(), None]
                     time.sleep(pause_s)
                     rec["paused_ns"][1] = time.time_ns()
-                if me == mark_rank and state["it"] == mark_at:
-                    with open(out[:-5] + ".mark", "w") as f:
-                        f.write("%d\n" % time.time_ns())
                 if me == hang_rank and state["it"] == hang_at:
                     with open(out[:-5] + ".stopped", "w") as f:
                         f.write("%d\n" % time.time_ns())

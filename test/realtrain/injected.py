@@ -13,11 +13,6 @@ a mirrored bridge), new scenario names, the existing ones untouched.
                  when it entered its first collective of each iteration
   ddp-straggler  the same in a DDP job (gloo's ring all-reduce)
   ddp-slowlink   rank 2's eth0 sends through tbf at SLOW_RATE
-  moe-slowpaced  rank 2's link, both ways (its eth0 and its bridge port),
-                 through tbf at PACED_RATE from step PACED_AT on: a port
-                 slowed mid-run under all-to-all exchanges paced by the
-                 steps (the job's mean need is ~10 Mbit/s a pair, its bursts
-                 ~1 Gbit/s)
   ddp-lossy      ranks 2 and 3 drop 1 in DROP_ONE_IN of the packets from
                  each other on input (nftables numgen: past the mirror, which sees
                  them and their retransmissions; this kernel has no netem,
@@ -51,7 +46,6 @@ SLOW_RANK, SLOW_RATE = 2, "50mbit"
 DROP_AT, DROP_FROM, DROP_ONE_IN = 3, 2, 50
 PAUSE_AT, PAUSE_S = 9, 1.0  # a stall of several iterations (one is ~0.2 s here)
 HANG_RANK, HANG_AT, HANG_WAIT_S = 2, 9, 3.0
-PACED_RANK, PACED_RATE, PACED_AT = 2, "100mbit", 9
 CASES = {
     "moe-straggler": (4, "moe"),
     "ddp-straggler": (4, "ddp"),
@@ -59,7 +53,6 @@ CASES = {
     "ddp-lossy": (4, "ddp"),
     "ddp-pause": (4, "ddp"),
     "ddp-hang": (4, "ddp"),
-    "moe-slowpaced": (4, "moe"),
 }
 
 
@@ -87,10 +80,7 @@ def record(name):
         os.environ["CT_INJECT_PAUSE"] = "%d:%g" % (PAUSE_AT, PAUSE_S)
     if name == "ddp-hang":
         os.environ["CT_INJECT_HANG"] = "%d:%d" % (HANG_RANK, HANG_AT)
-    if name == "moe-slowpaced":
-        os.environ["CT_INJECT_MARK"] = "%d:%d" % (PACED_RANK, PACED_AT)
     host = fabric.Fabric.host
-    link = {}
 
     def shaped(self, hname, host_id):
         ns = host(self, hname, host_id)
@@ -105,32 +95,13 @@ def record(name):
             fabric.sh(*nft, "add chain inet ctloss in { type filter hook input priority 0; }")
             fabric.sh(*nft, "add", "rule", "inet", "ctloss", "in", "ip", "saddr", peer,
                       "numgen", "random", "mod", str(DROP_ONE_IN), "==", "0", "drop")
-        if name == "moe-slowpaced" and host_id == 1 + PACED_RANK:
-            link["ends"] = [(ns, "eth0"), (self.tor, "p%d" % (self.ports - 1))]
         return ns
     fabric.Fabric.host = shaped
-    ended = hung_for(HANG_WAIT_S) if name == "ddp-hang" else None
-    if name == "moe-slowpaced":
-        ended = shape_at_mark(link)
-    truth = make_scenario.record(name, cache(name), ended)
+    truth = make_scenario.record(name, cache(name),
+                                 hung_for(HANG_WAIT_S) if name == "ddp-hang" else None)
     print("%s: %d iterations, mean period %.4f s" % (name, truth["iterations"],
                                                      truth["mean_period_s"]))
     return 0
-
-
-def shape_at_mark(link):
-    """ended(work) for make_scenario.record, never true: once the marking
-    rank's mark is there (polled every 0.2 s, under an iteration), both ends
-    of its link send through tbf at PACED_RATE."""
-    def ended(work):
-        if "shaped" not in link and os.path.exists(
-                os.path.join(work, "ranks", "%d.mark" % PACED_RANK)):
-            link["shaped"] = True
-            for ns, dev in link["ends"]:
-                fabric.sh("tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate",
-                          PACED_RATE, "burst", "64kb", "latency", "200ms")
-        return False
-    return ended
 
 
 def hung_for(seconds):
@@ -180,8 +151,7 @@ def score(commtap, name):
             "ddp-slowlink": ("slow_link", {addr(SLOW_RANK)}),
             "ddp-lossy": ("loss", {addr(DROP_FROM), addr(DROP_AT)}),
             "ddp-pause": ("rhythm", None),
-            "ddp-hang": ("hang", {addr(HANG_RANK)}),
-            "moe-slowpaced": ("slow_link", {addr(PACED_RANK)})}[name]
+            "ddp-hang": ("hang", {addr(HANG_RANK)})}[name]
     hit = [f for f in found if f["kind"] == want[0] and
            (want[1] is None or
             {f.get("host"), f.get("src"), f.get("dst"), f.get("silent_host")} & want[1])]
