@@ -141,7 +141,8 @@ static void steady_share(const struct anom_ctx *c, double *share, double *startu
 
 		for (size_t b = 0; b < fp->n_bursts; b++) {
 			all += fp->bursts[b].loss;
-			if (fp->bursts[b].start < c->bounds[0])
+			/* over before the first iteration began (a burst across it is the job's) */
+			if (fp->bursts[b].end < c->bounds[0])
 				before += fp->bursts[b].loss;
 		}
 		counted += all;
