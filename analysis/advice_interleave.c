@@ -210,14 +210,16 @@ static void fold(const struct ct_periodicity *p, size_t j, const struct span *u,
 	memset(out, 0, sizeof(*out));
 	out->period_s = per->period_s;
 	for (size_t i = 0; i < n; i++) {
-		double t = (double)(u[i].a - w0), end = (double)(u[i].e - w0);
+		double a = (double)(u[i].a - w0), e = (double)(u[i].e - w0);
+		uint64_t k0 = (uint64_t)(a / bin), k1 = (uint64_t)(e / bin);
 
-		while (t < end) {
-			double k = floor(t / bin), next = fmin((k + 1) * bin, end);
-			unsigned b = (unsigned)fmod(k, CT_INTERLEAVE_BINS);
+		/* bin by bin, each its own share: whole bins counted, so a rounding
+		 * at a bin's edge can never stall the walk */
+		for (uint64_t k = k0; k <= k1; k++) {
+			double lo = fmax(a, (double)k * bin), hi = fmin(e, (double)(k + 1) * bin);
 
-			out->on[b] += (next - t) / (bin * iters);
-			t = next;
+			if (hi > lo)
+				out->on[k % CT_INTERLEAVE_BINS] += (hi - lo) / (bin * iters);
 		}
 	}
 	for (unsigned b = 0; b < CT_INTERLEAVE_BINS; b++)

@@ -80,7 +80,7 @@ struct ct_advice_job {
  * downlink) compete there when their on-periods overlap; a phase shift of
  * a job's iterations can move its on-periods into the others' off-periods.
  */
-#define CT_INTERLEAVE_BINS	256 /* phase bins of an iteration */
+#define CT_INTERLEAVE_BINS	1024 /* phase bins of an iteration */
 #define CT_INTERLEAVE_MAX_CYCLE 16  /* iterations of a job in the two jobs' common cycle */
 
 /* One job's on-periods on one link, folded onto its iteration. */
