@@ -403,11 +403,16 @@ int ct_advice_compute(const struct ct_report *r, struct ct_advice *out)
 			return -ENOMEM;
 		}
 	free(dir);
+	if (ct_advice_interleave(r, &out->interleave)) {
+		ct_advice_free(out);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 void ct_advice_free(struct ct_advice *a)
 {
+	ct_advice_interleave_free(&a->interleave);
 	free(a->jobs);
 	memset(a, 0, sizeof(*a));
 }

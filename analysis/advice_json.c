@@ -140,6 +140,59 @@ static json_object *job_json(struct ab *b, const struct ct_advice_job *j, size_t
 	return o;
 }
 
+/* Append v to array a (NULL v: the failed allocation was marked). */
+static void add(struct ab *b, json_object *a, json_object *v)
+{
+	if (a && v && !json_object_array_add(a, v))
+		return;
+	json_object_put(v);
+	b->oom = 1;
+}
+
+static json_object *interleave_json(struct ab *b, const struct ct_advice_interleave *il)
+{
+	json_object *o = made(b, json_object_new_object());
+	json_object *jobs, *links;
+
+	if (il->reason) {
+		put(b, o, "reason", made(b, json_object_new_string(il->reason)));
+		return o;
+	}
+	jobs = made(b, json_object_new_array());
+	for (size_t j = 0; j < il->n_jobs; j++) {
+		json_object *e = made(b, json_object_new_object());
+
+		put(b, e, "job", made(b, json_object_new_uint64(j)));
+		put(b, e, "shift_s", dbl(b, il->shift_s[j]));
+		put(b, e, "cycle_s", j && il->cycle_s[j] > 0 ? dbl(b, il->cycle_s[j]) : NULL);
+		add(b, jobs, e);
+	}
+	links = made(b, json_object_new_array());
+	for (size_t i = 0; i < il->n_links; i++) {
+		const struct ct_interleave_link *l = &il->links[i];
+		json_object *e = made(b, json_object_new_object()), *pair;
+		char addr[64];
+
+		put(b, e, "address",
+		    made(b, json_object_new_string(ct_addr_format(&l->addr, addr, sizeof(addr)))));
+		put(b, e, "direction", made(b, json_object_new_string(l->rx ? "rx" : "tx")));
+		pair = made(b, json_object_new_array());
+		add(b, pair, made(b, json_object_new_uint64(l->job_a)));
+		add(b, pair, made(b, json_object_new_uint64(l->job_b)));
+		put(b, e, "jobs", pair);
+		put(b, e, "overlap_now", dbl(b, l->now));
+		put(b, e, "overlap_now_model", dbl(b, l->now_model));
+		put(b, e, "overlap_after", dbl(b, l->after));
+		add(b, links, e);
+	}
+	put(b, o, "jobs", jobs);
+	put(b, o, "links", links);
+	put(b, o, "overlap_now", dbl(b, il->now));
+	put(b, o, "overlap_now_model", dbl(b, il->now_model));
+	put(b, o, "overlap_after", dbl(b, il->after));
+	return o;
+}
+
 json_object *ct_advice_json(const struct ct_advice *a)
 {
 	struct ab ab = {0}, *b = &ab;
@@ -158,6 +211,9 @@ json_object *ct_advice_json(const struct ct_advice *a)
 		}
 	}
 	put(b, o, "jobs", jobs);
+	/* only where the fabric carries several jobs: one job has no one to interleave with */
+	if (a->n_jobs > 1)
+		put(b, o, "interleave", interleave_json(b, &a->interleave));
 	if (ab.oom) {
 		json_object_put(o);
 		return NULL;

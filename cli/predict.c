@@ -6,6 +6,7 @@
 #include "commands.h"
 
 #include "model.h"
+#include "predict_whatif.h"
 #include "profile.h"
 
 #include <errno.h>
@@ -487,21 +488,49 @@ cleanup:
 }
 
 struct predict_args {
-	int json;
+	int json, what_if;
+	const char *report, *transport;
+	uint32_t d;
 };
 
 static const struct ct_param predict_params[] = {
 	{.name = "json",
 	 .type = CT_PARAM_FLAG,
 	 .offset = offsetof(struct predict_args, json),
-	 .help = "write commtap.prediction/v1 JSON instead of the table"},
+	 .help = "write commtap.prediction/v1 JSON instead of the table\n"
+		 "(with --what-if: commtap.whatif/v1)"},
+	{.name = "what-if",
+	 .type = CT_PARAM_FLAG,
+	 .offset = offsetof(struct predict_args, what_if),
+	 .help = "NIC bytes per host and communication time under the other\n"
+		 "mapping, --d and the other transport (docs/advice.md)"},
+	{.name = "report",
+	 .type = CT_PARAM_STRING,
+	 .arg = "R.json",
+	 .offset = offsetof(struct predict_args, report),
+	 .help = "--what-if fitted to an analysed report of the job: its\n"
+		 "transport, NIC bytes per host, d where the wire reads it"},
+	{.name = "d",
+	 .type = CT_PARAM_U32,
+	 .arg = "N",
+	 .offset = offsetof(struct predict_args, d),
+	 .min = 1,
+	 .max = 1 << 20,
+	 .help = "--what-if: another data-parallel size (b and m kept)"},
+	{.name = "transport",
+	 .type = CT_PARAM_STRING,
+	 .arg = "roce|tcp",
+	 .offset = offsetof(struct predict_args, transport),
+	 .help = "--what-if: the job's transport (default: the report's, else roce)"},
 	CT_PARAM_TABLE_END,
 };
 
 const struct ct_app_args predict_app_args = {
 	.prog = "commtap predict",
 	.usage = "usage: commtap predict [--json] PROFILE\n"
-		 "  Predict a job's traffic from its profile (docs/profiles.md).\n",
+		 "       commtap predict --what-if [--report R.json] [--d N] [--json] PROFILE\n"
+		 "  Predict a job's traffic from its profile (docs/profiles.md), or what\n"
+		 "  another mapping, d or transport would change (docs/advice.md).\n",
 	.min_pos = 1,
 	.max_pos = 1,
 	.pos_meaning = "PROFILE",
@@ -524,6 +553,22 @@ int cmd_predict(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "commtap predict: %s\n", err);
 		return CT_EXIT_ERROR;
+	}
+	if (!a.what_if && (a.report || a.d || a.transport)) {
+		fprintf(stderr, "commtap predict: --report, --d and --transport go with --what-if\n");
+		ct_profile_free(&profile);
+		return CT_EXIT_ERROR;
+	}
+	if (a.what_if) {
+		const struct whatif_args w = {a.report, a.d, a.transport, a.json};
+
+		rc = predict_whatif(&profile, &w);
+		if (!rc && (fflush(stdout) || ferror(stdout))) {
+			rc = -EIO;
+			fprintf(stderr, "commtap predict: writing the what-if: %s\n", strerror(EIO));
+		}
+		ct_profile_free(&profile);
+		return rc ? CT_EXIT_ERROR : CT_EXIT_OK;
 	}
 	rc = ct_predict(&profile, &pred);
 	if (rc) {

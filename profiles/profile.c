@@ -484,8 +484,7 @@ static int validate(struct ct_load_err *L, struct ct_profile *p)
 	return validate_interleave(L, p) ?: validate_zero(L, p);
 }
 
-/* Rank -> host for the named mappings (see profile.h for rank numbering). */
-static void map_ranks(struct ct_profile *p)
+void ct_profile_map_ranks(struct ct_profile *p)
 {
 	for (unsigned stage = 0; stage < p->p; stage++)
 		for (unsigned dp = 0; dp < p->d; dp++)
@@ -500,6 +499,22 @@ static void map_ranks(struct ct_profile *p)
 			}
 }
 
+int ct_profile_map_nics(struct ct_profile *p)
+{
+	unsigned N = p->nics_per_host, *seen = calloc(p->hosts, sizeof(*seen));
+
+	if (!seen)
+		return -ENOMEM;
+	for (unsigned r = 0; r < p->gpus; r++) {
+		unsigned h = p->rank_host[r], g = seen[h]++;
+
+		p->rank_nic[r] = h * N + (g < p->gpus_per_host ? g : p->gpus_per_host - 1) * N /
+						 p->gpus_per_host;
+	}
+	free(seen);
+	return 0;
+}
+
 /*
  * NICs per host and their addresses ($.placement.nics, host-major: host h's
  * NIC k at h·nics_per_host + k). With one NIC per host they are the hosts'
@@ -508,7 +523,6 @@ static void map_ranks(struct ct_profile *p)
 static int load_nics(struct ct_load_err *L, json_object *o, struct ct_profile *p)
 {
 	json_object *list;
-	unsigned *seen;
 	unsigned N = 1;
 	int err = get_unsigned(L, o, "$.placement", "nics_per_host", false, 1, 64, &N);
 
@@ -522,18 +536,8 @@ static int load_nics(struct ct_load_err *L, json_object *o, struct ct_profile *p
 	p->nics = p->hosts * N;
 	p->rank_nic = calloc(p->gpus, sizeof(*p->rank_nic));
 	p->nic_addr = calloc(p->nics, sizeof(*p->nic_addr));
-	seen = calloc(p->hosts, sizeof(*seen));
-	if (!p->rank_nic || !p->nic_addr || !seen) {
-		free(seen);
+	if (!p->rank_nic || !p->nic_addr || ct_profile_map_nics(p))
 		return -ENOMEM;
-	}
-	for (unsigned r = 0; r < p->gpus; r++) {
-		unsigned h = p->rank_host[r], g = seen[h]++;
-
-		p->rank_nic[r] = h * N + (g < p->gpus_per_host ? g : p->gpus_per_host - 1) * N /
-						 p->gpus_per_host;
-	}
-	free(seen);
 	if (!json_object_object_get_ex(o, "nics", &list)) {
 		for (unsigned i = 0; i < p->nics; i++) {
 			char text[32];
@@ -635,7 +639,7 @@ static int load_placement(struct ct_load_err *L, json_object *root, struct ct_pr
 		return ct_load_fail(L, "$.placement.rank_hosts",
 				    "only allowed with mapping \"explicit\"");
 	} else {
-		map_ranks(p);
+		ct_profile_map_ranks(p);
 	}
 
 	p->host_addr = calloc(p->hosts, sizeof(*p->host_addr));

@@ -114,6 +114,15 @@ void ct_profile_free(struct ct_profile *p);
 int ct_platform_defaults(const char *name, struct ct_hardware *hw, unsigned *gpus_per_host);
 const char *const *ct_platform_names(void);
 
+/*
+ * Placement, as the loader does it: rank -> host for the named mappings
+ * (not "explicit"), and rank -> NIC from rank_host (host-major, the host's
+ * GPUs in rank order). Both write arrays the caller sized (gpus entries);
+ * map_nics returns 0 or -ENOMEM.
+ */
+void ct_profile_map_ranks(struct ct_profile *p);
+int ct_profile_map_nics(struct ct_profile *p);
+
 
 /*
  * Rank numbering follows Megatron: tensor-parallel rank fastest, then

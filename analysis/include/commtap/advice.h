@@ -74,13 +74,68 @@ struct ct_advice_job {
 	double comm_s_at_nic, iter_s_at_nic, network_speedup;
 };
 
+/*
+ * Interleaving for shared links (CASSINI, NSDI'24; docs/advice.md): jobs
+ * whose traffic crosses one NIC link (a sender's uplink, a receiver's
+ * downlink) compete there when their on-periods overlap; a phase shift of
+ * a job's iterations can move its on-periods into the others' off-periods.
+ */
+#define CT_INTERLEAVE_BINS	1024 /* phase bins of an iteration */
+#define CT_INTERLEAVE_MAX_CYCLE 16  /* iterations of a job in the two jobs' common cycle */
+
+/* One job's on-periods on one link, folded onto its iteration. */
+struct ct_interleave_profile {
+	double period_s;
+	double on[CT_INTERLEAVE_BINS]; /* share of its iterations with this phase bin on */
+};
+
+/* A link two jobs share, in one direction. */
+struct ct_interleave_link {
+	struct ct_addr addr;
+	int rx;		     /* 0: the address's uplink (it sends), 1: its downlink */
+	size_t job_a, job_b; /* job_a < job_b */
+	double now;	     /* share of the common window both are on: measured from the bursts */
+	double now_model;    /* the same from the folded profiles at the jobs' phases now */
+	double after;	     /* from the profiles with the advised shifts */
+};
+
+struct ct_advice_interleave {
+	const char *reason; /* why no shift is advised (NULL: shifts given) */
+	struct ct_interleave_link *links;
+	size_t n_links;
+	double *shift_s; /* per job: delay its iterations by this much (the first: 0) */
+	double *cycle_s; /* per job: its common cycle with the first job, 0 none */
+	size_t n_jobs;
+	double now, now_model, after; /* summed over the links */
+};
+
+/*
+ * The common cycle of two periods: the shortest q_a·ta within 1% of the
+ * shorter period of some q_b·tb, q_a, q_b <= CT_INTERLEAVE_MAX_CYCLE; 0
+ * when none (their phases drift against each other and no shift holds).
+ */
+double ct_interleave_cycle(double ta, double tb);
+
+/*
+ * Share of the cycle both are on, b's iterations delayed by shift_s against
+ * a's (a's phase 0 at time 0): the mean of a's on times b's over the cycle.
+ * cycle_s 0: the periods are unrelated and it is the product of the means.
+ */
+double ct_interleave_overlap(const struct ct_interleave_profile *a,
+			     const struct ct_interleave_profile *b, double cycle_s, double shift_s);
+
 struct ct_advice {
 	double nic_gbps;	/* the rate measured against; 0: unknown */
 	const char *nic_source; /* "option", "profile", NULL: unknown */
 	struct ct_advice_gpu gpu;
 	struct ct_advice_job *jobs; /* one per periodicity job */
 	size_t n_jobs;
+	struct ct_advice_interleave interleave;
 };
+
+/* The interleaving of r's jobs (advice_interleave.c). Returns 0 or -ENOMEM. */
+int ct_advice_interleave(const struct ct_report *r, struct ct_advice_interleave *out);
+void ct_advice_interleave_free(struct ct_advice_interleave *il);
 
 /*
  * The advice of a report (r->periodicity set; classes may be NULL: every
