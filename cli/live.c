@@ -289,21 +289,14 @@ static int put_report(struct live *l, int final, uint64_t stopped_ns)
 	ct_flow_set_limit(&r.flows, o->report_flows);
 	for (unsigned i = 0; i < l->n_workers && !err; i++)
 		err = ct_snapshot_merge(&all, &l->workers[i].snap);
-	for (size_t i = 0; i < all.n_flows && !err; i++)
-		err = ct_flow_set_add(&r.flows, &all.flows[i]);
-	for (size_t i = 0; i < all.n_bursts && !err; i++)
-		err = ct_burst_log_add(&bursts, &all.bursts[i]);
+	err = err ?: ct_report_of_snapshot(&all, &r, &bursts, &in);
 	if (err) {
 		ct_log(CT_LOG_WARN, "out of memory for a report");
 		goto out;
 	}
 	trim_bursts(l, all.counters.last_ts);
-	r.counters = all.counters;
 	r.kernel_drops = l->kernel_drops;
 	r.has_kernel_drops = 1;
-	in.cm = all.cm;
-	in.n_cm = (unsigned)all.n_cm;
-	in.bursts = &bursts;
 	r.source = l->source;
 	r.source_kind = "live";
 	r.clock = "packet socket timestamps (the kernel's CLOCK_REALTIME at receipt, ns)";

@@ -12,6 +12,7 @@
 #include "prom.h"
 
 #include <commtap/log.h>
+#include <commtap/snapshot.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -297,6 +298,24 @@ static int analyse(struct ct_report_sink *s, const struct ct_report_input *in, s
 	       "the whole analysis has %g s to replace it",
 	       deadline_s);
 	return analyse_and_put(s, in, r, final, end - wrote, 1);
+}
+
+int ct_report_of_snapshot(const struct ct_snapshot *all, struct ct_report *r,
+			  struct ct_burst_log *bursts, struct ct_report_input *in)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < all->n_flows && !err; i++)
+		err = ct_flow_set_add(&r->flows, &all->flows[i]);
+	for (size_t i = 0; i < all->n_bursts && !err; i++)
+		err = ct_burst_log_add(bursts, &all->bursts[i]);
+	if (err)
+		return err;
+	r->counters = all->counters;
+	in->cm = all->cm;
+	in->n_cm = (unsigned)all->n_cm;
+	in->bursts = bursts;
+	return 0;
 }
 
 int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_input *in,

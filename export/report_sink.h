@@ -90,6 +90,16 @@ int ct_report_sink_put(struct ct_report_sink *s, struct ct_report *r, int final)
 int ct_report_sink_analyse(struct ct_report_sink *s, const struct ct_report_input *in,
 			   struct ct_report *r, int final, int stopping);
 
+struct ct_snapshot;
+/*
+ * The workers' merged snapshot as a report's input (commtap-mirror,
+ * analyze --live): its flows into r->flows (initialised, and limited, by
+ * the caller), its bursts into bursts, its counters into r, its CM log and
+ * the bursts into in. 0 or -ENOMEM; the caller frees r->flows and bursts.
+ */
+int ct_report_of_snapshot(const struct ct_snapshot *all, struct ct_report *r,
+			  struct ct_burst_log *bursts, struct ct_report_input *in);
+
 /* The /metrics server's port (0 without --listen). */
 uint16_t ct_report_sink_port(const struct ct_report_sink *s);
 

@@ -122,18 +122,11 @@ int mirror_put_report(struct mirror *m, int final, int stopping)
 	for (unsigned i = 0; i < m->n_workers && !err; i++)
 		if (m->workers[i].engine)
 			err = ct_snapshot_merge(&all, &m->workers[i].snap);
-	for (size_t i = 0; i < all.n_flows && !err; i++)
-		err = ct_flow_set_add(&r.flows, &all.flows[i]);
-	for (size_t i = 0; i < all.n_bursts && !err; i++)
-		err = ct_burst_log_add(&bursts, &all.bursts[i]);
+	err = err ?: ct_report_of_snapshot(&all, &r, &bursts, &in);
 	if (err) {
 		fprintf(stderr, "commtap-mirror: out of memory for a report\n");
 		goto out;
 	}
-	r.counters = all.counters;
-	in.cm = all.cm;
-	in.n_cm = (unsigned)all.n_cm;
-	in.bursts = &bursts;
 	r.source = m->driver;
 	r.source_kind = "dpdk";
 	r.clock = m->clock;
