@@ -34,20 +34,10 @@ import subprocess
 import sys
 import tempfile
 
+from spans import union
+
 GATED = {"ddp", "ddp-noise", "ddp8", "gradacc", "two-jobs"}
 POINTS = 0.05  # the goal: within 5 points of the framework's timings
-
-
-def union(spans):
-    total, start, end = 0, None, None
-    for s, e in sorted(spans):
-        if end is not None and s <= end:
-            end = max(end, e)
-            continue
-        if end is not None:
-            total += end - start
-        start, end = s, e
-    return total + (end - start if end is not None else 0)
 
 
 def framework_ratios(case, truth):

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from spans import union
+
 SCALE = 0.2  # sizes and times alike: an iteration of 8 ms, 18 MB of capture
 ITERATIONS = 6
 NIC_EFFICIENCY = 0.98
@@ -40,18 +42,6 @@ PROFILE = {
 
 def run(*cmd):
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-
-
-def union(spans):
-    total, end, start = 0.0, None, None
-    for s, e in sorted(spans):
-        if end is not None and s <= end:
-            end = max(end, e)
-            continue
-        if end is not None:
-            total += end - start
-        start, end = s, e
-    return total + (end - start if end is not None else 0.0)
 
 
 def main():
