@@ -322,6 +322,7 @@ static int put_interval_report(const struct analyze_opts *o, struct ct_knowledge
 	size_t keep = 0;
 	int err = 0;
 
+	ct_engine_end_quiet_bursts(engine, now); /* a silent flow's last burst is over */
 	drain(engine, got);
 	ct_flow_set_init(&set);
 	ct_flow_set_limit(&set, got->flows.limit);

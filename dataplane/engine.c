@@ -60,15 +60,21 @@ static inline void burst_begin(struct ct_flow *f, uint64_t ts)
  * the open burst (the rare, cold path); otherwise the usual gap is updated
  * (an integer moving average with weight 1/8).
  */
+static inline uint64_t burst_gap_limit(const struct ct_engine *e, const struct ct_flow *f)
+{
+	uint64_t limit = (uint64_t)f->gap_ewma * CT_BURST_GAP_FACTOR;
+
+	return limit < e->burst_gap_ns ? e->burst_gap_ns : limit;
+}
+
 static inline void burst_track(struct ct_engine *e, struct ct_flow *f, uint64_t ts)
 {
 	uint64_t gap = ts > f->last_ts ? ts - f->last_ts : 0;
-	uint64_t limit = (uint64_t)f->gap_ewma * CT_BURST_GAP_FACTOR;
 
-	if (limit < e->burst_gap_ns)
-		limit = e->burst_gap_ns;
-	if (__builtin_expect(gap > limit, 0)) {
-		burst_emit(e, f);
+	if (__builtin_expect(gap > burst_gap_limit(e, f), 0)) {
+		/* a burst ended by ct_engine_end_quiet_bursts is out already */
+		if (f->state & CT_FS_IN_BURST)
+			burst_emit(e, f);
 		burst_begin(f, ts);
 		return;
 	}
@@ -543,6 +549,32 @@ void ct_engine_foreach_flow(struct ct_engine *e, void (*fn)(struct ct_flow *flow
 			    void *ctx)
 {
 	ct_flow_table_foreach(e->table, fn, ctx);
+}
+
+struct quiet_ctx {
+	struct ct_engine *e;
+	uint64_t now;
+	unsigned ended;
+};
+
+static void end_if_quiet(struct ct_flow *f, void *arg)
+{
+	struct quiet_ctx *q = arg;
+
+	if (!(f->state & CT_FS_IN_BURST) || q->now <= f->last_ts ||
+	    q->now - f->last_ts <= burst_gap_limit(q->e, f))
+		return;
+	burst_emit(q->e, f);
+	f->state &= ~CT_FS_IN_BURST;
+	q->ended++;
+}
+
+unsigned ct_engine_end_quiet_bursts(struct ct_engine *e, uint64_t now)
+{
+	struct quiet_ctx q = {e, now, 0};
+
+	ct_flow_table_foreach(e->table, end_if_quiet, &q);
+	return q.ended;
 }
 
 unsigned ct_engine_drain_bursts(struct ct_engine *e,

@@ -105,8 +105,12 @@ static void copy_cm(struct ct_engine *e, struct ct_snapshot *s)
 
 int ct_snapshot_take(struct ct_engine *e, struct ct_snapshot *s)
 {
+	struct ct_engine_counters c;
 	uint64_t lost = s->lost;
 
+	/* bursts a gap has ended by the engine's last packet are over: in the report */
+	ct_engine_get_counters(e, &c);
+	ct_engine_end_quiet_bursts(e, c.last_ts);
 	collect_ended(e, s);
 	ct_engine_foreach_flow(e, on_live, s);
 	copy_cm(e, s);

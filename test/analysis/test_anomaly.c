@@ -25,6 +25,7 @@
 
 struct job {
 	struct ct_flow_key ring[HOSTS]; /* host h -> h + 1 */
+	struct ct_flow_key sparse;	/* host 0 -> 2, tensor-parallel (sparse_every) */
 	struct ct_burst_log log;
 	struct ct_flow_set set;
 	struct ct_periodicity per;
@@ -41,6 +42,15 @@ static const char *const addr[HOSTS] = {"198.18.0.1", "198.18.0.2", "198.18.0.3"
  */
 static int stall = -1; /* this iteration lasts STALL longer (compute grew), -1 none */
 #define STALL (80 * MS)
+static uint32_t stalls;		/* and these (a bit per iteration) */
+static uint64_t stall_ns = STALL; /* by this much */
+static unsigned n_iters = ITERS; /* iterations in the job */
+/*
+ * Every sparse_every-th iteration (0: none) host 0 also sends host 2 a
+ * tensor-parallel burst at [70, 75) ms: a collective of the iteration that
+ * the periods between miss, when the period read is a part of the iteration.
+ */
+static unsigned sparse_every;
 
 /*
  * The counts host sig_host's bursts carry from iteration sig_from on (-1:
@@ -71,11 +81,12 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 	memset(j, 0, sizeof(*j));
 	for (int h = 0; h < HOSTS; h++)
 		j->ring[h] = roce_key(addr[h], addr[(h + 1) % HOSTS], 0x100 + (uint32_t)h);
+	j->sparse = roce_key(addr[0], addr[2], 0x200);
 	if (sig_startup) {
 		log_burst(&j->log, &j->ring[3], T0 - 900 * MS, T0 - 890 * MS, 1000000);
 		j->log.b[j->log.n - 1].loss = sig_startup;
 	}
-	for (unsigned i = 0; i < ITERS; i++) {
+	for (unsigned i = 0; i < n_iters; i++) {
 		int on = i >= from;
 
 		for (int h = 0; h < HOSTS; h++) {
@@ -89,7 +100,10 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 				  t0 + 50 * MS + d + (uint64_t)(10 * MS * f), 25000000);
 			mark_last_burst(j, h, i);
 		}
-		t0 += PERIOD + (on && late >= 0 ? late_ns : 0) + ((int)i == stall ? STALL : 0);
+		if (sparse_every && i % sparse_every == 0)
+			log_burst(&j->log, &j->sparse, t0 + 70 * MS, t0 + 75 * MS, 5000000);
+		t0 += PERIOD + (on && late >= 0 ? late_ns : 0) +
+		      ((int)i == stall || (i < 32 && (stalls >> i) & 1) ? stall_ns : 0);
 	}
 	set_of_log(&j->set, &j->log);
 	assert_int_equal(ct_periodicity_compute(&j->set, &j->log, 0.02, &j->per), 0);
@@ -99,7 +113,9 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 	j->cls.flows = calloc(j->cls.n, sizeof(*j->cls.flows));
 	assert_non_null(j->cls.flows);
 	for (size_t i = 0; i < j->cls.n; i++)
-		j->cls.flows[i].cls = CT_CLASS_DP;
+		j->cls.flows[i].cls =
+			memcmp(&j->set.flows[i].key, &j->sparse, sizeof(j->sparse)) ? CT_CLASS_DP
+										      : CT_CLASS_TP;
 }
 
 static void done(struct job *j)
@@ -311,6 +327,72 @@ static void test_rhythm_break(void **state)
 	done(&j);
 }
 
+/*
+ * The same break in a job of 7 iterations: 6 whole ones hold too little of
+ * the job's spread to page on; it is said below an alarm's confidence.
+ */
+static void test_rhythm_break_in_few_iterations_below_an_alarm(void **state)
+{
+	struct job j;
+
+	(void)state;
+	stall = 3;
+	n_iters = 8;
+	ring(&j, -1, 0, -1, 1, 0);
+	stall = -1;
+	n_iters = ITERS;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(j.found.n, 1);
+	assert_int_equal(j.found.list[0].kind, CT_ANOMALY_RHYTHM);
+	assert_int_equal(j.found.list[0].onset, 3);
+	assert_true(j.found.list[0].confidence < 0.5);
+	assert_non_null(strstr(j.found.list[0].evidence, "below an alarm"));
+	done(&j);
+}
+
+/* Five of 15 whole iterations long: no rhythm the breaks are exceptions to. */
+static void test_many_long_iterations_are_no_break(void **state)
+{
+	struct job j;
+
+	(void)state;
+	stalls = 1u << 3 | 1u << 7 | 1u << 11 | 1u << 14;
+	stall_ns = 60 * MS;
+	ring(&j, -1, 0, -1, 1, 0);
+	stalls = 0;
+	stall_ns = STALL;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_RHYTHM), 0);
+	assert_non_null(j.found.not_looked[CT_ANOMALY_RHYTHM]);
+	done(&j);
+}
+
+/*
+ * A tensor-parallel collective in one iteration of four: the 100 ms period
+ * is a part of the job's iteration, and a break of it is not judged (the
+ * clean twin, with the collective in every iteration, finds the break).
+ */
+static void test_period_part_of_the_iteration_not_judged(void **state)
+{
+	struct job j;
+
+	(void)state;
+	stall = 9;
+	sparse_every = 4;
+	ring(&j, -1, 0, -1, 1, 0);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_RHYTHM), 0);
+	assert_non_null(strstr(j.found.not_looked[CT_ANOMALY_RHYTHM], "part of the job's"));
+	done(&j);
+	sparse_every = 1;
+	ring(&j, -1, 0, -1, 1, 0);
+	stall = -1;
+	sparse_every = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_RHYTHM), 1);
+	done(&j);
+}
+
 /* Without a period only the capture-wide detectors look, and the others say why. */
 static void test_no_period(void **state)
 {
@@ -335,6 +417,9 @@ int main(void)
 		cmocka_unit_test(test_loss_hot_spot),
 		cmocka_unit_test(test_congested_receiver),
 		cmocka_unit_test(test_rhythm_break),
+		cmocka_unit_test(test_rhythm_break_in_few_iterations_below_an_alarm),
+		cmocka_unit_test(test_many_long_iterations_are_no_break),
+		cmocka_unit_test(test_period_part_of_the_iteration_not_judged),
 		cmocka_unit_test(test_no_period),
 		cmocka_unit_test(test_loss_onset),
 		cmocka_unit_test(test_loss_at_startup_not_a_hot_spot),

@@ -460,6 +460,47 @@ static void test_bursts_carry_their_loss_and_marks(void **state)
 	harness_free(h);
 }
 
+/*
+ * A report taken while the input goes on holds a quiet flow's last burst:
+ * ct_engine_end_quiet_bursts ends an open burst once its flow has been
+ * quiet past the gap limit (not before), the flow's next packet starts a
+ * new one, and the bursts handed out are the ones a gap would have ended,
+ * none twice.
+ */
+static void test_quiet_bursts_end_by_time(void **state)
+{
+	struct harness *h = harness_new(1000000);
+	struct burst_list l = {0};
+	uint64_t last;
+
+	(void)state;
+	h->step_ns = 1000;
+	rc_req(h, RC(CT_OP_SEND_ONLY), 1, 100);
+	rc_req(h, RC(CT_OP_SEND_ONLY), 2, 100);
+	rc_req(h, RC(CT_OP_SEND_ONLY), 3, 100);
+	last = h->now - h->step_ns;
+	/* 50 us after its last packet: inside the 100 us floor, still open */
+	assert_int_equal(ct_engine_end_quiet_bursts(h->engine, last + 50000), 0);
+	assert_int_equal(ct_engine_drain_bursts(h->engine, keep_burst_by_way, &l), 0);
+	/* a millisecond after: over */
+	assert_int_equal(ct_engine_end_quiet_bursts(h->engine, last + 1000000), 1);
+	assert_int_equal(ct_engine_drain_bursts(h->engine, keep_burst_by_way, &l), 1);
+	assert_int_equal(l.b[0][0].packets, 3);
+	assert_int_equal(l.b[0][0].end, last);
+	/* ended once: asking again ends nothing */
+	assert_int_equal(ct_engine_end_quiet_bursts(h->engine, last + 2000000), 0);
+	h->now += 1000000000ull; /* the flow sends again: a new burst */
+	rc_req(h, RC(CT_OP_SEND_ONLY), 4, 100);
+	rc_req(h, RC(CT_OP_SEND_ONLY), 5, 100);
+	harness_finish(h);
+	ct_engine_drain_bursts(h->engine, keep_burst_by_way, &l);
+	assert_int_equal(l.n[0], 2);
+	assert_int_equal(l.b[0][1].packets, 2);
+	assert_true(l.b[0][1].start > last + 1000000);
+	assert_int_equal(rc_request_flow(h)->packets, 5);
+	harness_free(h);
+}
+
 static void test_shortcut_same_as_layered_parse(void **state)
 {
 	uint8_t *buf = malloc(MIX_BUF), ops[256];
@@ -554,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_idle_evicted_flow_reported),
 		cmocka_unit_test(test_shortcut_same_as_layered_parse),
 		cmocka_unit_test(test_bursts_carry_their_loss_and_marks),
+		cmocka_unit_test(test_quiet_bursts_end_by_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -124,6 +124,15 @@ unsigned ct_engine_drain_evicted(struct ct_engine *e,
 				 void (*fn)(const struct ct_flow *flow, void *ctx), void *ctx);
 void ct_engine_foreach_flow(struct ct_engine *e, void (*fn)(struct ct_flow *flow, void *ctx),
 			    void *ctx);
+/*
+ * End the open bursts of flows quiet for longer than their gap limit at
+ * now (capture time): the bursts a gap would end at the flow's next
+ * packet, queued now, so that a report taken while the input goes on holds
+ * a silent flow's last burst (a hung job's flows may send nothing more
+ * before their eviction). Their next packet starts a new burst. Returns how
+ * many ended.
+ */
+unsigned ct_engine_end_quiet_bursts(struct ct_engine *e, uint64_t now);
 /* Hand finished bursts to fn, oldest first; returns how many. */
 unsigned ct_engine_drain_bursts(struct ct_engine *e,
 				void (*fn)(const struct ct_flow_burst *burst, void *ctx),
