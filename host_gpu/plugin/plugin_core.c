@@ -89,6 +89,10 @@ static struct np_event *pool_take(void)
 			tl_end = tl_next + CHUNK;
 		}
 		ev = &g.events[tl_next++ & g.mask];
+		/* The thread's next object, last touched a whole pool ago (out of
+		 * cache): fetched while this event is filled. */
+		__builtin_prefetch(&g.events[tl_next & g.mask], 1);
+		__builtin_prefetch((const char *)&g.events[tl_next & g.mask] + 64, 1);
 		if (!__atomic_load_n(&ev->m.busy, __ATOMIC_RELAXED) &&
 		    !__atomic_exchange_n(&ev->m.busy, 1, __ATOMIC_ACQUIRE))
 			return ev;
