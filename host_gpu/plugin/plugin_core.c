@@ -89,6 +89,10 @@ static struct np_event *pool_take(void)
 			tl_end = tl_next + CHUNK;
 		}
 		ev = &g.events[tl_next++ & g.mask];
+		/* The thread's next object, last touched a whole pool ago (out of
+		 * cache): fetched while this event is filled. */
+		__builtin_prefetch(&g.events[tl_next & g.mask], 1);
+		__builtin_prefetch((const char *)&g.events[tl_next & g.mask] + 64, 1);
 		if (!__atomic_load_n(&ev->m.busy, __ATOMIC_RELAXED) &&
 		    !__atomic_exchange_n(&ev->m.busy, 1, __ATOMIC_ACQUIRE))
 			return ev;
@@ -139,8 +143,7 @@ static int pool_init(uint32_t n)
  */
 static int ring_create(void)
 {
-	uint32_t slots =
-		(uint32_t)env_ulong("COMMTAP_GPU_RING_SLOTS", DEFAULT_SLOTS, 64, 1u << 26);
+	uint32_t slots = (uint32_t)env_ulong("COMMTAP_GPU_RING_SLOTS", DEFAULT_SLOTS, 64, 1u << 26);
 	uint32_t lanes = (uint32_t)env_ulong("COMMTAP_GPU_RING_LANES", DEFAULT_LANES, 1,
 					     CT_GPU_RING_MAX_LANES);
 	char name[64];
@@ -300,6 +303,114 @@ void np_ctx_finalize(struct np_ctx *ctx)
 	free(ctx);
 }
 
+/*
+ * One clock read for calls NCCL makes back to back. NCCL emits some events
+ * from one code path with no work between the calls (NCCL 2.28 source):
+ *   - ncclGroupStart / an implicit group: start GroupApi, its
+ *     GroupStartApiStop state, start CollApi / P2pApi (enqueue.cc);
+ *   - hostStreamPlanTask: start Group, then each task's Coll / P2p start in
+ *     one loop; each task's stop in one loop, then stop Group (enqueue.cc,
+ *     plugin/profiler.cc);
+ *   - the proxy: isend / irecv starts the net plugin's QP event and returns,
+ *     and the step's SendWait state follows; test() stops the QP event on
+ *     its completion and the step stops when test() says done (net.cc).
+ * A call that follows such a partner as the thread's very previous plugin
+ * call takes the partner's time instead of reading the clock (a read is
+ * 16-30 ns on a VM, half of the plugin's cost per event): the difference is
+ * NCCL's few instructions between the calls. Every call on a thread
+ * replaces the record, so nothing older than the previous call is reused.
+ */
+enum { PREV_NONE, PREV_START, PREV_STOP, PREV_STATE };
+
+static __thread struct {
+	uint8_t op;	    /* PREV_* */
+	uint8_t state;	    /* the state, for PREV_STATE */
+	uint16_t type;	    /* record type of the event */
+	uint64_t id;	    /* its id */
+	uint64_t parent_id; /* its parent's id */
+	uint64_t t;	    /* the time it carried; 0: none */
+} tl_prev __attribute__((tls_model("initial-exec")));
+
+static inline void prev_set(int op, int state, const struct np_event *ev, uint64_t t)
+{
+	tl_prev.op = (uint8_t)op;
+	tl_prev.state = (uint8_t)state;
+	tl_prev.type = ev->rec.type;
+	tl_prev.id = ev->rec.id;
+	tl_prev.parent_id = ev->rec.parent_id;
+	tl_prev.t = t;
+}
+
+static inline bool is_task(uint16_t type)
+{
+	return type == CT_GPU_REC_COLL || type == CT_GPU_REC_P2P;
+}
+
+static inline bool is_net(uint16_t type)
+{
+	return type == CT_GPU_REC_NET_QP || type == CT_GPU_REC_NET_OTHER;
+}
+
+static inline bool is_net_state(int state)
+{
+	return state == NS_STEP_SEND_WAIT || state == NS_STEP_RECV_FLUSH_WAIT;
+}
+
+/* The start time of `ev` (type, parent_id set): its partner's or a read. */
+static inline uint64_t start_time(const struct np_event *ev)
+{
+	uint16_t type = ev->rec.type;
+
+	if (tl_prev.t) {
+		/* A task after its group's start or the previous task's. */
+		if (is_task(type) && tl_prev.op == PREV_START &&
+		    (tl_prev.type == CT_GPU_REC_GROUP || is_task(tl_prev.type)))
+			return tl_prev.t;
+		/* The API event right after its group API's GroupStartApiStop. */
+		if ((type == CT_GPU_REC_COLL_API || type == CT_GPU_REC_P2P_API) &&
+		    tl_prev.op == PREV_STATE && tl_prev.state == NS_GROUP_START_API_STOP &&
+		    ev->rec.parent_id == tl_prev.id)
+			return tl_prev.t;
+		/* A QP event right after its step went on the wire. */
+		if (is_net(type) && tl_prev.op == PREV_STATE && is_net_state(tl_prev.state) &&
+		    ev->rec.parent_id == tl_prev.id)
+			return tl_prev.t;
+	}
+	return np_now();
+}
+
+static inline uint64_t stop_time(const struct np_event *ev)
+{
+	uint16_t type = ev->rec.type;
+
+	if (tl_prev.t && tl_prev.op == PREV_STOP) {
+		/* The group or a task after a task's stop (one loop). */
+		if ((is_task(type) || type == CT_GPU_REC_GROUP) && is_task(tl_prev.type))
+			return tl_prev.t;
+		/* A step after its QP event completed. */
+		if (type == CT_GPU_REC_PROXY_STEP && is_net(tl_prev.type) &&
+		    tl_prev.parent_id == ev->rec.id)
+			return tl_prev.t;
+	}
+	return np_now();
+}
+
+/* A state's time: its partner's or a read. */
+static inline uint64_t state_time(const struct np_event *ev, int state)
+{
+	if (tl_prev.t) {
+		/* GroupStartApiStop right after the group API's start. */
+		if (state == NS_GROUP_START_API_STOP && tl_prev.op == PREV_START &&
+		    tl_prev.id == ev->rec.id)
+			return tl_prev.t;
+		/* The step on the wire right after its QP event started. */
+		if (is_net_state(state) && tl_prev.op == PREV_START && is_net(tl_prev.type) &&
+		    tl_prev.parent_id == ev->rec.id)
+			return tl_prev.t;
+	}
+	return np_now();
+}
+
 void *np_event_handle(const struct np_event *ev)
 {
 	return ev ? (void *)(uintptr_t)ev->rec.id : NULL;
@@ -314,6 +425,7 @@ struct np_event *np_event_start(const struct np_ctx *ctx, uint16_t type, int ran
 		return NULL;
 	ev = pool_take();
 	if (!ev) {
+		tl_prev.op = PREV_NONE;
 		ct_gpu_ring_count_error(&g.ring);
 		return NULL;
 	}
@@ -339,15 +451,19 @@ struct np_event *np_event_start(const struct np_ctx *ctx, uint16_t type, int ran
 			ev->rec.proxy.peer = -1;
 		}
 	}
-	ev->rec.t_start = np_now();
+	ev->rec.t_start = start_time(ev);
+	prev_set(PREV_START, 0, ev, ev->rec.t_start);
 	return ev;
 }
 
 void np_event_stop(struct np_event *ev)
 {
-	if (!ev || np_disabled || !__atomic_load_n(&ev->m.busy, __ATOMIC_RELAXED))
+	if (!ev || np_disabled || !__atomic_load_n(&ev->m.busy, __ATOMIC_RELAXED)) {
+		tl_prev.op = PREV_NONE;
 		return;
-	ev->rec.t_stop = np_now();
+	}
+	ev->rec.t_stop = stop_time(ev);
+	prev_set(PREV_STOP, 0, ev, ev->rec.t_stop);
 	ct_gpu_ring_push(&g.ring, &ev->rec);
 	/* The id stays: children that start later still find their parent. */
 	__atomic_store_n(&ev->m.busy, 0, __ATOMIC_RELEASE);
@@ -355,8 +471,12 @@ void np_event_stop(struct np_event *ev)
 
 void np_event_state(struct np_event *ev, int state, const union np_state_args *a)
 {
-	if (!ev || np_disabled)
+	uint64_t t = 0;
+
+	if (!ev || np_disabled) {
+		tl_prev.op = PREV_NONE;
 		return;
+	}
 	switch (ev->rec.type) {
 	case CT_GPU_REC_PROXY_STEP:
 		/* NCCL enters the first wait state in the call path that posts the
@@ -365,10 +485,10 @@ void np_event_state(struct np_event *ev, int state, const union np_state_args *a
 		if (state == NS_STEP_SEND_GPU_WAIT || state == NS_STEP_RECV_WAIT) {
 			if (!ev->rec.proxy.t_wait)
 				ev->rec.proxy.t_wait = ev->rec.t_start;
-		} else if (state == NS_STEP_SEND_WAIT || state == NS_STEP_RECV_FLUSH_WAIT) {
-			ev->rec.proxy.t_net = np_now();
+		} else if (is_net_state(state)) {
+			ev->rec.proxy.t_net = t = state_time(ev, state);
 		} else if (state == NS_STEP_RECV_GPU_WAIT) {
-			ev->rec.proxy.t_done = np_now();
+			ev->rec.proxy.t_done = t = np_now();
 		} else if (state != NS_STEP_SEND_PEER_WAIT) {
 			break;
 		}
@@ -381,13 +501,14 @@ void np_event_state(struct np_event *ev, int state, const union np_state_args *a
 		break;
 	case CT_GPU_REC_GROUP_API:
 		if (state == NS_GROUP_START_API_STOP)
-			ev->rec.op.t_mark1 = np_now();
+			ev->rec.op.t_mark1 = t = state_time(ev, state);
 		else if (state == NS_GROUP_END_API_START)
-			ev->rec.op.t_mark2 = np_now();
+			ev->rec.op.t_mark2 = t = np_now();
 		break;
 	default:
 		break;
 	}
+	prev_set(PREV_STATE, state, ev, t);
 }
 
 /* NCCL passes the same static strings every time: a per-thread cache from
