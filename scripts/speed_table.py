@@ -61,9 +61,14 @@ def probe(column):
 
 
 def plugin_parse(out):
-    m = re.search(r"per event above the null plugin: ([0-9.]+) ns", out)
-    r = re.search(r"recorded ([0-9.]+)%", out)
-    return (float(m.group(1)) if m else None), ("recorded %s%%" % r.group(1) if r else "")
+    """commtap's ratio to the example, rep by rep, and what each recorded."""
+    lines = [ln for ln in out.splitlines() if re.search(r"mask +[0-9]+ .* recorded", ln)]
+    if len(lines) < 2:
+        return None, "no summary"
+    share = [re.search(r"recorded +([0-9.]+)%", ln).group(1) for ln in lines]
+    ratio = re.search(r"ratio ([0-9.]+)", lines[1])
+    return (float(ratio.group(1)) if ratio else None), (
+        "the example recorded %s%% of the events, commtap %s%%" % (share[0], share[1]))
 
 
 def slow_parse(out):
@@ -86,6 +91,10 @@ ROWS = {
                   mirror2_parse),
     "xdp": ("XDP probe / empty XDP program, RoCE WRITE middle", "<= 3x", *probe("xdp")),
     "tc": ("TC probe / empty TC program, RoCE WRITE middle", "<= 3x", *probe("tc")),
+    "plugin": ("NCCL plugin / NVIDIA's example, per event above a null plugin (v5)",
+               "<= 0.5x", ["{b}/host_gpu/test/gpu-plugin-cost", "{example}",
+                           "{b}/host_gpu/libnccl-profiler-commtap.so", "--version", "5",
+                           "--colls", "20000", "--reps", "5"], plugin_parse),
     "slow-100k": ("slow path, 100,000 flows, in header reads (M)", "<= 164 M",
                   ["{b}/cli/commtap", "bench", "--slow-path", "--runs", "1", "--cpu-time",
                    "--flows", "100000"], slow_parse),
@@ -111,11 +120,21 @@ def main():
     if unknown:
         raise SystemExit("speed_table: unknown rows %s (rows: %s)" % (unknown, ", ".join(ROWS)))
     left_out = {}
+    example = a[a.index("--example") + 1] if "--example" in a else \
+        os.environ.get("COMMTAP_NCCL_EXAMPLE_PLUGIN")
+    if not example or not os.path.exists(example):
+        left_out["plugin"] = ("NVIDIA's example plugin is built outside the tree "
+                              "(docs/performance.md): --example SO")
+    else:
+        # its pools as docs/performance.md says: its defaults do not allocate
+        os.environ.setdefault("NCCL_PROFILE_GROUP_API_POOL_SIZE", "16")
+        os.environ.setdefault("NCCL_PROFILE_COLL_POOL_SIZE", "24")
     if os.geteuid() != 0:
         for r in ("xdp", "tc", "mirror-1w", "mirror-2w"):
             left_out[r] = "needs root (BPF test runs, DPDK)"
     # the mirror's two rows come from one command: run it once a round
     shared = {"mirror-2w": "mirror-1w", "tc": "xdp"}
+    left_out = {r: why for r, why in left_out.items() if r in rows}
     rows = [r for r in rows if r not in left_out]
     got = {r: [] for r in rows}
     note = {}
@@ -128,7 +147,7 @@ def main():
             if src and src in outputs:
                 out = outputs[src]
             else:
-                argv = [x.format(b=build) for x in cmd]
+                argv = [x.format(b=build, example=example) for x in cmd]
                 p = subprocess.run(argv, capture_output=True, text=True)
                 out = p.stdout + p.stderr
                 outputs[r] = out
@@ -149,7 +168,8 @@ def main():
         title, goal, cmd, _ = ROWS[r]
         v = got[r]
         print("| %s | `%s` | %s | %s | %s | %s |" % (
-            title, " ".join(shlex.quote(x.format(b=build)) for x in cmd),
+            title, " ".join(shlex.quote(x.format(b=build, example=example or "EXAMPLE.so"))
+                     for x in cmd),
             "%.3g" % statistics.median(v) if v else "none",
             ", ".join("%.3g" % x for x in v), goal, note.get(r + ":did", note.get(r, ""))))
     for r, why in left_out.items():
