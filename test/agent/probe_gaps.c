@@ -1,25 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
  * The probe's burst edges against the sender's own clock. Run in the
- * receiver's network namespace: the probe is opened on IFACE as the agent
- * opens it (XDP on its ingress); a child in PEER_NETNS sends RoCE frames
- * (UDP 4791) to DST in bursts separated by known idle gaps, and notes
+ * probe's network namespace: the probe is opened on IFACE as the agent
+ * opens it. Ingress (XDP), the default: a child in PEER_NETNS sends RoCE
+ * frames (UDP 4791) to DST. Egress (TC), with --tcp: a child here sends TCP
+ * segments (TCP_NODELAY, 1000 bytes a send) to a sink in PEER_NETNS at DST.
+ * Either sends in bursts separated by known idle gaps, and notes
  * CLOCK_MONOTONIC before and after each send. Both sides read the same
- * clock (one kernel), and on a veth pair the receiver's XDP runs inside the
- * sender's send() (the softirq runs when the transmit path re-enables
- * bottom halves), so each packet's true time lies in its [before, after]
- * window. Every gap the sender surely left (its shortest reading above the
+ * clock (one kernel), and on a veth pair the probe runs inside the
+ * sender's send() (TC egress on its way out; XDP in the softirq that runs
+ * when the transmit path re-enables bottom halves), so each packet's true
+ * time lies in its [before, after] window. Every gap the sender surely left (its shortest reading above the
  * burst gap) must be a burst edge of the probe, at the right packets; no
  * gap surely shorter may be one; and each edge's time must lie in its
  * packet's window. Prints the errors; exit 0 pass, 1 fail, 77 skip.
  *
- * usage: probe_gaps IFACE PEER_NETNS DST_ADDR PIN_ROOT
+ * usage: probe_gaps [--tcp] IFACE PEER_NETNS DST_ADDR PIN_ROOT
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <commtap/roce_opcode.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
@@ -43,6 +47,8 @@
 #define QPN	     0x51d /* the measured flow's destination QP */
 #define WARM_QPN     0x51e /* a first packet that resolves ARP, another flow */
 #define ETH_IP_UDP   (14 + 20 + 8)
+#define TCP_PORT     5301 /* the sink's, in PEER_NETNS */
+#define TCP_SEND     1448 /* bytes a send: one full segment at MTU 1500 (acked at once) */
 /*
  * Slack on each side of a packet's window: the probe's clock read and
  * the sender's are a few hundred ns apart in the same call chain.
@@ -67,6 +73,15 @@ struct burst {
 
 static struct burst bursts[MAX_PKTS + 1];
 static unsigned nbursts;
+static int tcp_mode;
+
+/* The measured flow: RoCE to QPN, or TCP to the sink's port. */
+static int measured(uint32_t id, uint8_t transport)
+{
+	if (tcp_mode)
+		return transport == CTP_TRANSPORT_TCP && (id & 0xffff) == TCP_PORT;
+	return transport == CTP_TRANSPORT_ROCE && id == QPN;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -81,7 +96,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	const struct ctp_record *r = data;
 
 	(void)ctx;
-	if (len < sizeof(*r) || r->type != CTP_REC_BURST || r->key.id != QPN ||
+	if (len < sizeof(*r) || r->type != CTP_REC_BURST || !measured(r->key.id, r->key.transport) ||
 	    nbursts >= MAX_PKTS)
 		return 0;
 	bursts[nbursts++] = (struct burst){r->start, r->end, r->packets};
@@ -98,29 +113,52 @@ static int send_frame(int s, uint32_t qpn, uint32_t psn)
 	return send(s, frame + ETH_IP_UDP, len - ETH_IP_UDP, 0) < 0 ? -errno : 0;
 }
 
-/* The child: from the peer namespace, the bursts, each send's window into out. */
-static int sender(const char *peer_ns, const char *dst, struct sent *out)
+/* Into the peer namespace (the RoCE sender, the TCP sink). */
+static int enter(const char *peer_ns)
 {
-	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(4791)};
-	int ns = open(peer_ns, O_RDONLY), s, rc;
-	uint64_t next;
+	int ns = open(peer_ns, O_RDONLY);
 
 	if (ns < 0 || setns(ns, CLONE_NEWNET)) {
 		perror("probe_gaps: the peer namespace");
-		return 1;
+		return -1;
 	}
-	s = socket(AF_INET, SOCK_DGRAM, 0);
+	close(ns);
+	return 0;
+}
+
+static int send_one(int s, uint32_t i)
+{
+	static const uint8_t data[TCP_SEND];
+
+	if (!tcp_mode)
+		return send_frame(s, QPN, i);
+	return send(s, data, sizeof(data), 0) == (ssize_t)sizeof(data) ? 0 : -EIO;
+}
+
+/* The child: the bursts, each send's window into out. */
+static int sender(const char *peer_ns, const char *dst, struct sent *out)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons(tcp_mode ? TCP_PORT : 4791)};
+	int s, rc = 0, one = 1;
+	uint64_t next;
+
+	if (!tcp_mode && enter(peer_ns))
+		return 1;
+	s = socket(AF_INET, tcp_mode ? SOCK_STREAM : SOCK_DGRAM, 0);
 	if (s < 0 || inet_pton(AF_INET, dst, &to.sin_addr) != 1 ||
+	    (tcp_mode && setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one))) ||
 	    connect(s, (struct sockaddr *)&to, sizeof(to))) {
 		perror("probe_gaps: socket");
 		return 1;
 	}
-	rc = send_frame(s, WARM_QPN, 0);
-	usleep(100000); /* ARP answered: no measured packet waits for it */
+	if (!tcp_mode)
+		rc = send_frame(s, WARM_QPN, 0);
+	usleep(100000); /* ARP (and the handshake) done: no measured packet waits */
 	for (unsigned b = 0, i = 0; b < BURSTS && !rc; b++) {
 		for (unsigned j = 0; j < PER_BURST && !rc; j++, i++) {
 			out[i].before = mono_ns();
-			rc = send_frame(s, QPN, i);
+			rc = send_one(s, i);
 			out[i].after = mono_ns();
 		}
 		/* a busy wait: a sleep overshoots by tens of microseconds */
@@ -130,7 +168,31 @@ static int sender(const char *peer_ns, const char *dst, struct sent *out)
 	}
 	if (rc)
 		fprintf(stderr, "probe_gaps: send: %s\n", strerror(-rc));
+	close(s);
 	return rc != 0;
+}
+
+/* The TCP sink's child, in the peer namespace: reads until the sender closes. */
+static int tcp_sink(const char *peer_ns, int ready)
+{
+	struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = htons(TCP_PORT)};
+	char buf[65536];
+	int l, c, one = 1;
+
+	if (enter(peer_ns))
+		return 1;
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)&at, sizeof(at)) || listen(l, 1)) {
+		perror("probe_gaps: the sink");
+		return 1;
+	}
+	if (write(ready, "", 1) != 1)
+		return 1;
+	c = accept(l, NULL, NULL);
+	while (c >= 0 && read(c, buf, sizeof(buf)) > 0)
+		;
+	return 0;
 }
 
 /* The flow's open burst, still in its record in the flow map. */
@@ -143,7 +205,7 @@ static int open_burst(struct ct_probe *p)
 	while (!bpf_map_get_next_key(fd, first ? NULL : &k, &next)) {
 		first = 0;
 		k = next;
-		if (k.id != QPN || bpf_map_lookup_elem(fd, &k, &f))
+		if (!measured(k.id, k.transport) || bpf_map_lookup_elem(fd, &k, &f))
 			continue;
 		bursts[nbursts++] = (struct burst){f.burst_start_ts, f.last_ts,
 						   (uint32_t)f.packets - f.burst_start_packets};
@@ -169,8 +231,14 @@ static double us(int64_t ns)
  */
 static int check(const struct sent *pk, unsigned n)
 {
-	unsigned sure = 0, unsure = 0, found = 0, bad = 0, k = 0;
+	unsigned sure = 0, unsure = 0, found = 0, bad = 0, k = 0, kept = 0;
 	uint64_t err_max = 0, win_max = 0;
+
+	/* bursts over before the first measured packet: TCP's handshake */
+	for (unsigned b = 0; b < nbursts; b++)
+		if (bursts[b].end + SLACK_NS >= pk[0].before)
+			bursts[kept++] = bursts[b];
+	nbursts = kept;
 
 	for (unsigned i = 0; i + 1 < n; i++) {
 		uint64_t lo = pk[i + 1].before - pk[i].after, hi = pk[i + 1].after - pk[i].before;
@@ -188,8 +256,14 @@ static int check(const struct sent *pk, unsigned n)
 			if (bad++ < 5)
 				fprintf(stderr,
 					"probe_gaps: the gap after packet %u (%.1f-%.1f us) is no "
-					"burst edge of the probe\n",
-					i, us((int64_t)lo), us((int64_t)hi));
+					"burst edge of the probe (nearest: a burst ends %.1f us "
+					"after the packet's send, the next starts %.1f us after the "
+					"next send)\n",
+					i, us((int64_t)lo), us((int64_t)hi),
+					us((int64_t)(bursts[k].end - pk[i].after)),
+					k + 1 < nbursts ? us((int64_t)(bursts[k + 1].start -
+								       pk[i + 1].after))
+							: 0.0);
 			continue;
 		}
 		found++;
@@ -230,18 +304,23 @@ int main(int argc, char **argv)
 		.burst_gap_ns = BURST_GAP_NS,
 		.tcp_msg_gap_ns = 1000000,
 		.sample_every = 1,
-		.transports = CTP_EN_ROCE,
+		.transports = CTP_EN_ROCE | CTP_EN_TCP,
 	};
 	struct sockaddr_in sink_addr = {.sin_family = AF_INET, .sin_port = htons(4791)};
 	struct ring_buffer *rb;
 	struct ct_probe *p;
 	struct sent *pk;
-	char err[256];
-	int rc, status, sink;
-	pid_t child;
+	char err[256], c;
+	int rc, status, sink, ready[2];
+	pid_t child, sink_pid = -1;
 
+	if (argc > 1 && !strcmp(argv[1], "--tcp")) {
+		tcp_mode = 1;
+		argc--;
+		argv++;
+	}
 	if (argc != 5) {
-		fprintf(stderr, "usage: probe_gaps IFACE PEER_NETNS DST_ADDR PIN_ROOT\n");
+		fprintf(stderr, "usage: probe_gaps [--tcp] IFACE PEER_NETNS DST_ADDR PIN_ROOT\n");
 		return 2;
 	}
 	cfg.pin_root = argv[4];
@@ -250,7 +329,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "probe_gaps: %s\n", err);
 		return rc == -EPERM ? 77 : 1;
 	}
-	/* a bound socket takes the frames: no ICMP unreachable per packet */
+	/* a bound socket takes the RoCE frames: no ICMP unreachable per packet */
 	sink = socket(AF_INET, SOCK_DGRAM, 0);
 	if (sink < 0 || bind(sink, (struct sockaddr *)&sink_addr, sizeof(sink_addr))) {
 		perror("probe_gaps: the receiving socket");
@@ -258,13 +337,27 @@ int main(int argc, char **argv)
 	}
 	pk = mmap(NULL, MAX_PKTS * sizeof(*pk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		  -1, 0);
-	if (pk == MAP_FAILED)
+	if (pk == MAP_FAILED || pipe(ready))
 		return 1;
+	if (tcp_mode) {
+		sink_pid = fork();
+		if (sink_pid == 0)
+			_exit(tcp_sink(argv[2], ready[1]));
+		if (sink_pid < 0 || read(ready[0], &c, 1) != 1) {
+			fprintf(stderr, "probe_gaps: the sink failed\n");
+			ct_probe_close(p, 0);
+			return 1;
+		}
+	}
 	child = fork();
 	if (child == 0)
 		_exit(sender(argv[2], argv[3], pk));
-	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
+	rc = child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+	     WEXITSTATUS(status);
+	if (sink_pid > 0 && (waitpid(sink_pid, &status, 0) != sink_pid || !WIFEXITED(status) ||
+			     WEXITSTATUS(status)))
+		rc = 1;
+	if (rc) {
 		fprintf(stderr, "probe_gaps: the sender failed\n");
 		ct_probe_close(p, 0);
 		return 1;

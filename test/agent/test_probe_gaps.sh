@@ -4,9 +4,10 @@
 # between two network namespaces the test creates (a veth pair,
 # 198.18.0.0/15), with its own pin root.
 #
-# usage: test_probe_gaps.sh PROBE_GAPS
+# usage: test_probe_gaps.sh PROBE_GAPS xdp|tc
+# xdp: RoCE frames into the probe's interface; tc: TCP out of it.
 set -u
-probe_gaps=$1
+probe_gaps=$1 hook=$2
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -35,4 +36,8 @@ for pair in $nsa:$vetha:198.18.2.101 $nsb:$vethb:198.18.2.102; do
 	ip -n $ns link set $dev up || exit 1
 	ip -n $ns addr add $addr/24 dev $dev || exit 1
 done
-nsenter --net=/var/run/netns/$nsb "$probe_gaps" $vethb /var/run/netns/$nsa 198.18.2.102 "$pinroot"
+case $hook in
+xdp) nsenter --net=/var/run/netns/$nsb "$probe_gaps" $vethb /var/run/netns/$nsa 198.18.2.102 "$pinroot" ;;
+tc) nsenter --net=/var/run/netns/$nsb "$probe_gaps" --tcp $vethb /var/run/netns/$nsa 198.18.2.101 "$pinroot" ;;
+*) echo "usage: test_probe_gaps.sh PROBE_GAPS xdp|tc" >&2; exit 2 ;;
+esac
