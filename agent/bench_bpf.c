@@ -383,7 +383,8 @@ int main(int argc, char **argv)
 		printf("%-28s %6.1fx %6.1fx %6.1fx", frames[i].name, m[C_CLOCK] / m[C_EMPTY],
 		       m[C_XDP] / m[C_EMPTY], m[C_TC] / m[C_EMPTY_TC]);
 		if (other)
-			printf(" | %6.1fx %6.1fx", m[C_XDP_CMP] / m[C_EMPTY], m[C_TC_CMP] / m[C_EMPTY_TC]);
+			printf(" | %6.1fx %6.1fx", m[C_XDP_CMP] / m[C_EMPTY],
+			       m[C_TC_CMP] / m[C_EMPTY_TC]);
 		printf("\n");
 	}
 	printf("\nmap memory (kernel memlock):\n");

@@ -5,7 +5,7 @@
 # 198.18.0.0/15), with its own pin root.
 #
 # usage: test_probe_gaps.sh PROBE_GAPS xdp|tc
-# xdp: RoCE frames into the probe's interface; tc: TCP out of it.
+# xdp: RoCE frames into the probe's interface; tc: out of it.
 set -u
 probe_gaps=$1 hook=$2
 
@@ -36,8 +36,13 @@ for pair in $nsa:$vetha:198.18.2.101 $nsb:$vethb:198.18.2.102; do
 	ip -n $ns link set $dev up || exit 1
 	ip -n $ns addr add $addr/24 dev $dev || exit 1
 done
+# permanent neighbours: no packet waits in an ARP queue, past its send()
+maca=$(ip -n $nsa -o link show $vetha | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+macb=$(ip -n $nsb -o link show $vethb | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+ip -n $nsa neigh replace 198.18.2.102 lladdr $macb nud permanent dev $vetha || exit 1
+ip -n $nsb neigh replace 198.18.2.101 lladdr $maca nud permanent dev $vethb || exit 1
 case $hook in
 xdp) nsenter --net=/var/run/netns/$nsb "$probe_gaps" $vethb /var/run/netns/$nsa 198.18.2.102 "$pinroot" ;;
-tc) nsenter --net=/var/run/netns/$nsb "$probe_gaps" --tcp $vethb /var/run/netns/$nsa 198.18.2.101 "$pinroot" ;;
+tc) nsenter --net=/var/run/netns/$nsb "$probe_gaps" --egress $vethb /var/run/netns/$nsa 198.18.2.101 "$pinroot" ;;
 *) echo "usage: test_probe_gaps.sh PROBE_GAPS xdp|tc" >&2; exit 2 ;;
 esac
