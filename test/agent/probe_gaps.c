@@ -11,10 +11,11 @@
  * when the transmit path re-enables bottom halves), so each packet's true
  * time lies in its [before, after] window. (A TCP sender's send() windows
  * are not its segments' times: the stack paces, holds segments for the
- * window, probes tails inside idle gaps; so the egress test sends UDP.) Every gap the sender surely
- * left (its shortest reading above the burst gap) must be a burst edge of the probe, at the right
- * packets; no gap surely shorter may be one; and each edge's time must lie in its packet's window.
- * Prints the errors; exit 0 pass, 1 fail, 77 skip.
+ * congestion window, probes tails inside idle gaps; so the egress test
+ * sends UDP too.) Every gap that is surely a burst edge by the probe's own
+ * rule (check()) must be one of its edges, at the right packets, with both
+ * times in their windows; no gap surely shorter than the burst gap may be
+ * one. Prints the errors; exit 0 pass, 1 fail, 77 skip (too loaded).
  *
  * usage: probe_gaps [--egress] IFACE PEER_NETNS DST_ADDR PIN_ROOT
  */
@@ -44,7 +45,7 @@
 #define PER_BURST    16 /* fewer than a 64-packet refresh of a cached clock */
 #define MAX_PKTS     (BURSTS * PER_BURST)
 #define QPN	     0x51d /* the measured flow's destination QP */
-#define WARM_QPN     0x51e /* a first packet that resolves ARP, another flow */
+#define WARM_QPN     0x51e /* another flow's packet first: ARP, where not static */
 #define ETH_IP_UDP   (14 + 20 + 8)
 /*
  * Slack on each side of a packet's window: the probe's clock read and
@@ -74,7 +75,6 @@ struct sent {
 
 struct burst {
 	uint64_t start, end;
-	uint32_t packets;
 };
 
 static struct burst bursts[MAX_PKTS + 1];
@@ -102,7 +102,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	if (len < sizeof(*r) || r->type != CTP_REC_BURST ||
 	    !measured(r->key.id, r->key.transport) || nbursts >= MAX_PKTS)
 		return 0;
-	bursts[nbursts++] = (struct burst){r->start, r->end, r->packets};
+	bursts[nbursts++] = (struct burst){r->start, r->end};
 	return 0;
 }
 
@@ -173,8 +173,7 @@ static int open_burst(struct ct_probe *p)
 		k = next;
 		if (!measured(k.id, k.transport) || bpf_map_lookup_elem(fd, &k, &f))
 			continue;
-		bursts[nbursts++] = (struct burst){f.burst_start_ts, f.last_ts,
-						   (uint32_t)f.packets - f.burst_start_packets};
+		bursts[nbursts++] = (struct burst){f.burst_start_ts, f.last_ts};
 		return 0;
 	}
 	return -ENOENT;
