@@ -9,8 +9,12 @@
  * monotonic clock once (ct_clock_*: on a VM the clock read is virtualised
  * and costs more than the probe's own work). --compare OBJ runs a second
  * build of the probe (e.g. the main tree's ebpf/probe.bpf.o) interleaved
- * with this one, for before/after figures from one run. Then the map
- * memory for a flow table of --flows entries. Needs root.
+ * with this one, for before/after figures from one run. Then each probe
+ * as a ratio to the empty program of its hook (XDP to the empty XDP
+ * program, TC to the empty TC program) from the same runs, with the load
+ * average at the start (the ratios are what compares across days on a
+ * shared machine), and the map memory for a flow table of --flows
+ * entries. Needs root.
  *
  * A repeat runs the same frame: after the first, its PSN (TCP: sequence)
  * repeats, so WRITE and TCP take the retransmission branch (parse, lookup,
@@ -259,7 +263,9 @@ int main(int argc, char **argv)
 	struct ctp_probe *probe;
 	struct ctp_empty *empty;
 	struct ctp_baseline *base;
+	static double med[sizeof(frames) / sizeof(frames[0])][C_N];
 	int fd[C_N], ncols, first, rc, use_min;
+	double load[3] = {0};
 
 	rc = ct_app_parse(&bench_bpf_args, &set, 1, argc, argv, &first);
 	if (rc)
@@ -329,6 +335,8 @@ int main(int argc, char **argv)
 	printf("empty: empty xdp.frags program (the goal's baseline); clock: reads the clock "
 	       "once\n");
 	print_clocks();
+	if (getloadavg(load, 3) == 3)
+		printf("load average %.2f %.2f %.2f\n", load[0], load[1], load[2]);
 	if (other)
 		printf("cmp: %s\n", compare);
 	printf("\n%-28s %6s %6s %6s %6s %6s %6s %6s %8s %8s %8s %8s", "frame", "empty", "clock",
@@ -347,6 +355,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < ncols; k++) {
 			qsort(ns[k], runs, sizeof(double), cmp_double);
 			m[k] = ns[k][use_min ? 0 : runs / 2];
+			med[i][k] = m[k];
 		}
 		/*
 		 * Above empty: against the empty XDP program, as the goal is
@@ -361,6 +370,21 @@ int main(int argc, char **argv)
 			printf(" | %6.0f %6.0f %8.0f %8.0f %8.0f %8.0f", m[C_XDP_CMP], m[C_TC_CMP],
 			       m[C_XDP_CMP] - m[C_EMPTY], m[C_XDP_CMP] - m[C_CLOCK],
 			       m[C_TC_CMP] - m[C_EMPTY], m[C_TC_CMP] - m[C_CLOCK_TC]);
+		printf("\n");
+	}
+	printf("\nratio to the empty program of the same hook (xdp / empty, tc / tc-emp)\n");
+	printf("%-28s %7s %7s %7s", "frame", "clock", "xdp", "tc");
+	if (other)
+		printf(" | %7s %7s", "cmp-x", "cmp-t");
+	printf("\n");
+	for (unsigned i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		const double *m = med[i];
+
+		printf("%-28s %6.1fx %6.1fx %6.1fx", frames[i].name, m[C_CLOCK] / m[C_EMPTY],
+		       m[C_XDP] / m[C_EMPTY], m[C_TC] / m[C_EMPTY_TC]);
+		if (other)
+			printf(" | %6.1fx %6.1fx", m[C_XDP_CMP] / m[C_EMPTY],
+			       m[C_TC_CMP] / m[C_EMPTY_TC]);
 		printf("\n");
 	}
 	printf("\nmap memory (kernel memlock):\n");
