@@ -81,6 +81,19 @@
  * where the compute before the collective takes 40 ms or more (17%).
  */
 #define STRAGGLER_STEP_JOIN 0.05
+/*
+ * Bursts of at most this many wire bytes a packet are acknowledgements (TCP
+ * 66 to 78 bytes, RoCE ACKs 62 to 66; as anomaly_hang.c's HANG_ACK_FRAME):
+ * the kernel or NIC sends them whatever the process does, so they say
+ * nothing of its entry.
+ */
+#define STRAGGLER_ACK_FRAME 128
+/*
+ * Sends of at most this many bytes a packet that carry a message are a
+ * member saying it is in (gloo's 48-byte ready message: a 114-byte frame),
+ * not a step's data (frames of an MTU, 9014 bytes here).
+ */
+#define STRAGGLER_READY_FRAME 256
 /* "Iteration after iteration": one late iteration is a hiccup, not a straggler. */
 #define STRAGGLER_MIN_ITERATIONS 2
 
@@ -110,6 +123,7 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 	uint64_t half = (uint64_t)(c->period_s * 0.5e9), period = 2 * half, end = 0, all_end = 0,
 		 join = (uint64_t)(c->period_s * STRAGGLER_STEP_JOIN * 1e9);
 	size_t it = 0, senders = 0;
+	int ready = 0, tail = 0;
 
 	qsort(b, n, sizeof(*b), start_cmp);
 	for (size_t k = 0; k < c->n_iter; k++) {
@@ -121,16 +135,23 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 		uint64_t s = b[i].start, gap = i ? s - end : UINT64_MAX;
 
 		if (i && gap > join) { /* the step before ends */
-			if (senders == nh)
+			/*
+			 * Every member in it, or data only right after such a
+			 * step (a late member's last bucket): the previous step.
+			 */
+			tail = senders == nh || (tail && !ready);
+			if (tail)
 				all_end = end;
 			memset(seen, 0, nh);
 			senders = 0;
+			ready = 0;
 		}
 		for (end = b[i].end; i < n && b[i].start <= end; i++) {
 			size_t who = member[b[i].flow];
 
 			senders += !seen[who];
 			seen[who] = 1;
+			ready |= b[i].packets && b[i].bytes <= STRAGGLER_READY_FRAME * b[i].packets;
 			if (b[i].end > end)
 				end = b[i].end;
 		}
@@ -162,14 +183,6 @@ static int reported(const struct anom_ctx *c, const struct ct_addr *host)
 			return 1;
 	return 0;
 }
-
-/*
- * Bursts of at most this many wire bytes a packet are acknowledgements (TCP
- * 66 to 78 bytes, RoCE ACKs 62 to 66; as anomaly_hang.c's HANG_ACK_FRAME):
- * the kernel or NIC sends them whatever the process does, so they say
- * nothing of its entry.
- */
-#define STRAGGLER_ACK_FRAME 128
 
 /* host's sends on flow f are of the collective of class cls: one of its data flows. */
 static int sends_on(const struct anom_ctx *c, size_t f, int cls, const struct ct_addr *host)
