@@ -154,6 +154,25 @@ static void test_straggler(void **state)
 }
 
 /*
+ * Host 2 starts 40 ms late from iteration 5: its second bucket, alone 40 ms
+ * after the others' (more than a step's join), is the end of that
+ * iteration's step, not its entry into the next: found, 40 ms late.
+ */
+static void test_straggler_last_bucket(void **state)
+{
+	struct job j;
+
+	(void)state;
+	ring(&j, 2, 40 * MS, -1, 1, 5);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
+	assert_memory_equal(&j.found.list[0].host, &j.ring[2].src, sizeof(struct ct_addr));
+	assert_near(j.found.list[0].value, 0.040, 0.004);
+	assert_true(labs(j.found.list[0].onset - 5) <= 1);
+	done(&j);
+}
+
+/*
  * A gloo ring as ddp-straggler records it (TCP, one socket a pair): host h
  * enters iteration i's all-reduce at 10 ms + a jitter of 0..GLOO_JITTER
  * (+ the late host's delay) and sends its 48-byte ready message on its way
@@ -442,6 +461,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clean_ring_has_none),
 		cmocka_unit_test(test_straggler),
+		cmocka_unit_test(test_straggler_last_bucket),
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_loss_hot_spot),
