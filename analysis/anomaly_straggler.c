@@ -109,12 +109,14 @@ static int start_cmp(const void *a, const void *b)
  * members' sends b (sorted here), the start of the busy span after the
  * longest wait within half a period of the iteration's start. And where
  * its members' entries are looked for from (after[]): the end of its
- * previous step that every member sent in (spans apart by less than
- * STRAGGLER_STEP_JOIN of the period taken as one), within a period
- * before the start; else the start itself. A member that enters long
- * before the others (its ready message alone, a wait longer than the
- * compute before it) would otherwise read as entering with the others'
- * data, when the step's wait began. member[f]: the member sending on flow
+ * previous step (spans apart by less than STRAGGLER_STEP_JOIN of the
+ * period taken as one): the last run every member sent in, and the runs
+ * of data only right after it (a late member's last bucket, alone after
+ * the others'; a run with a ready message, STRAGGLER_READY_FRAME, is an
+ * entry), within a period before the start; else the start itself. A
+ * member that enters long before the others (its ready message alone, a
+ * wait longer than the compute before it) would otherwise read as
+ * entering with the others' data, when the step's wait began. member[f]: the member sending on flow
  * f (nh members); longest: n_iter scratch; seen: nh scratch.
  */
 static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const size_t *member,
