@@ -1,21 +1,34 @@
 // SPDX-License-Identifier: MIT
 /*
- * Straggler: the host whose sends in the job's collectives start last,
- * iteration after iteration, while the others start together (and wait for
- * it). The sends of collective data (DP, TP, EP, EmbTableSyn: collectives
- * every member enters at once; a pipeline's stages start one after another
- * by design and are left out) of a collective's members are joined into
- * busy spans; in each iteration the collective starts with the span after
- * their longest common wait (the compute before the step: the job's
- * iteration starts are found the same way, period.c), looked for within
- * half a period of the iteration's start. A member's entry is its first
- * send from then on (within half a period): a late member's comes later,
- * while the others, having sent, wait inside the collective for it. Its
- * lateness is its entry against the median of the other members'. The job's own spread
- * of lateness (1.4826 x the median absolute lateness, robust to one late
- * host among three or more) is the noise floor; a host is late in an
- * iteration when it is the latest and beyond the threshold, and a straggler
- * when that holds in STRAGGLER_MIN_ITERATIONS iterations.
+ * Straggler: the host that enters the job's collectives last, iteration
+ * after iteration, while the others wait inside them for it. The sends of
+ * collective data (DP, TP, EP, EmbTableSyn: collectives every member
+ * enters at once; a pipeline's stages start one after another by design
+ * and are left out) of a collective's members are joined into busy spans;
+ * in each iteration the collective starts with the span after their
+ * longest common wait (the compute before the step: the job's iteration
+ * starts are found the same way, period.c). A member's entry is its first
+ * send that carries a message since the collective's previous step (every
+ * member sent in it), up to half a period after that start.
+ *
+ * Why a message, not any packet, and not the first data: in a ring a
+ * member's data to its successor waits for its own entry and, where the
+ * transport waits for the receiver (gloo: the receiver's ready message
+ * before the data), for its successor's too: a late member delays its
+ * predecessor's data as much as its own (ddp-straggler: rank 2 late,
+ * ranks 3 -> 2 and 2 -> 1 start together). What each member sends the
+ * moment it enters is its message on its own way (gloo's 48-byte one); the
+ * acknowledgements its kernel or NIC sends on the same way are no sign of
+ * it (a receiver's clear-to-send on the reverse way may be timed by its
+ * sender: the synthesizer's is, so those ways are left out).
+ *
+ * Lateness is an entry against the median of the other members'. A host
+ * is late in an iteration when it is the latest, beyond 1% of the period.
+ * It is a straggler when late in STRAGGLER_MIN_ITERATIONS iterations and
+ * either beyond STRAGGLER_SPREADS times the job's own spread (1.4826 x the
+ * median absolute deviation of the entries) in as many, or last in the
+ * order of entries more often than chance allows, its change to last told
+ * from chance too for confidence (order_ranks, order_change).
  */
 #include "anomaly_internal.h"
 
@@ -42,6 +55,45 @@
  * tens of microseconds in an iteration of tens of ms.
  */
 #define STRAGGLER_MIN_SHARE 0.01
+/*
+ * Or, where the job's jitter is too wide for that (clean real gloo runs on
+ * a loaded machine: ranks' entries 20-100 ms apart from one iteration to
+ * the next), from its place in the order of entries: a finding when it
+ * enters last so often that chance would do it (any one of the
+ * collective's members) at most this often, certain at
+ * 10^-STRAGGLER_SURE_LOG10 (confidence: -log10(chance) / that, 0.5 at 1%).
+ */
+#define STRAGGLER_MAX_CHANCE 0.01
+#define STRAGGLER_SURE_LOG10 4.0
+/*
+ * A change needs this many iterations each side to be told from chance.
+ * The best of the splits is taken: under chance it reaches a given z about
+ * this many times less often than the splits tried (simulated, ranks of 4
+ * or 8 members drawn at random: 12 iterations (7 splits) 1.2-4 times the
+ * chance of one split, 19 (14) 3.8-6.0, 40 (35) 9.2-9.6).
+ */
+#define STRAGGLER_MIN_BASELINE 3
+#define STRAGGLER_SCAN_TRIES   3.0
+/*
+ * Sends apart by less than this share of the period are of one step: gloo's
+ * reductions on the CPU part a ring all-reduce's steps by up to 3.6 ms
+ * (1.6% of ddp-straggler's 232 ms iteration, 4 ranks on 2 loaded cores),
+ * where the compute before the collective takes 40 ms or more (17%).
+ */
+#define STRAGGLER_STEP_JOIN 0.05
+/*
+ * Bursts of at most this many wire bytes a packet are acknowledgements (TCP
+ * 66 to 78 bytes, RoCE ACKs 62 to 66; as anomaly_hang.c's HANG_ACK_FRAME):
+ * the kernel or NIC sends them whatever the process does, so they say
+ * nothing of its entry.
+ */
+#define STRAGGLER_ACK_FRAME 128
+/*
+ * Sends of at most this many bytes a packet that carry a message are a
+ * member saying it is in (gloo's 48-byte ready message: a 114-byte frame),
+ * not a step's data (frames of an MTU, 9014 bytes here).
+ */
+#define STRAGGLER_READY_FRAME 256
 /* "Iteration after iteration": one late iteration is a hiccup, not a straggler. */
 #define STRAGGLER_MIN_ITERATIONS 2
 
@@ -53,35 +105,67 @@ static int start_cmp(const void *a, const void *b)
 }
 
 /*
- * One host's entry into each iteration (UINT64_MAX: none): over its bursts
- * b (sorted here), the start of the busy span after the longest wait
- * within half a period of the iteration's start. longest: n_iter scratch.
+ * The collective's start in each iteration (UINT64_MAX: none): over its
+ * members' sends b (sorted here), the start of the busy span after the
+ * longest wait within half a period of the iteration's start. And where
+ * its members' entries are looked for from (after[]): the end of its
+ * previous step (spans apart by less than STRAGGLER_STEP_JOIN of the
+ * period taken as one): the last run every member sent in, and the runs
+ * of data only right after it (a late member's last bucket, alone after
+ * the others'; a run with a ready message, STRAGGLER_READY_FRAME, is an
+ * entry), within a period before the start; else the start itself. A
+ * member that enters long before the others (its ready message alone, a
+ * wait longer than the compute before it) would otherwise read as
+ * entering with the others' data, when the step's wait began. member[f]: the member sending on flow
+ * f (nh members); longest: n_iter scratch; seen: nh scratch.
  */
-static void entries(const struct anom_ctx *c, struct ct_burst *b, size_t n, uint64_t *entry,
-		    uint64_t *longest)
+static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const size_t *member,
+		   size_t nh, uint64_t *start, uint64_t *after, uint64_t *longest, char *seen)
 {
-	uint64_t half = (uint64_t)(c->period_s * 0.5e9), end = 0;
-	size_t it = 0;
+	uint64_t half = (uint64_t)(c->period_s * 0.5e9), period = 2 * half, end = 0, all_end = 0,
+		 join = (uint64_t)(c->period_s * STRAGGLER_STEP_JOIN * 1e9);
+	size_t it = 0, senders = 0;
+	int ready = 0, tail = 0;
 
 	qsort(b, n, sizeof(*b), start_cmp);
 	for (size_t k = 0; k < c->n_iter; k++) {
-		entry[k] = UINT64_MAX;
+		start[k] = after[k] = UINT64_MAX;
 		longest[k] = 0;
 	}
+	memset(seen, 0, nh);
 	for (size_t i = 0; i < n;) {
 		uint64_t s = b[i].start, gap = i ? s - end : UINT64_MAX;
 
-		for (end = b[i].end, i++; i < n && b[i].start <= end; i++)
+		if (i && gap > join) { /* the step before ends */
+			/*
+			 * Every member in it, or data only right after such a
+			 * step (a late member's last bucket): the previous step.
+			 */
+			tail = senders == nh || (tail && !ready);
+			if (tail)
+				all_end = end;
+			memset(seen, 0, nh);
+			senders = 0;
+			ready = 0;
+		}
+		for (end = b[i].end; i < n && b[i].start <= end; i++) {
+			size_t who = member[b[i].flow];
+
+			senders += !seen[who];
+			seen[who] = 1;
+			ready |= b[i].packets && b[i].bytes <= STRAGGLER_READY_FRAME * b[i].packets;
 			if (b[i].end > end)
 				end = b[i].end;
+		}
 		/* spans come by start: the iteration whose start is nearest */
 		while (it + 1 < c->n_iter && c->bounds[it + 1] <= s + half)
 			it++;
 		if (s + half < c->bounds[it] || s >= c->bounds[it] + half)
 			continue;
-		if (entry[it] == UINT64_MAX || gap > longest[it]) {
+		if (start[it] == UINT64_MAX || gap > longest[it]) {
 			longest[it] = gap;
-			entry[it] = s;
+			start[it] = s;
+			after[it] = all_end && all_end + period >= s && gap > join ? all_end : s;
 		}
 	}
 }
@@ -102,61 +186,169 @@ static int reported(const struct anom_ctx *c, const struct ct_addr *host)
 	return 0;
 }
 
-static int sender_in(const struct anom_ctx *c, size_t f, int cls, const struct ct_addr *host)
+/* host's sends on flow f are of the collective of class cls: one of its data flows. */
+static int sends_on(const struct anom_ctx *c, size_t f, int cls, const struct ct_addr *host)
 {
 	return anom_job_data_flow(c, f) && anom_class(c, f) == cls &&
 	       !memcmp(&c->set->flows[f].key.src, host, sizeof(*host));
 }
 
+/* A burst that carries a message: a new one begun in it, or more than acknowledgements. */
+static int carries_message(const struct ct_burst *b)
+{
+	return b->messages || !b->packets || b->bytes > STRAGGLER_ACK_FRAME * (uint64_t)b->packets;
+}
+
+/* Appends host's sends in the collective of class cls to b; returns how many. */
+static size_t host_sends(const struct anom_ctx *c, int cls, const struct ct_addr *host,
+			 struct ct_burst *b)
+{
+	size_t n = 0;
+
+	for (size_t f = 0; f < c->set->count; f++) {
+		const struct ct_flow_periodicity *fp = &c->per->flows[f];
+
+		if (!sends_on(c, f, cls, host))
+			continue;
+		for (size_t i = 0; i < fp->n_bursts; i++)
+			if (carries_message(&fp->bursts[i]))
+				b[n++] = fp->bursts[i];
+	}
+	return n;
+}
+
+/*
+ * Member a's place in the order of entries, each iteration (NAN: it or too
+ * few members entered): its rank among the members that entered (1 the
+ * first; ties share their mean rank), standardised against a rank drawn
+ * at random ((k + 1) / 2, variance (k^2 - 1) / 12 among k). Ranks, not
+ * delays: whatever the size of the job's jitter, a member that enters last
+ * iteration after iteration stands out.
+ */
+static void order_ranks(const uint64_t *first, const double *late, size_t nh, size_t ni, size_t a,
+			double *u)
+{
+	for (size_t it = 0; it < ni; it++) {
+		double rank = 1;
+		size_t k = 1;
+
+		u[it] = NAN;
+		if (isnan(late[a * ni + it]))
+			continue;
+		for (size_t o = 0; o < nh; o++) {
+			if (o == a || isnan(late[o * ni + it]))
+				continue;
+			k++;
+			if (first[o * ni + it] < first[a * ni + it])
+				rank += 1;
+			else if (first[o * ni + it] == first[a * ni + it])
+				rank += 0.5;
+		}
+		if (k >= STRAGGLER_MIN_HOSTS)
+			u[it] = (rank - (double)(k + 1) / 2) / sqrt((double)(k * k - 1) / 12);
+	}
+}
+
+/* The chance that any of nh members' standardised ranks sum to z or more. */
+static double by_chance(double z, size_t nh)
+{
+	return fmin(1, (double)nh * 0.5 * erfc(z / M_SQRT2));
+}
+
+/* Sum and count of the defined u[from .. to). */
+static double sum_of(const double *u, size_t from, size_t to, size_t *n)
+{
+	double s = 0;
+
+	*n = 0;
+	for (size_t it = from; it < to; it++)
+		if (!isnan(u[it])) {
+			s += u[it];
+			(*n)++;
+		}
+	return s;
+}
+
+/*
+ * Where member a's place in the order changed: the split of the iterations
+ * into a baseline and what follows (each STRAGGLER_MIN_BASELINE defined
+ * iterations or more) whose mean ranks differ most, as a z score (the
+ * ranks' variance is 1 each way); *split: its first iteration after, 0
+ * where none (too few iterations). Returns the chance of so large a change
+ * among nh members, the best of the splits taken (STRAGGLER_SCAN_TRIES).
+ */
+static double order_change(const double *u, size_t ni, size_t nh, size_t *split)
+{
+	double best = -INFINITY;
+	size_t splits = 0, nb, na;
+
+	*split = 0;
+	for (size_t k = 1; k < ni; k++) {
+		double sb = sum_of(u, 0, k, &nb), sa = sum_of(u, k, ni, &na), z;
+
+		if (nb < STRAGGLER_MIN_BASELINE || na < STRAGGLER_MIN_BASELINE || isnan(u[k]))
+			continue;
+		splits++;
+		z = (sa / na - sb / nb) / sqrt(1.0 / na + 1.0 / nb);
+		if (z > best) {
+			best = z;
+			*split = k;
+		}
+	}
+	if (!splits)
+		return 1;
+	return fmin(1, fmax(1, (double)splits / STRAGGLER_SCAN_TRIES) * by_chance(best, nh));
+}
+
 /*
  * One collective: the nh hosts h->a[m[...]] joined by flows of class cls.
- * first, late: nh * n_iter + 1 scratch, tmp that and nh more; bursts: room for the bursts
+ * first, late: nh * n_iter + 1 scratch, tmp that, nh and n_iter more; bursts: room for the bursts
  * of every flow; longest: n_iter.
  */
 static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const size_t *m,
 		 size_t nh, uint64_t *first, double *late, double *tmp, struct ct_burst *bursts,
 		 uint64_t *longest)
 {
-	const struct ct_flow_set *set = c->set;
 	size_t ni = c->n_iter, n_late = 0;
-	double spread, threshold;
+	double spread, threshold, floor;
 	int err = 0;
 
-	uint64_t *gate = malloc((ni + 1) * sizeof(*gate)), half = (uint64_t)(c->period_s * 0.5e9);
-	size_t nb = 0;
+	uint64_t *gate = malloc(2 * (ni + 1) * sizeof(*gate)), *after = gate + ni + 1,
+		 half = (uint64_t)(c->period_s * 0.5e9);
+	size_t nb = 0, *member = malloc((c->set->count + 1) * sizeof(*member));
+	char *seen_by = malloc(nh + 1);
 
-	if (!gate)
+	if (!gate || !member || !seen_by) {
+		free(gate);
+		free(member);
+		free(seen_by);
 		return -ENOMEM;
+	}
 	/* the collective's start each iteration: its members' first send after their common wait */
-	for (size_t a = 0; a < nh; a++)
-		for (size_t f = 0; f < set->count; f++) {
-			const struct ct_flow_periodicity *fp = &c->per->flows[f];
+	for (size_t a = 0; a < nh; a++) {
+		size_t from = nb;
 
-			if (!sender_in(c, f, cls, &h->a[m[a]]))
-				continue;
-			memcpy(bursts + nb, fp->bursts, fp->n_bursts * sizeof(*bursts));
-			nb += fp->n_bursts;
-		}
-	entries(c, bursts, nb, gate, longest);
-	/* each member's entry: its first send from then on */
+		nb += host_sends(c, cls, &h->a[m[a]], bursts + nb);
+		for (size_t k = from; k < nb; k++)
+			member[bursts[k].flow] = a;
+	}
+	starts(c, bursts, nb, member, nh, gate, after, longest, seen_by);
+	free(member);
+	free(seen_by);
+	/* each member's entry: its first send since the previous step, up to half a period on */
 	for (size_t a = 0; a < nh; a++) {
 		uint64_t *e = first + a * ni;
 
+		nb = host_sends(c, cls, &h->a[m[a]], bursts);
 		for (size_t it = 0; it < ni; it++)
 			e[it] = UINT64_MAX;
-		for (size_t f = 0; f < set->count; f++) {
-			const struct ct_flow_periodicity *fp = &c->per->flows[f];
+		for (size_t b = 0; b < nb; b++) {
+			uint64_t t = bursts[b].start;
 
-			if (!sender_in(c, f, cls, &h->a[m[a]]))
-				continue;
-			for (size_t b = 0; b < fp->n_bursts; b++) {
-				uint64_t t = fp->bursts[b].start;
-
-				for (size_t it = 0; it < ni; it++)
-					if (gate[it] != UINT64_MAX && t >= gate[it] &&
-					    t < gate[it] + half && t < e[it])
-						e[it] = t;
-			}
+			for (size_t it = 0; it < ni; it++)
+				if (gate[it] != UINT64_MAX && (t > after[it] || t == gate[it]) &&
+				    t < gate[it] + half && t < e[it])
+					e[it] = t;
 		}
 	}
 	free(gate);
@@ -199,7 +391,8 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 	if (!n_late)
 		return 0;
 	spread = 1.4826 * anom_median(tmp, n_late);
-	threshold = fmax(STRAGGLER_SPREADS * spread, STRAGGLER_MIN_SHARE * c->period_s);
+	floor = STRAGGLER_MIN_SHARE * c->period_s;
+	threshold = fmax(STRAGGLER_SPREADS * spread, floor);
 	/* the report's figure: the noisiest collective's */
 	if (spread > c->out->straggler_jitter_s) {
 		c->out->straggler_jitter_s = spread;
@@ -212,19 +405,26 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 					.cls = -1,
 					.host = h->a[m[a]],
 					.onset = -1};
-		size_t seen = 0;
+		double *u = tmp + nh * ni + 1 + nh, order, change, by_spread; /* ni more */
+		size_t seen = 0, above = 0, of, split;
 
-		for (size_t it = 0; it < ni; it++) {
+		/* a change in its place in the order: late from then on; else since the start */
+		order_ranks(first, late, nh, ni, a, u);
+		change = order_change(u, ni, nh, &split);
+		if (change > STRAGGLER_MAX_CHANCE)
+			split = 0;
+		for (size_t it = split; it < ni; it++) {
 			double l = late[a * ni + it];
 			int latest = 1;
 
-			if (isnan(l) || l <= threshold)
+			if (isnan(l) || l <= floor)
 				continue;
 			for (size_t o = 0; o < nh && latest; o++)
 				latest =
 					o == a || isnan(late[o * ni + it]) || late[o * ni + it] < l;
 			if (!latest)
 				continue;
+			above += l > threshold;
 			err = anom_seen_in(c, &an, &seen, ni, it, l);
 			if (err)
 				break;
@@ -233,22 +433,35 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 			free(an.iters);
 			continue;
 		}
+		order = by_chance(sum_of(u, (size_t)an.onset, ni, &of) / sqrt((double)of), nh);
+		if (above < STRAGGLER_MIN_ITERATIONS && order > STRAGGLER_MAX_CHANCE) {
+			free(an.iters);
+			continue;
+		}
 		an.seen = (unsigned)seen;
-		an.of = (unsigned)(ni - (size_t)an.onset);
+		an.of = (unsigned)of;
 		for (size_t k = 0; k < seen; k++)
 			tmp[k] = an.iters[k].value;
 		an.value = anom_median(tmp, seen);
 		an.share = an.value / c->period_s;
-		/* how steadily it is late since it began, and how far above the floor */
-		an.confidence = (double)seen / an.of * fmin(1, an.value / threshold - 1);
+		/*
+		 * How steadily it is late since it began and how far above the
+		 * job's spread; or how far from chance its place in the order is
+		 * and its change (a member last from the capture's start may be
+		 * the job's own make: low).
+		 */
+		by_spread = (double)above / of * fmin(1, fmax(0, an.value / threshold - 1));
+		an.confidence = fmax(by_spread,
+				     fmin(1, -log10(fmax(order, change)) / STRAGGLER_SURE_LOG10));
 		snprintf(
 			an.evidence, sizeof(an.evidence),
-			"it enters the collectives a median %.3g ms (%.1f%% of the "
-			"%.3g ms iteration) after the other %zu hosts of its %s collective in %zu "
-			"of %u iterations "
-			"from iteration %ld; the job's own spread is %.3g ms, flagged from %.3g ms",
+			"it enters the collectives a median %.3g ms (%.1f%% of the %.3g ms "
+			"iteration) after the other %zu hosts of its %s collective, last in %zu of "
+			"%u iterations from iteration %ld (by chance: %.2g; a change there: "
+			"%.2g); the job's spread is %.3g ms, flagged from %.3g ms",
 			an.value * 1e3, an.share * 100, c->period_s * 1e3, nh - 1,
-			ct_class_name(cls), seen, an.of, an.onset, spread * 1e3, threshold * 1e3);
+			ct_class_name(cls), seen, an.of, an.onset, order, change, spread * 1e3,
+			threshold * 1e3);
 		err = anom_add(c, &an);
 	}
 	return err;
@@ -275,12 +488,14 @@ int anom_straggler(struct anom_ctx *c)
 		anom_not_looked(c, CT_ANOMALY_STRAGGLER, "no iteration period");
 		return 0;
 	}
-	for (size_t f = 0; f < set->count && !err; f++)
+	for (size_t f = 0; f < set->count && !err; f++) {
+		/* room for every flow's bursts */
+		nb += c->per ? c->per->flows[f].n_bursts : 0;
 		if (anom_job_data_flow(c, f) && collective(anom_class(c, f))) {
 			err = anom_hosts_add(&h, &set->flows[f].key.src);
 			err = err ?: anom_hosts_add(&h, &set->flows[f].key.dst);
-			nb += c->per->flows[f].n_bursts;
 		}
+	}
 	if (err)
 		goto out;
 	anom_hosts_done(&h);
@@ -289,7 +504,7 @@ int anom_straggler(struct anom_ctx *c)
 	m = malloc((nh + 1) * sizeof(*m));
 	first = malloc((nh * ni + 1) * sizeof(*first));
 	late = malloc((nh * ni + 1) * sizeof(*late));
-	tmp = malloc((nh * ni + 1 + nh) * sizeof(*tmp));
+	tmp = malloc((nh * ni + 1 + nh + ni) * sizeof(*tmp));
 	longest = malloc(ni * sizeof(*longest));
 	bursts = malloc((nb + 1) * sizeof(*bursts));
 	if (!parent || !m || !first || !late || !tmp || !longest || !bursts) {
