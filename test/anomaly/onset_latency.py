@@ -21,7 +21,8 @@ onset. Goal: latency <= 2 iterations + 1 interval.
 `real`: the real injected recordings of test/realtrain/injected.py (its
 cache), with `--interval 1` (default) as the issue says: ddp-pause (onset:
 when the ranks fell asleep, their own clocks), ddp-hang (when the rank
-stopped itself), ddp-slowlink and ddp-lossy (steady from the job's start:
+stopped itself), ddp-straggler (the rank's first late iteration),
+ddp-slowlink and ddp-lossy (steady from the job's start:
 the latency is counted from the first iteration, so it says how long the
 detector needs to see a fault that was always there).
 
@@ -234,7 +235,8 @@ def real(commtap, interval, names):
     rows = []
     work = tempfile.mkdtemp(prefix="commtap-onset-")
     try:
-        for name in names or ("ddp-pause", "ddp-hang", "ddp-slowlink", "ddp-lossy"):
+        for name in names or ("ddp-pause", "ddp-hang", "ddp-slowlink", "ddp-lossy",
+                              "ddp-straggler"):
             case = os.path.join(REAL_CACHE, name)
             pcap = os.path.join(case, "capture.pcap")
             if not os.path.exists(pcap):
@@ -253,6 +255,9 @@ def real(commtap, interval, names):
             elif name == "ddp-slowlink":
                 onset = truth["iteration_starts_ns"][0]
                 want = ("slow_link", {injected.addr(injected.SLOW_RANK)})
+            elif name.endswith("-straggler"):
+                onset = truth["iteration_starts_ns"][injected.STRAGGLER_FROM]
+                want = ("straggler", {injected.addr(injected.STRAGGLER_RANK)})
             elif name == "ddp-lossy":
                 onset = truth["iteration_starts_ns"][0]
                 want = ("loss", {injected.addr(injected.DROP_FROM), injected.addr(injected.DROP_AT)})
