@@ -441,13 +441,19 @@ _Static_assert(offsetof(struct ct_flow_key, src) == 0 && offsetof(struct ct_flow
 	       "roce_shortcut writes the key as five words");
 
 /*
- * A burst goes through in three passes so that memory latency overlaps:
- * parse every frame and prefetch its index line; prefetch the flows those
- * lines name; then update the flows, in arrival order. Engine totals are
- * summed per call and added once at the end. With shortcut 0 every frame
- * takes ct_parse and every RoCE packet ct_msg_roce (ct_engine_feed_layered,
- * for tests); crc32c picks the key hash (ct_flow_hash_crc32c), a constant in
- * each copy of the loop.
+ * A burst goes through in stages of CT_FEED_STAGE frames, each in two passes,
+ * so that memory latency overlaps (the group prefetch of DPDK's l3fwd):
+ * parse every frame (prefetching the headers of the one CT_FEED_FRAME_AHEAD
+ * later), hash its key and prefetch its index line, and prefetch the flow
+ * named by the index line of the frame CT_FEED_FLOW_AHEAD before, which has
+ * had those frames' parse to arrive; then update the flows in arrival
+ * order, prefetching the remaining flows one per update. (Prefetching every
+ * flow only once the stage was parsed read the last frames' index lines
+ * before they arrived, and updated the first frames' flows while they were
+ * still on the way.) Engine totals are summed per call and added once at
+ * the end. With shortcut 0 every frame takes ct_parse and every RoCE packet
+ * ct_msg_roce (ct_engine_feed_layered, for tests); crc32c picks the key
+ * hash (ct_flow_hash_crc32c), a constant in each copy of the loop.
  */
 static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 						       const struct ct_packet *pkts, unsigned n,
@@ -462,12 +468,18 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 		const struct ct_packet *end =
 			in + (n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE);
 		struct stage_frame *s = st;
+		struct stage_frame *pf = st; /* the next frame whose flow to prefetch */
 		int all_shortcut = shortcut;
 		uint64_t flow_bytes = 0; /* of the frames that have a flow */
 
 		for (; in < end; in++) {
 			uint64_t t = in->ts_ns;
 
+			/* a frame a few ahead: its headers may straddle two lines */
+			if (in + CT_FEED_FRAME_AHEAD < end) {
+				__builtin_prefetch(in[CT_FEED_FRAME_AHEAD].data);
+				__builtin_prefetch(in[CT_FEED_FRAME_AHEAD].data + 64);
+			}
 			tot.ts_min = t < tot.ts_min ? t : tot.ts_min;
 			tot.ts_max = t > tot.ts_max ? t : tot.ts_max;
 			tot.truncated += in->cap_len < in->wire_len;
@@ -490,20 +502,35 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 			flow_bytes += s->p.wire_len;
 			s->ts = t;
 			ct_flow_table_prefetch_slot_inline(x, s->hash);
+			/* the index line of the frame parsed that many before has arrived */
+			if (s - pf >= CT_FEED_FLOW_AHEAD)
+				ct_flow_table_prefetch_flow_inline(x, (pf++)->hash);
 			s++;
 		}
-		for (struct stage_frame *f = st; f < s; f++)
-			ct_flow_table_prefetch_flow_inline(x, f->hash);
+		/* a short stage: no time to spread them over */
+		if (s - st <= CT_FEED_FLOW_AHEAD)
+			for (; pf < s; pf++)
+				ct_flow_table_prefetch_flow_inline(x, pf->hash);
 		tot.bytes += flow_bytes;
-		/* a stage of shortcut frames only: RoCE, nothing cut, not QP1 */
-		if (all_shortcut) {
+		/*
+		 * The flows of the last CT_FEED_FLOW_AHEAD frames are fetched one
+		 * per update, the first of them while the stage's first frame is
+		 * updated, so each has the updates of the frames before it to arrive.
+		 */
+		if (all_shortcut) { /* a stage of shortcut frames only: RoCE, nothing cut, not QP1 */
 			tot.roce_packets += (uint64_t)(s - st);
 			tot.roce_bytes += flow_bytes;
-			for (struct stage_frame *f = st; f < s; f++)
+			for (struct stage_frame *f = st; f < s; f++) {
+				if (pf < s)
+					ct_flow_table_prefetch_flow_inline(x, (pf++)->hash);
 				account_flow(e, x, &tot, f, 1, 1);
+			}
 		} else
-			for (struct stage_frame *f = st; f < s; f++)
+			for (struct stage_frame *f = st; f < s; f++) {
+				if (pf < s)
+					ct_flow_table_prefetch_flow_inline(x, (pf++)->hash);
 				account_flow(e, x, &tot, f, 0, shortcut);
+			}
 	}
 	add_totals(e, &tot, n);
 	/* Idle eviction keeps pace with the input: a record examined per 8 packets. */
