@@ -475,10 +475,11 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 		for (; in < end; in++) {
 			uint64_t t = in->ts_ns;
 
-			/* a frame a few ahead: its headers may straddle two lines */
+			/* a frame a few ahead, to its BTH's end (two lines if it straddles) */
 			if (in + CT_FEED_FRAME_AHEAD < end) {
 				__builtin_prefetch(in[CT_FEED_FRAME_AHEAD].data);
-				__builtin_prefetch(in[CT_FEED_FRAME_AHEAD].data + 64);
+				__builtin_prefetch(in[CT_FEED_FRAME_AHEAD].data +
+						   CT_PLAIN_V4_ROCE_HLEN + CT_BTH_LEN - 1);
 			}
 			tot.ts_min = t < tot.ts_min ? t : tot.ts_min;
 			tot.ts_max = t > tot.ts_max ? t : tot.ts_max;
