@@ -154,6 +154,10 @@ void ct_engine_destroy(struct ct_engine *e)
  * The hot slot already counting opcode op, or -1. The six ids are compared
  * at once as bytes of one word (a zero byte marks a match; the lowest one is
  * exact), instead of a loop whose exit the branch predictor cannot learn.
+ * They are read as 4 + 2 bytes, not as the 8 that end with state: a load
+ * that overlaps burst_begin's store to state, still in flight, cannot take
+ * its bytes from the store buffer and waits for the store to retire (with
+ * thousands of QPs busy, every packet begins a burst).
  */
 static inline int opcode_slot(const struct ct_flow *f, uint8_t op)
 {
@@ -163,16 +167,18 @@ static inline int opcode_slot(const struct ct_flow *f, uint8_t op)
 	};
 	const uint64_t ones = 0x0101010101010101ull;
 	uint64_t ids, x, zero;
+	uint32_t lo;
+	uint16_t hi;
 
-	memcpy(&ids, (const uint8_t *)f + offsetof(struct ct_flow, op_id), sizeof(ids));
+	memcpy(&lo, f->op_id, sizeof(lo));
+	memcpy(&hi, f->op_id + sizeof(lo), sizeof(hi));
+	ids = (uint64_t)hi << 32 | lo; /* bytes 6 and 7 zero: masked off below */
 	x = ids ^ (ones * op);
 	zero = (x - ones) & ~x & used_high[f->op_used]; /* op_used <= 6 */
 	return zero ? __builtin_ctzll(zero) / 8 : -1;
 }
 
-_Static_assert(offsetof(struct ct_flow, op_used) == offsetof(struct ct_flow, op_id) + CT_OP_SLOTS &&
-		       CT_OP_SLOTS < 8,
-	       "opcode_slot reads op_id[] and the bytes after it as one word");
+_Static_assert(CT_OP_SLOTS == 6, "opcode_slot reads op_id[] as 4 + 2 bytes");
 
 static __attribute__((noinline)) void count_new_opcode(struct ct_flow *f, uint8_t op)
 {
