@@ -530,8 +530,10 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 		 * The flows of the last CT_FEED_FLOW_AHEAD frames are fetched one
 		 * per update, the first of them while the stage's first frame is
 		 * updated, so each has the updates of the frames before it to arrive.
+		 * A stage of shortcut frames only (RoCE, nothing cut, not QP1) skips
+		 * the per-frame kind, cut and QP1 tests.
 		 */
-		if (all_shortcut) { /* a stage of shortcut frames only: RoCE, nothing cut, not QP1 */
+		if (all_shortcut) {
 			tot.roce_packets += (uint64_t)(s - st);
 			tot.roce_bytes += flow_bytes;
 			for (struct stage_frame *f = st; f < s; f++) {
