@@ -22,6 +22,7 @@
 
 #define DEFAULT_EVICT_RING 4096
 #define DEFAULT_BURST_RING 65536
+#define BURST_WRITE_AHEAD  4 /* burst records (80 B) fetched ahead of the one written */
 
 /* The open burst of f ends at its last packet: queue it for the slow path. */
 static void burst_emit(struct ct_engine *e, const struct ct_flow *f)
@@ -34,6 +35,12 @@ static void burst_emit(struct ct_engine *e, const struct ct_flow *f)
 		return;
 	}
 	b = &e->burst_ring[e->burst_head++ % e->burst_slots];
+	/*
+	 * The ring is written in order but read only by the slow path: fetch
+	 * the lines of a later record for writing, so that this store stream
+	 * does not wait on each line's read for ownership.
+	 */
+	__builtin_prefetch(&e->burst_ring[(e->burst_head + BURST_WRITE_AHEAD) % e->burst_slots], 1);
 	b->key = f->key;
 	b->start = f->cold.burst_start_ts;
 	b->end = f->last_ts;
@@ -160,6 +167,10 @@ void ct_engine_destroy(struct ct_engine *e)
  * The hot slot already counting opcode op, or -1. The six ids are compared
  * at once as bytes of one word (a zero byte marks a match; the lowest one is
  * exact), instead of a loop whose exit the branch predictor cannot learn.
+ * They are read as 4 + 2 bytes, not as the 8 that end with state: a load
+ * that overlaps burst_begin's store to state, still in flight, cannot take
+ * its bytes from the store buffer and waits for the store to retire (with
+ * thousands of QPs busy, every packet begins a burst).
  */
 static inline int opcode_slot(const struct ct_flow *f, uint8_t op)
 {
@@ -169,16 +180,18 @@ static inline int opcode_slot(const struct ct_flow *f, uint8_t op)
 	};
 	const uint64_t ones = 0x0101010101010101ull;
 	uint64_t ids, x, zero;
+	uint32_t lo;
+	uint16_t hi;
 
-	memcpy(&ids, (const uint8_t *)f + offsetof(struct ct_flow, op_id), sizeof(ids));
+	memcpy(&lo, f->op_id, sizeof(lo));
+	memcpy(&hi, f->op_id + sizeof(lo), sizeof(hi));
+	ids = (uint64_t)hi << 32 | lo; /* bytes 6 and 7 zero: masked off below */
 	x = ids ^ (ones * op);
 	zero = (x - ones) & ~x & used_high[f->op_used]; /* op_used <= 6 */
 	return zero ? __builtin_ctzll(zero) / 8 : -1;
 }
 
-_Static_assert(offsetof(struct ct_flow, op_used) == offsetof(struct ct_flow, op_id) + CT_OP_SLOTS &&
-		       CT_OP_SLOTS < 8,
-	       "opcode_slot reads op_id[] and the bytes after it as one word");
+_Static_assert(CT_OP_SLOTS == 6, "opcode_slot reads op_id[] as 4 + 2 bytes");
 
 static __attribute__((noinline)) void count_new_opcode(struct ct_flow *f, uint8_t op)
 {
@@ -447,13 +460,19 @@ _Static_assert(offsetof(struct ct_flow_key, src) == 0 && offsetof(struct ct_flow
 	       "roce_shortcut writes the key as five words");
 
 /*
- * A burst goes through in three passes so that memory latency overlaps:
- * parse every frame and prefetch its index line; prefetch the flows those
- * lines name; then update the flows, in arrival order. Engine totals are
- * summed per call and added once at the end. With shortcut 0 every frame
- * takes ct_parse and every RoCE packet ct_msg_roce (ct_engine_feed_layered,
- * for tests); crc32c picks the key hash (ct_flow_hash_crc32c), a constant in
- * each copy of the loop.
+ * A burst goes through in stages of CT_FEED_STAGE frames, each in two passes,
+ * so that memory latency overlaps (the group prefetch of DPDK's l3fwd):
+ * parse every frame (prefetching the headers of the one CT_FEED_FRAME_AHEAD
+ * later), hash its key and prefetch its index line, and prefetch the flow
+ * named by the index line of the frame CT_FEED_FLOW_AHEAD before, which has
+ * had those frames' parse to arrive; then update the flows in arrival
+ * order, prefetching the remaining flows one per update. (Prefetching every
+ * flow only once the stage was parsed read the last frames' index lines
+ * before they arrived, and updated the first frames' flows while they were
+ * still on the way.) Engine totals are summed per call and added once at
+ * the end. With shortcut 0 every frame takes ct_parse and every RoCE packet
+ * ct_msg_roce (ct_engine_feed_layered, for tests); crc32c picks the key
+ * hash (ct_flow_hash_crc32c), a constant in each copy of the loop.
  */
 static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 						       const struct ct_packet *pkts, unsigned n,
@@ -468,12 +487,19 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 		const struct ct_packet *end =
 			in + (n - base < CT_FEED_STAGE ? n - base : CT_FEED_STAGE);
 		struct stage_frame *s = st;
+		struct stage_frame *pf = st; /* the next frame whose flow to prefetch */
 		int all_shortcut = shortcut;
 		uint64_t flow_bytes = 0; /* of the frames that have a flow */
 
 		for (; in < end; in++) {
 			uint64_t t = in->ts_ns;
 
+			/* a frame a few ahead, to its BTH's end (two lines if it straddles) */
+			if (in + CT_FEED_FRAME_AHEAD < end) {
+				__builtin_prefetch(in[CT_FEED_FRAME_AHEAD].data);
+				__builtin_prefetch(in[CT_FEED_FRAME_AHEAD].data +
+						   CT_PLAIN_V4_ROCE_HLEN + CT_BTH_LEN - 1);
+			}
 			tot.ts_min = t < tot.ts_min ? t : tot.ts_min;
 			tot.ts_max = t > tot.ts_max ? t : tot.ts_max;
 			tot.truncated += in->cap_len < in->wire_len;
@@ -496,20 +522,37 @@ static inline __attribute__((always_inline)) void feed(struct ct_engine *e,
 			flow_bytes += s->p.wire_len;
 			s->ts = t;
 			ct_flow_table_prefetch_slot_inline(x, s->hash);
+			/* the index line of the frame parsed that many before has arrived */
+			if (s - pf >= CT_FEED_FLOW_AHEAD)
+				ct_flow_table_prefetch_flow_inline(x, (pf++)->hash);
 			s++;
 		}
-		for (struct stage_frame *f = st; f < s; f++)
-			ct_flow_table_prefetch_flow_inline(x, f->hash);
+		/* a short stage: no time to spread them over */
+		if (s - st <= CT_FEED_FLOW_AHEAD)
+			for (; pf < s; pf++)
+				ct_flow_table_prefetch_flow_inline(x, pf->hash);
 		tot.bytes += flow_bytes;
-		/* a stage of shortcut frames only: RoCE, nothing cut, not QP1 */
+		/*
+		 * The flows of the last CT_FEED_FLOW_AHEAD frames are fetched one
+		 * per update, the first of them while the stage's first frame is
+		 * updated, so each has the updates of the frames before it to arrive.
+		 * A stage of shortcut frames only (RoCE, nothing cut, not QP1) skips
+		 * the per-frame kind, cut and QP1 tests.
+		 */
 		if (all_shortcut) {
 			tot.roce_packets += (uint64_t)(s - st);
 			tot.roce_bytes += flow_bytes;
-			for (struct stage_frame *f = st; f < s; f++)
+			for (struct stage_frame *f = st; f < s; f++) {
+				if (pf < s)
+					ct_flow_table_prefetch_flow_inline(x, (pf++)->hash);
 				account_flow(e, x, &tot, f, 1, 1);
+			}
 		} else
-			for (struct stage_frame *f = st; f < s; f++)
+			for (struct stage_frame *f = st; f < s; f++) {
+				if (pf < s)
+					ct_flow_table_prefetch_flow_inline(x, (pf++)->hash);
 				account_flow(e, x, &tot, f, 0, shortcut);
+			}
 	}
 	add_totals(e, &tot, n);
 	/* Idle eviction keeps pace with the input: a record examined per 8 packets. */

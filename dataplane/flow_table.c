@@ -4,18 +4,35 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define EXPIRE_PREFETCH 8 /* records of the next idle scan fetched ahead */
+
+/*
+ * The flow table and its index are read at random, a line per flow: with
+ * 4 KiB pages 10,000 busy QPs (20,000 flows, 10 MB of records) need more
+ * TLB entries than the core has, and a page walk before each flow's line.
+ * An array of at least a huge page is aligned to one and asks for them
+ * (where transparent huge pages are "madvise", the usual default).
+ */
+#define HUGE_PAGE_BYTES (2u << 20)
 
 static void *default_alloc(size_t size, size_t align, void *ctx)
 {
 	void *p;
 
 	(void)ctx;
+	if (size >= HUGE_PAGE_BYTES && align < HUGE_PAGE_BYTES)
+		align = HUGE_PAGE_BYTES;
 	size = (size + align - 1) / align * align;
 	p = aligned_alloc(align, size);
-	if (p)
-		memset(p, 0, size);
+	if (!p)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	if (align == HUGE_PAGE_BYTES)
+		madvise(p, size, MADV_HUGEPAGE); /* advice only: 4 KiB pages work too */
+#endif
+	memset(p, 0, size);
 	return p;
 }
 

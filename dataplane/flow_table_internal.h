@@ -211,7 +211,13 @@ static inline void ct_flow_table_prefetch_slot_inline(struct ct_flow_index x, ui
 	__builtin_prefetch(&x.slots[hash & x.mask]);
 }
 
-/* Once the slot's line has arrived: both hot lines of the flow it names. */
+/*
+ * Once the slot's line has arrived: the flow it names, its two per-packet
+ * lines and line 2 (struct ct_flow_cold's first line), which a burst's end
+ * and start touch: with thousands of QPs sending at once nearly every
+ * packet ends its flow's burst (each flow's gap exceeds the burst gap),
+ * and a message's end touches it too.
+ */
 static inline void ct_flow_table_prefetch_flow_inline(struct ct_flow_index x, uint32_t hash)
 {
 	const struct ct_slot *s = &x.slots[hash & x.mask];
@@ -222,6 +228,7 @@ static inline void ct_flow_table_prefetch_flow_inline(struct ct_flow_index x, ui
 
 		__builtin_prefetch(f, 1);
 		__builtin_prefetch(f + 64, 1);
+		__builtin_prefetch(f + 128, 1);
 	}
 }
 
