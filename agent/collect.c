@@ -80,6 +80,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		b.bytes = r->bytes;
 		b.messages = r->messages;
 		b.packets = r->packets;
+		b.loss = r->loss;
+		b.marks = r->marks;
 		burst_add(c, &b);
 	}
 	return 0;
@@ -183,6 +185,8 @@ static void summary_of(struct ct_collect *c, const struct ctp_flow_key *k, const
 		.bytes = f->bytes - f->burst_start_bytes,
 		.messages = (uint32_t)s->messages - f->burst_start_messages,
 		.packets = (uint32_t)f->packets - f->burst_start_packets,
+		.loss = ctp_burst_count(ctp_flow_loss(f), f->burst_start_loss),
+		.marks = ctp_burst_count(ctp_flow_marks(f), f->burst_start_marks),
 	};
 	burst_add(c, &b);
 }

@@ -103,7 +103,8 @@ static __always_inline void record_key(struct ctp_flow_key *out, const struct ct
 }
 
 static __always_inline void emit(struct ctp_totals *t, const struct ctp_pkt *pkt, __u32 type,
-				 __u64 start, __u64 end, __u64 bytes, __u32 packets, __u32 messages)
+				 __u64 start, __u64 end, __u64 bytes, __u32 packets, __u32 messages,
+				 __u8 loss, __u8 marks)
 {
 	struct ctp_record *r = bpf_ringbuf_reserve(&ctp_events, sizeof(*r), 0);
 
@@ -117,6 +118,8 @@ static __always_inline void emit(struct ctp_totals *t, const struct ctp_pkt *pkt
 	r->type = type;
 	r->packets = packets;
 	r->messages = messages;
+	r->loss = loss;
+	r->marks = marks;
 	r->pad = 0;
 	r->start = start;
 	r->end = end;
@@ -132,7 +135,7 @@ static __always_inline void message_complete(struct ctp_totals *t, struct ctp_fl
 	t->t[CTP_T_MESSAGES]++;
 	t->t[CTP_T_MESSAGE_BYTES] += size;
 	if (ctp_message_records)
-		emit(t, pkt, CTP_REC_MESSAGE, now, now, size, 0, 0);
+		emit(t, pkt, CTP_REC_MESSAGE, now, now, size, 0, 0, 0, 0);
 }
 
 static __always_inline void learn_pmtu(struct ctp_flow *f, __u32 payload)
@@ -147,6 +150,8 @@ static __always_inline void burst_begin(struct ctp_flow *f, __u64 now)
 	f->burst_start_bytes = f->bytes;
 	f->burst_start_packets = (__u32)f->packets;
 	f->burst_start_messages = (__u32)f->messages;
+	f->burst_start_loss = ctp_flow_loss(f);
+	f->burst_start_marks = ctp_flow_marks(f);
 }
 
 /* A gap longer than max(burst gap, 8 x the usual gap) ends the open burst. */
@@ -162,7 +167,9 @@ static __always_inline void burst_track(struct ctp_totals *t, struct ctp_flow *f
 		t->t[CTP_T_BURSTS]++;
 		emit(t, pkt, CTP_REC_BURST, f->burst_start_ts, f->last_ts,
 		     f->bytes - f->burst_start_bytes, (__u32)f->packets - f->burst_start_packets,
-		     (__u32)f->messages - f->burst_start_messages);
+		     (__u32)f->messages - f->burst_start_messages,
+		     ctp_burst_count(ctp_flow_loss(f), f->burst_start_loss),
+		     ctp_burst_count(ctp_flow_marks(f), f->burst_start_marks));
 		burst_begin(f, now);
 		return;
 	}

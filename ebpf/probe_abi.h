@@ -102,7 +102,33 @@ struct ctp_flow {
 	__u8 pcp; /* 0xff untagged */
 	__u8 ecn_seen;
 	__u8 pad[3];
+	__u32 burst_start_loss;	 /* ctp_flow_loss when the open burst started */
+	__u32 burst_start_marks; /* ctp_flow_marks then */
 };
+
+/*
+ * A flow's loss signals and marks so far, counted as the engine's bursts
+ * count them (dataplane/message.c): retransmissions, PSN gaps, sequence
+ * and other NAKs (not RNR: a receiver not ready loses nothing); CE-marked
+ * packets and CNPs. A burst carries their growth while it was open.
+ */
+static inline __u32 ctp_flow_loss(const struct ctp_flow *f)
+{
+	return (__u32)(f->retransmits + f->psn_gaps + f->naks_seq + f->naks_other);
+}
+
+static inline __u32 ctp_flow_marks(const struct ctp_flow *f)
+{
+	return (__u32)(f->ecn_ce + f->cnp);
+}
+
+/* A burst's count as its record carries it: saturating at 255, as the engine's. */
+static inline __u8 ctp_burst_count(__u32 now, __u32 at_start)
+{
+	__u32 d = now - at_start;
+
+	return d > 255 ? 255 : (__u8)d;
+}
 
 /* Ring-buffer records: one per completed message or finished burst. */
 enum ctp_record_type {
@@ -115,7 +141,9 @@ struct ctp_record {
 	__u32 type;	/* enum ctp_record_type */
 	__u32 packets;	/* burst: packets in it */
 	__u32 messages; /* burst: messages completed in it */
-	__u32 pad;
+	__u8 loss;	/* burst: loss signals in it (ctp_flow_loss), saturating */
+	__u8 marks;	/* burst: CE marks and CNPs in it (ctp_flow_marks), saturating */
+	__u16 pad;
 	__u64 start; /* burst: first packet; message: completion */
 	__u64 end;   /* burst: last packet */
 	__u64 bytes; /* burst: wire bytes; message: its size */

@@ -16,6 +16,7 @@
 #include <commtap/roce_opcode.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../ebpf/probe_abi.h"
@@ -177,6 +178,83 @@ static void test_xdp_write_message(void **state)
 	ctp_probe__destroy(s);
 }
 
+/* Burst records: their loss signals and marks, summed by when they ended. */
+struct burst_counts {
+	uint64_t split; /* records ending before it count in [0], after in [1] */
+	unsigned loss[2], marks[2], n[2];
+};
+
+static int count_burst(void *ctx, void *data, size_t size)
+{
+	const struct ctp_record *r = data;
+	struct burst_counts *b = ctx;
+	int after;
+
+	if (size < sizeof(*r) || r->type != CTP_REC_BURST)
+		return 0;
+	after = r->end >= b->split;
+	b->loss[after] += r->loss;
+	b->marks[after] += r->marks;
+	b->n[after]++;
+	return 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void send_roce(struct ctp_probe *s, uint8_t opcode, uint32_t psn, int ce)
+{
+	uint8_t frame[512];
+	size_t len = ct_frame_roce(frame, sizeof(frame), opcode, 0x4321, psn, 64, 0);
+
+	assert_true(len > 0);
+	if (ce)
+		frame[15] |= 3; /* IPv4 TOS: ECN CE */
+	assert_int_equal(run(bpf_program__fd(s->progs.ct_xdp), frame, len, NULL), 2);
+}
+
+/*
+ * Each burst record carries the loss signals and marks of its own time, as
+ * the engine's bursts do: a PSN gap and a replayed PSN in the first burst,
+ * a CE mark and a CNP in the second, nothing in the third. (A loaded machine
+ * may split a burst between two test runs: the records are summed by the
+ * idle gap they ended before.)
+ */
+static void test_burst_records_carry_loss_and_marks(void **state)
+{
+	struct ctp_probe *s = load();
+	struct burst_counts got = {0};
+	struct ring_buffer *rb;
+	uint64_t second;
+
+	(void)state;
+	send_roce(s, CT_OP_SEND_ONLY, 1, 0);
+	send_roce(s, CT_OP_SEND_ONLY, 3, 0); /* PSN 2 missing: a gap */
+	send_roce(s, CT_OP_SEND_ONLY, 2, 0); /* behind: a replay */
+	usleep(20000);			     /* an idle gap: a new burst */
+	second = monotonic_ns();
+	send_roce(s, CT_OP_SEND_ONLY, 4, 1); /* CE-marked */
+	send_roce(s, CT_OPCODE_CNP, 0, 0);
+	usleep(20000);
+	send_roce(s, CT_OP_SEND_ONLY, 5, 0); /* ends the second burst */
+	got.split = second;
+	rb = ring_buffer__new(bpf_map__fd(s->maps.ctp_events), count_burst, &got, NULL);
+	assert_non_null(rb);
+	ring_buffer__consume(rb);
+	assert_true(got.n[0] >= 1 && got.n[1] >= 1);
+	assert_int_equal(got.loss[0], 2);
+	assert_int_equal(got.marks[0], 0);
+	assert_int_equal(got.loss[1], 0);
+	assert_int_equal(got.marks[1], 2);
+	ring_buffer__free(rb);
+	ctp_probe__destroy(s);
+}
+
 /* A jumbo frame through the multi-buffer (xdp.frags) program: counted whole. */
 static void test_xdp_jumbo_frags(void **state)
 {
@@ -292,6 +370,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verifier_accepts), cmocka_unit_test(test_xdp_write_message),
+		cmocka_unit_test(test_burst_records_carry_loss_and_marks),
 		cmocka_unit_test(test_xdp_jumbo_frags),	 cmocka_unit_test(test_tc_tcp_gso),
 		cmocka_unit_test(test_malformed),	 cmocka_unit_test(test_ipv6_flow),
 	};

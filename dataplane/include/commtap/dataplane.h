@@ -104,8 +104,8 @@ struct ct_flow_burst {
 	/*
 	 * Loss signals (retransmitted packets, PSN gaps, NAKs) and marks (CE
 	 * packets, CNPs) during it, each saturating at 255: the per-iteration
-	 * onsets of loss and congestion. Zero where the producer counts none
-	 * (the eBPF probe).
+	 * onsets of loss and congestion (the eBPF probe's records carry the
+	 * same counts).
 	 */
 	uint8_t loss, marks;
 };
