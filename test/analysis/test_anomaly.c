@@ -341,6 +341,29 @@ static void test_loss_hot_spot(void **state)
 	done(&j);
 }
 
+/*
+ * The same hot spot before the job has a period (an interval report over
+ * its start-up): kept, but below 0.5, since start-up cannot be set apart.
+ */
+static void test_loss_without_period_undecided(void **state)
+{
+	struct job j;
+
+	(void)state;
+	ring(&j, -1, 0, -1, 1, 0);
+	j.set.flows[set_index(&j.set, &j.ring[3])].psn_gaps = 30;
+	assert_int_equal(ct_anomalies_find(&j.set, NULL, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 1);
+	assert_true(j.found.list[0].confidence < 0.5);
+	assert_non_null(strstr(j.found.list[0].evidence, "no iteration yet"));
+	ct_anomalies_free(&j.found);
+	/* with its period: a finding */
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 1);
+	assert_true(j.found.list[0].confidence >= 0.5);
+	done(&j);
+}
+
 /* 20% of the packets toward host 3 CE-marked, 1% toward the others: host 3. */
 static void test_congested_receiver(void **state)
 {
@@ -547,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_loss_hot_spot),
+		cmocka_unit_test(test_loss_without_period_undecided),
 		cmocka_unit_test(test_congested_receiver),
 		cmocka_unit_test(test_rhythm_break),
 		cmocka_unit_test(test_rhythm_break_in_few_iterations_below_an_alarm),
