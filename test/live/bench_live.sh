@@ -71,7 +71,9 @@ replay() {
 
 for r in $(seq "$rounds"); do
 	# A: beside tcpdump
-	nsenter --net=/var/run/netns/$nsb tcpdump -i $vethb -Q in -nn -w /dev/null \
+	# -Z root: as root, tcpdump hands its output file to its own user, and
+	# that file is /dev/null (an earlier run left /dev/null owned by tcpdump)
+	nsenter --net=/var/run/netns/$nsb tcpdump -i $vethb -Q in -nn -Z root -w /dev/null \
 		2>"$work/tcpdump.err" &
 	tcpdump_pid=$!
 	until grep -q "listening on" "$work/tcpdump.err"; do sleep 0.1; done
