@@ -189,12 +189,20 @@ static int setup(void **state)
 	setenv("COMMTAP_NCCL_MASK", "2015", 1);
 	if (drv_open(&lib, plugin_path) || drv_init(&comm, &lib, 5, 0xc10c, "clock", 1, 2, 0) ||
 	    !comm.ctx)
-		return -1;
+		goto fail;
 	drv_ring_path(path, sizeof(path));
 	if (ct_gpu_ring_open(&ring, path))
-		return -1;
+		goto fail;
 	ct_gpu_ring_attach(&ring);
 	return 0;
+fail:
+	/* cmocka runs no group teardown after a failed setup: nothing left in /tmp */
+	if (comm.ctx)
+		drv_finalize(&comm);
+	drv_ring_path(path, sizeof(path));
+	unlink(path);
+	rmdir(ring_dir);
+	return -1;
 }
 
 static int teardown(void **state)
