@@ -18,7 +18,9 @@
  * its whole iteration, it may simply have finished. Both are said at a
  * confidence below an alarm's. A slow job
  * still completes iterations at a longer period: its traffic does not stop,
- * and it is no hang (the rhythm detector sees its long iterations).
+ * and it is no hang (the rhythm detector sees its long iterations). Nor is
+ * a silence not much longer than one the job has already come back from:
+ * its own rhythm holds stalls that long (HANG_NEW_STALL).
  */
 #include "anomaly_internal.h"
 
@@ -28,6 +30,13 @@
 
 /* silent this many periods before the capture's end: "within 2 periods" (issue 30) */
 #define HANG_PERIODS 2.0
+/*
+ * A silence is new, past the job's own stalls, from this many times its
+ * longest silence while it ran: clean real pipelines read with --interval 1
+ * stalled 0.21-0.24 s (2.0-2.7 periods) after silences of up to 0.23 s and
+ * came back; the real ddp-hang's 2.93 s follows 0.25 s at most.
+ */
+#define HANG_NEW_STALL 2.0
 /* one host stopped first, the others waited for it */
 #define HANG_CONF_PARTIAL 0.9
 /* every host cut alike: a stop of all, or an end at the job's own boundary */
@@ -61,6 +70,50 @@
  */
 #define HANG_ACK_FRAME 128
 
+static int burst_start_cmp(const void *a, const void *b)
+{
+	const struct ct_burst *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * The job's longest silence while it ran, s: the longest gap between its
+ * data flows' bursts (their union), before its last one.
+ */
+static int longest_silence(const struct anom_ctx *c, double *out)
+{
+	const struct ct_periodicity *p = c->per;
+	struct ct_burst *all;
+	size_t n = 0, k = 0;
+	uint64_t e;
+
+	*out = 0;
+	for (size_t f = 0; f < p->n_flows; f++)
+		if (anom_job_data_flow(c, f))
+			n += p->flows[f].n_bursts;
+	if (!n)
+		return 0;
+	all = malloc(n * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (size_t f = 0; f < p->n_flows; f++)
+		if (anom_job_data_flow(c, f)) {
+			memcpy(all + k, p->flows[f].bursts, p->flows[f].n_bursts * sizeof(*all));
+			k += p->flows[f].n_bursts;
+		}
+	qsort(all, n, sizeof(*all), burst_start_cmp);
+	e = all[0].end;
+	for (size_t i = 1; i < n; i++) {
+		if (all[i].start > e && (double)(all[i].start - e) / 1e9 > *out)
+			*out = (double)(all[i].start - e) / 1e9;
+		if (all[i].end > e)
+			e = all[i].end;
+	}
+	free(all);
+	return 0;
+}
+
 struct hang_host {
 	uint64_t last_end; /* its last data burst's end (acknowledgements aside) */
 	double share;	   /* its last iteration's bytes over its median iteration's */
@@ -84,7 +137,7 @@ int anom_hang(struct anom_ctx *c)
 	int uneven, pipeline = 0;
 	uint64_t job_last = 0, end;
 	long last_it;
-	double silence;
+	double silence, before;
 	int err = 0;
 
 	if (!c->n_iter || !c->counters) {
@@ -108,6 +161,9 @@ int anom_hang(struct anom_ctx *c)
 		goto out;
 	silence = (double)(end - job_last) / 1e9;
 	if (silence < HANG_PERIODS * c->period_s)
+		goto out;
+	err = longest_silence(c, &before);
+	if (err)
 		goto out;
 	anom_hosts_done(&hosts);
 	h = calloc(hosts.n, sizeof(*h));
@@ -197,23 +253,28 @@ int anom_hang(struct anom_ctx *c)
 					       anom_addr(&hosts.a[order[i]], buf));
 		if (missing)
 			an.peer = hosts.a[shortest]; /* the one that sent least of its iteration */
-		snprintf(an.evidence, sizeof(an.evidence),
-			 "the job sent nothing for its last %.3g s (%.1f periods of %.3g ms) while "
-			 "the "
-			 "capture went on; in its last iteration (%ld) %zu of its %zu hosts sent "
-			 "less than %.0f%% of an iteration (%s %.0f%%)%s; the last to send: %s",
-			 silence, silence / c->period_s, c->period_s * 1e3, last_it, missing,
-			 hosts.n, HANG_WHOLE_SHARE * 100, anom_addr(&hosts.a[shortest], buf),
-			 h[shortest].share * 100,
-			 uneven ? ": it stopped first, the others waited for it in a collective "
-				  "that never completed"
-			 : missing
-				 ? (pipeline ? ": a pipeline's stages end apart in the wire's "
-					       "iteration (a stop, or an end at its own boundary)"
-					     : ": every host stopped at the same point (a stop of "
-					       "all, or an end at the job's own boundary)")
-				 : ": it may have ended",
-			 list);
+		if (silence < HANG_NEW_STALL * before && an.confidence > HANG_CONF_ALIKE)
+			an.confidence = HANG_CONF_ALIKE; /* as long a stall came and went */
+		at = (size_t)snprintf(
+			an.evidence, sizeof(an.evidence),
+			"the job sent nothing for its last %.3g s (%.1f periods of %.3g ms; before, "
+			"%.3g s at most) while the capture went on; in its last iteration (%ld) %zu "
+			"of its %zu hosts sent less than %.0f%% of an iteration (%s %.0f%%)%s",
+			silence, silence / c->period_s, c->period_s * 1e3, before, last_it, missing,
+			hosts.n, HANG_WHOLE_SHARE * 100, anom_addr(&hosts.a[shortest], buf),
+			h[shortest].share * 100,
+			uneven ? ": it stopped first, the others waited for it in a collective "
+				 "that never completed"
+			: missing
+				? (pipeline ? ": a pipeline's stages end apart in the wire's "
+					      "iteration (a stop, or an end at its own boundary)"
+					    : ": every host stopped at the same point (a stop of "
+					      "all, or an end at the job's own boundary)")
+				: ": it may have ended");
+		/* the hosts last: what does not fit is cut */
+		if (at < sizeof(an.evidence))
+			snprintf(an.evidence + at, sizeof(an.evidence) - at, "; the last to send: %s",
+				 list);
 		err = anom_add(c, &an);
 	}
 out:

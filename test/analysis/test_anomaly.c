@@ -45,6 +45,8 @@ static int stall = -1; /* this iteration lasts STALL longer (compute grew), -1 n
 static uint32_t stalls;		/* and these (a bit per iteration) */
 static uint64_t stall_ns = STALL; /* by this much */
 static unsigned n_iters = ITERS; /* iterations in the job */
+static int quiet_host = -1;	 /* this host sends nothing from iteration quiet_from on */
+static unsigned quiet_from;
 /*
  * Every sparse_every-th iteration (0: none) host 0 also sends host 2 a
  * tensor-parallel burst at [70, 75) ms: a collective of the iteration that
@@ -93,6 +95,8 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 			uint64_t d = on && h == late ? late_ns : 0;
 			double f = on && h == slow_host ? slow : 1;
 
+			if (h == quiet_host && i >= quiet_from)
+				continue;
 			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d,
 				  25000000);
 			mark_last_burst(j, h, i);
@@ -524,6 +528,51 @@ static void test_rhythm_break_in_few_iterations_below_an_alarm(void **state)
 	done(&j);
 }
 
+/*
+ * Host 2 sends nothing in the last iteration, the others send theirs, and
+ * the capture goes on 500 ms past the job's last burst (5 periods): a hang,
+ * host 2 stopped first. With a stall of 400 ms at iteration 5 the job came
+ * back from (its longest silence 450 ms), 540 ms of silence is no new stall:
+ * under an alarm.
+ */
+static void hang_after_stall(uint64_t earlier_stall, double want)
+{
+	struct job j;
+	struct ct_engine_counters k = {0};
+	const struct ct_anomaly *a = NULL;
+
+	quiet_host = 2;
+	quiet_from = ITERS - 1;
+	stall = earlier_stall ? 5 : -1;
+	stall_ns = earlier_stall;
+	ring(&j, -1, 0, -1, 1, 0);
+	quiet_host = stall = -1;
+	stall_ns = STALL;
+	for (size_t i = 0; i < j.log.n; i++)
+		if (j.log.b[i].end > k.last_ts)
+			k.last_ts = j.log.b[i].end;
+	k.last_ts += 500 * MS;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, &k, &j.found), 0);
+	for (size_t i = 0; i < j.found.n; i++)
+		if (j.found.list[i].kind == CT_ANOMALY_HANG)
+			a = &j.found.list[i];
+	assert_non_null(a);
+	assert_near(a->confidence, want, 1e-9);
+	done(&j);
+}
+
+static void test_hang_found(void **state)
+{
+	(void)state;
+	hang_after_stall(0, 0.9);
+}
+
+static void test_hang_as_long_as_a_stall_is_below_an_alarm(void **state)
+{
+	(void)state;
+	hang_after_stall(400 * MS, 0.45);
+}
+
 /* Five of 15 whole iterations long: no rhythm the breaks are exceptions to. */
 static void test_many_long_iterations_are_no_break(void **state)
 {
@@ -595,6 +644,8 @@ int main(void)
 		cmocka_unit_test(test_congested_receiver),
 		cmocka_unit_test(test_rhythm_break),
 		cmocka_unit_test(test_merged_iterations_are_no_break),
+		cmocka_unit_test(test_hang_found),
+		cmocka_unit_test(test_hang_as_long_as_a_stall_is_below_an_alarm),
 		cmocka_unit_test(test_rhythm_break_in_few_iterations_below_an_alarm),
 		cmocka_unit_test(test_many_long_iterations_are_no_break),
 		cmocka_unit_test(test_period_part_of_the_iteration_not_judged),
