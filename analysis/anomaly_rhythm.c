@@ -5,14 +5,14 @@
  * stall, compute, data loading, a checkpoint) or the time its collective
  * traffic was on (communication), each against its own median and spread
  * over the iterations. An iteration that is long by its bounds alone, its
- * silence and its collective traffic as usual, is not a break: the job's
- * other traffic went on in its rhythm there, and the bounds merged two
- * iterations (clean real pp4: 1.53 s between two anchors against a median
- * of 522 ms, 1.00 s the longest iteration by the ranks' own clocks, the
- * longest silence 229 ms against a median of 26 ms). A job that is on the
- * wire all through its iteration has no idle edge to anchor its iterations
- * on either (gpt-p1t8d1 at matrix scale: bounds 22-64 ms apart for 50 ms
- * iterations), while a stall is a silence the wire shows whole.
+ * silence and its collective traffic as usual, is not judged a break: the
+ * job's other traffic went on in its rhythm there (clean real pp4-1: 1.53 s
+ * between two anchors against a median of 522 ms, read at 0.83; the ranks'
+ * own clocks say 1.00 s, and its longest silence was 229 ms against a
+ * median of 26 ms). A job that is on the wire all through its iteration has
+ * no idle edge to anchor its iterations on either (gpt-p1t8d1 at matrix
+ * scale: bounds 22-64 ms apart for 50 ms iterations), while a stall is a
+ * silence the wire shows whole.
  */
 #include "anomaly_internal.h"
 
