@@ -316,6 +316,29 @@ static void test_slow_link(void **state)
 	/* both buckets' bytes over 10 + 30 ms against 20 ms: half the peers' rate */
 	assert_near(a->value, 0.5, 0.01);
 	assert_true(labs(a->onset - 4) <= 1);
+	/* at its peers' rate in iterations 0-3, half of it after: a step of its own */
+	assert_true(a->confidence >= 0.5);
+	done(&j);
+}
+
+/*
+ * The same link slow from the first iteration: nothing of its own to
+ * compare with, a host slower by placement reads the same: reported,
+ * below an alarm.
+ */
+static void test_slow_link_from_the_start_below_an_alarm(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	ring(&j, -1, 0, 1, 3, 0);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
+	assert_near(a->value, 0.5, 0.01);
+	assert_true(a->confidence > 0 && a->confidence < 0.5);
 	done(&j);
 }
 
@@ -569,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_last_bucket),
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_slow_link),
+		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
 		cmocka_unit_test(test_loss_hot_spot),
 		cmocka_unit_test(test_loss_without_period_undecided),
 		cmocka_unit_test(test_congested_receiver),
