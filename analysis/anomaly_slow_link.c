@@ -14,26 +14,20 @@
  * drawn out, no longer form one burst each, and read as EP's varying
  * chunks). A pipeline's pairs are compared only among themselves: its
  * activations are paced by compute, not by the link (clean matrix jobs'
- * PP pairs move 0.1..20 Gbit/s while their DP pairs move 45).
+ * PP pairs move 0.1..20 Gbit/s while their DP pairs move 45). A pair with
+ * no peers at all is judged against its own earlier iterations
+ * (anomaly_slow_link_own.c). An alarm needs a step of the pair's own
+ * (SLOW_UNDECIDED_CONFIDENCE).
  */
-#include "anomaly_internal.h"
+#include "anomaly_slow_link.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * A pair is slow in an iteration below this share of its peers' median
- * rate: clean synthesized jobs' pairs stay within 0.8..1.25 of their
- * class's median, a link at half rate reads 0.5 and below.
- */
-#define SLOW_RATIO 0.6
 /* peers to compare with: the median of two is their mean, one slow pair would drag it */
 #define SLOW_MIN_PAIRS 3
-/* seen in at least this many iterations, and in most of them from its onset */
-#define SLOW_MIN_ITERATIONS 2
-#define SLOW_MIN_STEADY	    0.5
 /*
  * Bursts of fewer packets are too few to time a rate (a clear-to-send is
  * one; the first packet's own serialization is not in the burst's span).
@@ -41,18 +35,6 @@
 #define SLOW_MIN_PACKETS 3
 /* peers move between 1/2 and 2 times the pair's bytes an iteration */
 #define SLOW_PEER_VOLUME 2.0
-/*
- * Healthy is what the job's own pairs do: a pair is slow in an iteration
- * only where its shortfall from the peers' median is SLOW_SPREAD_Z robust
- * deviations (1.4826 MAD of the peers' rates, relative to their median) or
- * more, 3 being the usual robust outlier bound. Synthesized pairs spread
- * by 0.03-0.1 of their median and a link at a third of its rate stands
- * out; on clean real runs the pairs of token routing (EP) and of a
- * pipeline move 0.1..0.5 of their median from iteration to iteration
- * (gloo on a loaded 2-core machine): below 60% there was the healthy
- * spread, 25 findings at confidence 0.5 or more in 1,088 clean iterations.
- */
-#define SLOW_SPREAD_Z 3.0
 
 /*
  * A link that slowed is slower than it was: an alarm needs the pair's own
@@ -91,6 +73,15 @@ static int same_link(const struct pair *a, const struct pair *b)
 static int peer_volume(double a, double b)
 {
 	return b * SLOW_PEER_VOLUME >= a && b <= a * SLOW_PEER_VOLUME;
+}
+
+/* Whether the pair had peers to compare with in any of its iterations. */
+static int any_peers(const double *ratio, size_t ni)
+{
+	for (size_t it = 0; it < ni; it++)
+		if (!isnan(ratio[it]))
+			return 1;
+	return 0;
 }
 
 /* The median of a pair's ratios in its iterations before onset; NAN with too few. */
@@ -241,6 +232,16 @@ int anom_slow_link(struct anom_ctx *c)
 			rate += bytes[a * ni + it] / on[a * ni + it];
 		}
 		an.of = an.onset < 0 ? 0 : (unsigned)(ni - (size_t)an.onset);
+		if (!err && !seen && pairs[a].cls != CT_CLASS_PP &&
+		    !any_peers(ratio + a * ni, ni)) {
+			free(an.iters);
+			for (size_t it = 0; it < ni; it++)
+				tmp[it] = on[a * ni + it] > 0 ? bytes[a * ni + it] / on[a * ni + it]
+							      : 0;
+			err = anom_slow_link_own(c, &pairs[a].src, &pairs[a].dst, pairs[a].cls,
+						 tmp);
+			continue;
+		}
 		if (err || seen < SLOW_MIN_ITERATIONS || seen < SLOW_MIN_STEADY * an.of) {
 			free(an.iters);
 			continue;

@@ -42,15 +42,21 @@ static const char *const addr[HOSTS] = {"198.18.0.1", "198.18.0.2", "198.18.0.3"
  */
 static int stall = -1; /* this iteration lasts STALL longer (compute grew), -1 none */
 #define STALL (80 * MS)
-static uint32_t stalls;		/* and these (a bit per iteration) */
+static uint32_t stalls;		  /* and these (a bit per iteration) */
 static uint64_t stall_ns = STALL; /* by this much */
-static unsigned n_iters = ITERS; /* iterations in the job */
+static unsigned n_iters = ITERS;  /* iterations in the job */
 /*
  * Every sparse_every-th iteration (0: none) host 0 also sends host 2 a
  * tensor-parallel burst at [70, 75) ms: a collective of the iteration that
  * the periods between miss, when the period read is a part of the iteration.
  */
 static unsigned sparse_every;
+/*
+ * Its burst's duration in ms from iteration sparse_slow_from on (it is 5
+ * before); sparse_jitter: every odd iteration's lasts this much longer.
+ */
+static uint64_t sparse_slow_ms = 5;
+static unsigned sparse_slow_from, sparse_jitter_ms;
 
 /*
  * The counts host sig_host's bursts carry from iteration sig_from on (-1:
@@ -101,7 +107,10 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 			mark_last_burst(j, h, i);
 		}
 		if (sparse_every && i % sparse_every == 0)
-			log_burst(&j->log, &j->sparse, t0 + 70 * MS, t0 + 75 * MS, 5000000);
+			log_burst(&j->log, &j->sparse, t0 + 70 * MS,
+				  t0 + 70 * MS + (i >= sparse_slow_from ? sparse_slow_ms : 5) * MS +
+					  (i % 2 ? sparse_jitter_ms * MS : 0),
+				  5000000);
 		t0 += PERIOD + (on && late >= 0 ? late_ns : 0) +
 		      ((int)i == stall || (i < 32 && (stalls >> i) & 1) ? stall_ns : 0);
 	}
@@ -113,9 +122,9 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 	j->cls.flows = calloc(j->cls.n, sizeof(*j->cls.flows));
 	assert_non_null(j->cls.flows);
 	for (size_t i = 0; i < j->cls.n; i++)
-		j->cls.flows[i].cls =
-			memcmp(&j->set.flows[i].key, &j->sparse, sizeof(j->sparse)) ? CT_CLASS_DP
-										      : CT_CLASS_TP;
+		j->cls.flows[i].cls = memcmp(&j->set.flows[i].key, &j->sparse, sizeof(j->sparse))
+					      ? CT_CLASS_DP
+					      : CT_CLASS_TP;
 }
 
 static void done(struct job *j)
@@ -339,6 +348,67 @@ static void test_slow_link_from_the_start_below_an_alarm(void **state)
 	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
 	assert_near(a->value, 0.5, 0.01);
 	assert_true(a->confidence > 0 && a->confidence < 0.5);
+	done(&j);
+}
+
+/*
+ * The tensor-parallel pair (host 0 -> 2) is the only one of its class and
+ * moves a tenth of the ring pairs' bytes: no peers. Its burst takes 15 ms
+ * instead of 5 from iteration 6: a third of its own rate before, found
+ * there against itself.
+ */
+static void test_slow_link_without_peers(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	sparse_every = 1;
+	sparse_slow_ms = 15;
+	sparse_slow_from = 6;
+	ring(&j, -1, 0, -1, 1, 0);
+	sparse_every = 0;
+	sparse_slow_ms = 5;
+	sparse_slow_from = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	a = &j.found.list[0];
+	assert_int_equal(a->kind, CT_ANOMALY_SLOW_LINK);
+	assert_memory_equal(&a->host, &j.sparse.src, sizeof(a->host));
+	assert_memory_equal(&a->peer, &j.sparse.dst, sizeof(a->peer));
+	assert_near(a->value, 1.0 / 3, 0.01);
+	assert_true(labs(a->onset - 6) <= 1);
+	assert_true(a->confidence >= 0.5);
+	done(&j);
+}
+
+/*
+ * Its clean twins: the pair's burst takes 5 or 9 ms, odd iterations the
+ * longer, all along (its own spread, no step); and 5 ms then 7 from
+ * iteration 6 (a step to 0.71 of its rate, above SLOW_RATIO): nothing.
+ */
+static void test_peerless_link_jitter_or_small_step_not_slow(void **state)
+{
+	struct job j;
+
+	(void)state;
+	sparse_every = 1;
+	sparse_jitter_ms = 4;
+	ring(&j, -1, 0, -1, 1, 0);
+	sparse_jitter_ms = 0;
+	sparse_every = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 0);
+	done(&j);
+	sparse_every = 1;
+	sparse_slow_ms = 7;
+	sparse_slow_from = 6;
+	ring(&j, -1, 0, -1, 1, 0);
+	sparse_every = 0;
+	sparse_slow_ms = 5;
+	sparse_slow_from = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 0);
 	done(&j);
 }
 
@@ -593,6 +663,8 @@ int main(void)
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
+		cmocka_unit_test(test_slow_link_without_peers),
+		cmocka_unit_test(test_peerless_link_jitter_or_small_step_not_slow),
 		cmocka_unit_test(test_loss_hot_spot),
 		cmocka_unit_test(test_loss_without_period_undecided),
 		cmocka_unit_test(test_congested_receiver),
