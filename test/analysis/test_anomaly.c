@@ -57,6 +57,14 @@ static unsigned sparse_every;
  */
 static uint64_t sparse_slow_ms = 5;
 static unsigned sparse_slow_from, sparse_jitter_ms;
+/*
+ * Host metered_host's link (-1: none) meters what it carries from the
+ * first iteration: each of its buckets moves 10 MB in its 10 ms (0.4 of
+ * the others' rate) and the other 30 MB of the iteration go as single
+ * packets of 1 MB, 1 ms apart, after its second bucket: bursts too short
+ * to time a rate.
+ */
+static int metered_host = -1;
 
 /*
  * The counts host sig_host's bursts carry from iteration sig_from on (-1:
@@ -98,13 +106,19 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 		for (int h = 0; h < HOSTS; h++) {
 			uint64_t d = on && h == late ? late_ns : 0;
 			double f = on && h == slow_host ? slow : 1;
+			uint64_t bucket = h == metered_host ? 10000000 : 25000000;
 
-			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d,
-				  25000000);
+			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d, bucket);
 			mark_last_burst(j, h, i);
 			log_burst(&j->log, &j->ring[h], t0 + 50 * MS + d,
-				  t0 + 50 * MS + d + (uint64_t)(10 * MS * f), 25000000);
+				  t0 + 50 * MS + d + (uint64_t)(10 * MS * f), bucket);
 			mark_last_burst(j, h, i);
+			for (unsigned k = 0; h == metered_host && k < 30; k++) {
+				uint64_t at = t0 + 61 * MS + k * MS;
+
+				log_burst(&j->log, &j->ring[h], at, at + 1000, 1000000);
+				j->log.b[j->log.n - 1].packets = 1;
+			}
 		}
 		if (sparse_every && i % sparse_every == 0)
 			log_burst(&j->log, &j->sparse, t0 + 70 * MS,
@@ -348,6 +362,32 @@ static void test_slow_link_from_the_start_below_an_alarm(void **state)
 	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
 	assert_near(a->value, 0.5, 0.01);
 	assert_true(a->confidence > 0 && a->confidence < 0.5);
+	done(&j);
+}
+
+/*
+ * A link that meters its bytes, slow from the first iteration: 0.4 of its
+ * peers' rate while it sends, 40% of its bytes in bursts that time a rate
+ * against its peers' 100%: the link, an alarm (its twin without metering,
+ * test_slow_link_from_the_start_below_an_alarm, stays below one).
+ */
+static void test_metered_link_from_the_start(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	metered_host = 2;
+	ring(&j, -1, 0, -1, 1, 0);
+	metered_host = -1;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	for (a = j.found.list; a->kind != CT_ANOMALY_SLOW_LINK; a++)
+		;
+	assert_memory_equal(&a->host, &j.ring[2].src, sizeof(a->host));
+	assert_memory_equal(&a->peer, &j.ring[2].dst, sizeof(a->peer));
+	assert_near(a->value, 0.4, 0.01);
+	assert_true(a->confidence >= 0.5);
 	done(&j);
 }
 
@@ -663,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
+		cmocka_unit_test(test_metered_link_from_the_start),
 		cmocka_unit_test(test_slow_link_without_peers),
 		cmocka_unit_test(test_peerless_link_jitter_or_small_step_not_slow),
 		cmocka_unit_test(test_loss_hot_spot),
