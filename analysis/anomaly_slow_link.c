@@ -38,8 +38,10 @@
 
 /*
  * A link that slowed is slower than it was: an alarm needs the pair's own
- * ratio to its peers before the onset (SLOW_MIN_ITERATIONS of them at
- * least) and the slow iterations below SLOW_RATIO of it. A pair below its
+ * ratio to its peers before the onset (SLOW_MIN_BEFORE of them at least)
+ * and the slow iterations below SLOW_RATIO of it, by SLOW_SPREAD_Z of its
+ * own spread there (a pair whose ratio swings is not judged by one dip,
+ * nor by the ratio it had in two iterations). A pair below its
  * peers from its first iterations, or one that was already most of the way
  * there, is what a host slower by placement shows too (gloo ranks sharing
  * a loaded 2-core machine: on clean real runs ring pairs sit at 0.4-0.6 of
@@ -113,15 +115,25 @@ static int any_peers(const double *ratio, size_t ni)
 	return 0;
 }
 
-/* The median of a pair's ratios in its iterations before onset; NAN with too few. */
-static double own_before(const double *ratio, size_t onset, double *tmp)
+/*
+ * The median of a pair's ratios in its iterations before onset (NAN with
+ * fewer than SLOW_MIN_BEFORE) and their robust spread about it, relative.
+ */
+static double own_before(const double *ratio, size_t onset, double *tmp, double *spread)
 {
 	size_t n = 0;
+	double m;
 
 	for (size_t it = 0; it < onset; it++)
 		if (!isnan(ratio[it]))
 			tmp[n++] = ratio[it];
-	return n < SLOW_MIN_ITERATIONS ? NAN : anom_median(tmp, n);
+	if (n < SLOW_MIN_BEFORE)
+		return NAN;
+	m = anom_median(tmp, n);
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = fabs(tmp[i] - m) / m;
+	*spread = 1.4826 * anom_median(tmp, n);
+	return m;
 }
 
 int anom_slow_link(struct anom_ctx *c)
@@ -253,7 +265,7 @@ int anom_slow_link(struct anom_ctx *c)
 					.peer = pairs[a].dst,
 					.onset = -1};
 		size_t seen = 0, at;
-		double rate = 0, before, metered;
+		double rate = 0, before, metered, own_spread = 0;
 
 		for (size_t it = 0; it < ni; it++) {
 			double r = ratio[a * ni + it];
@@ -287,7 +299,7 @@ int anom_slow_link(struct anom_ctx *c)
 		an.confidence =
 			(double)seen / an.of * fmin(1, 0.5 + (SLOW_RATIO - an.value) / SLOW_RATIO);
 		rate /= (double)seen;
-		before = own_before(ratio + a * ni, (size_t)an.onset, tmp);
+		before = own_before(ratio + a * ni, (size_t)an.onset, tmp, &own_spread);
 		at = (size_t)snprintf(
 			an.evidence, sizeof(an.evidence),
 			"%s bursts on this link move %.3g Gbit/s while sending, %.0f%% "
@@ -298,9 +310,11 @@ int anom_slow_link(struct anom_ctx *c)
 			SLOW_RATIO * 100, seen, an.of, an.onset);
 		at = at < sizeof(an.evidence) ? at : sizeof(an.evidence) - 1;
 		metered = peers_timed_share(pairs, np, a, whole[a], vol, timed, inside, tmp);
-		if (!isnan(before) && an.value < SLOW_RATIO * before)
+		if (!isnan(before) && an.value < SLOW_RATIO * before &&
+		    1 - an.value / before >= SLOW_SPREAD_Z * own_spread)
 			snprintf(an.evidence + at, sizeof(an.evidence) - at,
-				 "; %.0f%% of them before it", before * 100);
+				 "; %.0f%% of them before it (its own spread %.0f%%)", before * 100,
+				 own_spread * 100);
 		else if (!isnan(metered) && timed[a] < SLOW_METERED_SHARE * metered * inside[a])
 			snprintf(an.evidence + at, sizeof(an.evidence) - at,
 				 "; %.0f%% of its bytes move in bursts of %d packets or more, "

@@ -16,6 +16,12 @@
 #define SLOW_MIN_ITERATIONS 2
 #define SLOW_MIN_STEADY	    0.5
 /*
+ * Iterations of a pair's own before a step, at least: the fewest whose
+ * median one outlier does not move (a slow first iteration of a job is
+ * warm-up).
+ */
+#define SLOW_MIN_BEFORE 3
+/*
  * Healthy is what the job's own pairs do: a pair is slow in an iteration
  * only where its shortfall from the peers' median is SLOW_SPREAD_Z robust
  * deviations (1.4826 MAD of the peers' rates, relative to their median) or

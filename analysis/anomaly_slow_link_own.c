@@ -19,12 +19,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/*
- * Iterations before the step, at least: the fewest whose median one
- * outlier does not move (a slow first iteration of a job is warm-up).
- */
-#define SLOW_OWN_MIN_BEFORE 3
-
 /* Median of v[0..n) and the mean absolute deviation about it; tmp: n doubles. */
 static double side(const double *v, size_t n, double *tmp, double *dev)
 {
@@ -73,7 +67,7 @@ int anom_slow_link_own(struct anom_ctx *c, const struct ct_addr *src, const stru
 			v[n++] = rate[it];
 		}
 	/* the split that leaves both sides closest to their own medians */
-	for (size_t k = SLOW_OWN_MIN_BEFORE; k + SLOW_MIN_ITERATIONS <= n; k++) {
+	for (size_t k = SLOW_MIN_BEFORE; k + SLOW_MIN_ITERATIONS <= n; k++) {
 		double db, da, b = side(v, k, tmp, &db), a = side(v + k, n - k, tmp, &da);
 
 		if (db + da < best) {

@@ -65,6 +65,8 @@ static unsigned sparse_slow_from, sparse_jitter_ms;
  * to time a rate.
  */
 static int metered_host = -1;
+/* before `from`, slow_host's second bucket takes this many times as long in odd iterations */
+static double slow_swing = 1;
 
 /*
  * The counts host sig_host's bursts carry from iteration sig_from on (-1:
@@ -105,7 +107,7 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 
 		for (int h = 0; h < HOSTS; h++) {
 			uint64_t d = on && h == late ? late_ns : 0;
-			double f = on && h == slow_host ? slow : 1;
+			double f = h != slow_host ? 1 : on ? slow : i % 2 ? slow_swing : 1;
 			uint64_t bucket = h == metered_host ? 10000000 : 25000000;
 
 			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d, bucket);
@@ -361,6 +363,30 @@ static void test_slow_link_from_the_start_below_an_alarm(void **state)
 	a = &j.found.list[0];
 	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
 	assert_near(a->value, 0.5, 0.01);
+	assert_true(a->confidence > 0 && a->confidence < 0.5);
+	done(&j);
+}
+
+/*
+ * Host 1's link swings between its peers' rate and 0.67 of it (its second
+ * bucket 10 or 20 ms) in iterations 0-7, then sits at 0.4 (40 ms): below
+ * 0.6 of its own 0.83 median before, but within three of its own spreads
+ * there (0.3 of it): reported, below an alarm.
+ */
+static void test_slow_link_step_within_its_own_swing_below_an_alarm(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	slow_swing = 2;
+	ring(&j, -1, 0, 1, 4, 8);
+	slow_swing = 1;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
+	assert_true(labs(a->onset - 8) <= 1);
 	assert_true(a->confidence > 0 && a->confidence < 0.5);
 	done(&j);
 }
@@ -703,6 +729,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
+		cmocka_unit_test(test_slow_link_step_within_its_own_swing_below_an_alarm),
 		cmocka_unit_test(test_metered_link_from_the_start),
 		cmocka_unit_test(test_slow_link_without_peers),
 		cmocka_unit_test(test_peerless_link_jitter_or_small_step_not_slow),
