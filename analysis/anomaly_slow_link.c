@@ -41,11 +41,11 @@
  * ratio to its peers before the onset (SLOW_MIN_BEFORE of them at least)
  * and the slow iterations below SLOW_RATIO of it, by SLOW_SPREAD_Z of its
  * own spread there (a pair whose ratio swings is not judged by one dip,
- * nor by the ratio it had in two iterations). A pair below its
- * peers from its first iterations, or one that was already most of the way
- * there, is what a host slower by placement shows too (gloo ranks sharing
- * a loaded 2-core machine: on clean real runs ring pairs sit at 0.4-0.6 of
- * their peers for a whole run): reported, below an alarm.
+ * nor by the ratio it had in two iterations). A pair below its peers from
+ * its first iterations, or one that was already most of the way there, is
+ * what a host slower by placement shows too (gloo ranks sharing a loaded
+ * 2-core machine: on clean real runs ring pairs sit at 0.4-0.6 of their
+ * peers for a whole run): reported, below an alarm.
  */
 #define SLOW_UNDECIDED_CONFIDENCE 0.45
 /*
@@ -320,14 +320,18 @@ int anom_slow_link(struct anom_ctx *c)
 				 "; %.0f%% of its bytes move in bursts of %d packets or more, "
 				 "%.0f%% of its peers': the link meters them",
 				 timed[a] / inside[a] * 100, SLOW_MIN_PACKETS, metered * 100);
-		else {
+		else if (isnan(before)) {
 			an.confidence = fmin(an.confidence, SLOW_UNDECIDED_CONFIDENCE);
 			snprintf(an.evidence + at, sizeof(an.evidence) - at,
-				 isnan(before) ? "; as slow from its first iterations, which a "
-						 "slower host reads as too (below an alarm)"
-					       : "; %.0f%% of them before it: not a step of its "
-						 "own (below an alarm)",
-				 before * 100);
+				 "; under %d iterations of its own before it: slow from its "
+				 "first, as a host slower by placement reads too (below an alarm)",
+				 SLOW_MIN_BEFORE);
+		} else {
+			an.confidence = fmin(an.confidence, SLOW_UNDECIDED_CONFIDENCE);
+			snprintf(an.evidence + at, sizeof(an.evidence) - at,
+				 "; %.0f%% of them before it, its own spread %.0f%%: no step "
+				 "beyond it (below an alarm)",
+				 before * 100, own_spread * 100);
 		}
 		err = anom_add(c, &an);
 	}
