@@ -42,10 +42,10 @@ static const char *const addr[HOSTS] = {"198.18.0.1", "198.18.0.2", "198.18.0.3"
  */
 static int stall = -1; /* this iteration lasts STALL longer (compute grew), -1 none */
 #define STALL (80 * MS)
-static uint32_t stalls;		/* and these (a bit per iteration) */
+static uint32_t stalls;		  /* and these (a bit per iteration) */
 static uint64_t stall_ns = STALL; /* by this much */
-static unsigned n_iters = ITERS; /* iterations in the job */
-static int quiet_host = -1;	 /* this host sends nothing from iteration quiet_from on */
+static unsigned n_iters = ITERS;  /* iterations in the job */
+static int quiet_host = -1;	  /* this host sends nothing from iteration quiet_from on */
 static unsigned quiet_from;
 /*
  * Every sparse_every-th iteration (0: none) host 0 also sends host 2 a
@@ -53,6 +53,22 @@ static unsigned quiet_from;
  * the periods between miss, when the period read is a part of the iteration.
  */
 static unsigned sparse_every;
+/*
+ * Its burst's duration in ms from iteration sparse_slow_from on (it is 5
+ * before); sparse_jitter: every odd iteration's lasts this much longer.
+ */
+static uint64_t sparse_slow_ms = 5;
+static unsigned sparse_slow_from, sparse_jitter_ms;
+/*
+ * Host metered_host's link (-1: none) meters what it carries from the
+ * first iteration: each of its buckets moves 10 MB in its 10 ms (0.4 of
+ * the others' rate) and the other 30 MB of the iteration go as single
+ * packets of 1 MB, 1 ms apart, after its second bucket: bursts too short
+ * to time a rate.
+ */
+static int metered_host = -1;
+/* before `from`, slow_host's second bucket takes this many times as long in odd iterations */
+static double slow_swing = 1;
 
 /*
  * The counts host sig_host's bursts carry from iteration sig_from on (-1:
@@ -93,19 +109,28 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 
 		for (int h = 0; h < HOSTS; h++) {
 			uint64_t d = on && h == late ? late_ns : 0;
-			double f = on && h == slow_host ? slow : 1;
+			double f = h != slow_host ? 1 : on ? slow : i % 2 ? slow_swing : 1;
+			uint64_t bucket = h == metered_host ? 10000000 : 25000000;
 
 			if (h == quiet_host && i >= quiet_from)
 				continue;
-			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d,
-				  25000000);
+			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d, bucket);
 			mark_last_burst(j, h, i);
 			log_burst(&j->log, &j->ring[h], t0 + 50 * MS + d,
-				  t0 + 50 * MS + d + (uint64_t)(10 * MS * f), 25000000);
+				  t0 + 50 * MS + d + (uint64_t)(10 * MS * f), bucket);
 			mark_last_burst(j, h, i);
+			for (unsigned k = 0; h == metered_host && k < 30; k++) {
+				uint64_t at = t0 + 61 * MS + k * MS;
+
+				log_burst(&j->log, &j->ring[h], at, at + 1000, 1000000);
+				j->log.b[j->log.n - 1].packets = 1;
+			}
 		}
 		if (sparse_every && i % sparse_every == 0)
-			log_burst(&j->log, &j->sparse, t0 + 70 * MS, t0 + 75 * MS, 5000000);
+			log_burst(&j->log, &j->sparse, t0 + 70 * MS,
+				  t0 + 70 * MS + (i >= sparse_slow_from ? sparse_slow_ms : 5) * MS +
+					  (i % 2 ? sparse_jitter_ms * MS : 0),
+				  5000000);
 		t0 += PERIOD + (on && late >= 0 ? late_ns : 0) +
 		      ((int)i == stall || (i < 32 && (stalls >> i) & 1) ? stall_ns : 0);
 	}
@@ -117,9 +142,9 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 	j->cls.flows = calloc(j->cls.n, sizeof(*j->cls.flows));
 	assert_non_null(j->cls.flows);
 	for (size_t i = 0; i < j->cls.n; i++)
-		j->cls.flows[i].cls =
-			memcmp(&j->set.flows[i].key, &j->sparse, sizeof(j->sparse)) ? CT_CLASS_DP
-										      : CT_CLASS_TP;
+		j->cls.flows[i].cls = memcmp(&j->set.flows[i].key, &j->sparse, sizeof(j->sparse))
+					      ? CT_CLASS_DP
+					      : CT_CLASS_TP;
 }
 
 static void done(struct job *j)
@@ -320,6 +345,140 @@ static void test_slow_link(void **state)
 	/* both buckets' bytes over 10 + 30 ms against 20 ms: half the peers' rate */
 	assert_near(a->value, 0.5, 0.01);
 	assert_true(labs(a->onset - 4) <= 1);
+	/* at its peers' rate in iterations 0-3, half of it after: a step of its own */
+	assert_true(a->confidence >= 0.5);
+	done(&j);
+}
+
+/*
+ * The same link slow from the first iteration: nothing of its own to
+ * compare with, a host slower by placement reads the same: reported,
+ * below an alarm.
+ */
+static void test_slow_link_from_the_start_below_an_alarm(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	ring(&j, -1, 0, 1, 3, 0);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
+	assert_near(a->value, 0.5, 0.01);
+	assert_true(a->confidence > 0 && a->confidence < 0.5);
+	done(&j);
+}
+
+/*
+ * Host 1's link swings between its peers' rate and 0.67 of it (its second
+ * bucket 10 or 20 ms) in iterations 0-7, then sits at 0.4 (40 ms): below
+ * 0.6 of its own 0.83 median before, but within three of its own spreads
+ * there (0.3 of it): reported, below an alarm.
+ */
+static void test_slow_link_step_within_its_own_swing_below_an_alarm(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	slow_swing = 2;
+	ring(&j, -1, 0, 1, 4, 8);
+	slow_swing = 1;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
+	assert_true(labs(a->onset - 8) <= 1);
+	assert_true(a->confidence > 0 && a->confidence < 0.5);
+	done(&j);
+}
+
+/*
+ * A link that meters its bytes, slow from the first iteration: 0.4 of its
+ * peers' rate while it sends, 40% of its bytes in bursts that time a rate
+ * against its peers' 100%: the link, an alarm (its twin without metering,
+ * test_slow_link_from_the_start_below_an_alarm, stays below one).
+ */
+static void test_metered_link_from_the_start(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	metered_host = 2;
+	ring(&j, -1, 0, -1, 1, 0);
+	metered_host = -1;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	for (a = j.found.list; a->kind != CT_ANOMALY_SLOW_LINK; a++)
+		;
+	assert_memory_equal(&a->host, &j.ring[2].src, sizeof(a->host));
+	assert_memory_equal(&a->peer, &j.ring[2].dst, sizeof(a->peer));
+	assert_near(a->value, 0.4, 0.01);
+	assert_true(a->confidence >= 0.5);
+	done(&j);
+}
+
+/*
+ * The tensor-parallel pair (host 0 -> 2) is the only one of its class and
+ * moves a tenth of the ring pairs' bytes: no peers. Its burst takes 15 ms
+ * instead of 5 from iteration 6: a third of its own rate before, found
+ * there against itself.
+ */
+static void test_slow_link_without_peers(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	sparse_every = 1;
+	sparse_slow_ms = 15;
+	sparse_slow_from = 6;
+	ring(&j, -1, 0, -1, 1, 0);
+	sparse_every = 0;
+	sparse_slow_ms = 5;
+	sparse_slow_from = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	a = &j.found.list[0];
+	assert_int_equal(a->kind, CT_ANOMALY_SLOW_LINK);
+	assert_memory_equal(&a->host, &j.sparse.src, sizeof(a->host));
+	assert_memory_equal(&a->peer, &j.sparse.dst, sizeof(a->peer));
+	assert_near(a->value, 1.0 / 3, 0.01);
+	assert_true(labs(a->onset - 6) <= 1);
+	assert_true(a->confidence >= 0.5);
+	done(&j);
+}
+
+/*
+ * Its clean twins: the pair's burst takes 5 or 9 ms, odd iterations the
+ * longer, all along (its own spread, no step); and 5 ms then 7 from
+ * iteration 6 (a step to 0.71 of its rate, above SLOW_RATIO): nothing.
+ */
+static void test_peerless_link_jitter_or_small_step_not_slow(void **state)
+{
+	struct job j;
+
+	(void)state;
+	sparse_every = 1;
+	sparse_jitter_ms = 4;
+	ring(&j, -1, 0, -1, 1, 0);
+	sparse_jitter_ms = 0;
+	sparse_every = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 0);
+	done(&j);
+	sparse_every = 1;
+	sparse_slow_ms = 7;
+	sparse_slow_from = 6;
+	ring(&j, -1, 0, -1, 1, 0);
+	sparse_every = 0;
+	sparse_slow_ms = 5;
+	sparse_slow_from = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 0);
 	done(&j);
 }
 
@@ -639,6 +798,11 @@ int main(void)
 		cmocka_unit_test(test_straggler_last_bucket),
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_slow_link),
+		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
+		cmocka_unit_test(test_slow_link_step_within_its_own_swing_below_an_alarm),
+		cmocka_unit_test(test_metered_link_from_the_start),
+		cmocka_unit_test(test_slow_link_without_peers),
+		cmocka_unit_test(test_peerless_link_jitter_or_small_step_not_slow),
 		cmocka_unit_test(test_loss_hot_spot),
 		cmocka_unit_test(test_loss_without_period_undecided),
 		cmocka_unit_test(test_congested_receiver),
