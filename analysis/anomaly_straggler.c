@@ -75,12 +75,34 @@
 #define STRAGGLER_MIN_BASELINE 3
 #define STRAGGLER_SCAN_TRIES   3.0
 /*
+ * The change's split dates a finding where chance would make so large a
+ * change at most this often, though it is not told from chance
+ * (STRAGGLER_MAX_CHANCE) and so adds nothing to the confidence: a member
+ * last from the split on, and now and then before by the jitter, is dated
+ * at the split, not at its first chance lateness (moe-straggler-r3: change
+ * chance 0.2, 7 iterations before the split, last in 2 of them by 4 ms).
+ * Where there is no sign of a change at all (the synthesized stragglers
+ * of 7 to 8 iterations, late from the first: chance 1) the finding starts
+ * at its first late iteration.
+ */
+#define STRAGGLER_DATE_CHANCE 0.5
+/*
  * Sends apart by less than this share of the period are of one step: gloo's
  * reductions on the CPU part a ring all-reduce's steps by up to 3.6 ms
  * (1.6% of ddp-straggler's 232 ms iteration, 4 ranks on 2 loaded cores),
  * where the compute before the collective takes 40 ms or more (17%).
  */
 #define STRAGGLER_STEP_JOIN 0.05
+/*
+ * Where every member has sent, a ready message this share of the period or
+ * more after the last send begins the next exchange, though nearer than a
+ * step's join: an exchange's sends follow one another within 0.1 ms, and
+ * gloo sends its ready messages only on entering one (moe-straggler-r3: its
+ * backward pass's last exchange and the next iteration's first, on the
+ * same sockets, 6.5 ms apart, 3.6% of its 179 ms iteration, the DP
+ * all-reduce between them on other sockets).
+ */
+#define STRAGGLER_EXCHANGE_GAP 0.01
 /*
  * Bursts of at most this many wire bytes a packet are acknowledgements (TCP
  * 66 to 78 bytes, RoCE ACKs 62 to 66; as anomaly_hang.c's HANG_ACK_FRAME):
@@ -144,6 +166,7 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 {
 	uint64_t half = (uint64_t)(c->period_s * 0.5e9), period = 2 * half, end = 0, all_end = 0,
 		 join = (uint64_t)(c->period_s * STRAGGLER_STEP_JOIN * 1e9);
+	uint64_t exchange = (uint64_t)(c->period_s * STRAGGLER_EXCHANGE_GAP * 1e9);
 	size_t it = 0, senders = 0, ni = c->n_iter, per_step[STRAGGLER_MAX_STEPS] = {0};
 	int ready = 0, tail = 0;
 
@@ -190,14 +213,20 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 	}
 	/* the later steps: runs that begin one, between a start and the next */
 	*n_steps = 1;
-	tail = 0;
-	end = 0;
-	it = 0;
+	tail = ready = 0;
+	end = all_end = 0;
+	it = senders = 0;
+	memset(seen, 0, nh);
 	for (size_t i = 0, k = 0; i < n;) {
 		uint64_t s = b[i].start, gap = i ? s - end : UINT64_MAX, was = all_end;
 		int closed = tail;
 
-		if (i && gap > join) {
+		/*
+		 * A ready message after a run every member sent in is the next
+		 * exchange, however short the wait (STRAGGLER_EXCHANGE_GAP).
+		 */
+		if (i && (gap > join || (senders == nh && gap > exchange && b[i].packets &&
+					 b[i].bytes <= STRAGGLER_READY_FRAME * b[i].packets))) {
 			tail = senders == nh || (tail && !ready);
 			if (tail)
 				all_end = end;
@@ -467,7 +496,7 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 					.host = h->a[m[a]],
 					.onset = -1};
 		double *u = tmp + nh * ni + 1 + nh, order, change, by_spread; /* ni more */
-		size_t seen = 0, above = 0, of, split, from;
+		size_t seen = 0, above = 0, of, dated, split, from;
 
 		/*
 		 * a change in its place in the order: late from then on; else
@@ -475,7 +504,7 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		 */
 		order_ranks(first, late, nh, ni, a, u);
 		change = fmin(1, (double)n_steps * order_change(u, ni, nh, &split));
-		if (change > STRAGGLER_MAX_CHANCE)
+		if (change > STRAGGLER_DATE_CHANCE)
 			split = 0;
 		for (size_t it = split; it < ni; it++) {
 			double l = late[a * ni + it];
@@ -505,20 +534,21 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		from = change <= STRAGGLER_MAX_CHANCE ? (size_t)an.onset : 0;
 		order = fmin(1, (double)n_steps *
 					by_chance(sum_of(u, from, ni, &of) / sqrt((double)of), nh));
-		sum_of(u, (size_t)an.onset, ni, &of);
 		if (above < STRAGGLER_MIN_ITERATIONS && order > STRAGGLER_MAX_CHANCE) {
 			free(an.iters);
 			continue;
 		}
 		an.seen = (unsigned)seen;
-		an.of = (unsigned)of;
+		sum_of(u, (size_t)an.onset, ni, &dated);
+		an.of = (unsigned)dated;
 		for (size_t k = 0; k < seen; k++)
 			tmp[k] = an.iters[k].value;
 		an.value = anom_median(tmp, seen);
 		an.share = an.value / c->period_s;
 		/*
-		 * How steadily it is late since it began and how far above the
-		 * job's spread; or how far from chance its place in the order is
+		 * How steadily it is late since it began (the iterations since
+		 * the start where the change is not told from chance) and how
+		 * far above the job's spread; or how far from chance its place in the order is
 		 * and its change (a member last from the capture's start may be
 		 * the job's own make: low).
 		 */

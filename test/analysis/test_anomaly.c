@@ -308,8 +308,9 @@ static void test_straggler_in_gloo_ring(void **state)
  * receiver's ready). Host `late` (-1: none) enters exchange A late_ns late
  * from iteration `from` on, every host within 0..A2A_JITTER of the others:
  * so every host's data to it, and its own, wait for it in A, and B and C
- * start together again. entered[i * HOSTS + h]: A's entries (NULL: not
- * kept).
+ * start together again. The exchanges carry 1, 30 and 140 packets a pair
+ * (with one size for all three the period read spans three iterations).
+ * entered[i * HOSTS + h]: A's entries (NULL: not kept).
  */
 #define A2A_ITERS  40
 #define A2A_JITTER (3 * MS)
@@ -389,10 +390,9 @@ static void mesh_done(struct mesh *j)
 
 /*
  * Host 2 enters exchange A 10 ms late from iteration 12: named, from about
- * iteration 12, its delay within 10% of its own lateness against the
- * others' entries. Not in C, the exchange after the longest wait, that
- * main's detector judged alone: there every host enters on time. The
- * clean twin: no straggler.
+ * the job's iteration 11 (its iterations begin at C), its delay within 10% of its own lateness
+ * against the others' entries. Not in C, the exchange after the longest wait, that main's detector
+ * judged alone: there every host enters on time. The clean twin: no straggler.
  */
 static void test_straggler_in_pairwise_exchange(void **state)
 {
@@ -409,6 +409,8 @@ static void test_straggler_in_pairwise_exchange(void **state)
 	a = &j.found.list[0];
 	assert_int_equal(a->kind, CT_ANOMALY_STRAGGLER);
 	assert_memory_equal(&a->host, &j.key[2][0].src, sizeof(a->host));
+	/* the job's iterations start at C, the one before A: A of iteration i is in i - 1 */
+	assert_true(labs(a->onset - 11) <= 3);
 	for (unsigned i = 12; i < A2A_ITERS; i++) {
 		for (int h = 0, k = 0; h < HOSTS; h++)
 			if (h != 2)
