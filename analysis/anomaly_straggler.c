@@ -9,7 +9,10 @@
  * longest common wait (the compute before the step: the job's iteration
  * starts are found the same way, period.c). A member's entry is its first
  * send that carries a message since the collective's previous step (every
- * member sent in it), up to half a period after that start.
+ * member sent in it), up to half a period after that start. The later
+ * steps of the iteration are judged too, each member's surest finding
+ * kept: in an all-to-all exchanged in pairs only the exchange after the
+ * late member's compute shows it (starts()).
  *
  * Why a message, not any packet, and not the first data: in a ring a
  * member's data to its successor waits for its own entry and, where the
