@@ -9,7 +9,10 @@
  * longest common wait (the compute before the step: the job's iteration
  * starts are found the same way, period.c). A member's entry is its first
  * send that carries a message since the collective's previous step (every
- * member sent in it), up to half a period after that start.
+ * member sent in it), up to half a period after that start. The later
+ * steps of the iteration are judged too, each member's surest finding
+ * kept: in an all-to-all exchanged in pairs only the exchange after the
+ * late member's compute shows it (starts()).
  *
  * Why a message, not any packet, and not the first data: in a ring a
  * member's data to its successor waits for its own entry and, where the
@@ -75,12 +78,34 @@
 #define STRAGGLER_MIN_BASELINE 3
 #define STRAGGLER_SCAN_TRIES   3.0
 /*
+ * The change's split dates a finding where chance would make so large a
+ * change at most this often, though it is not told from chance
+ * (STRAGGLER_MAX_CHANCE) and so adds nothing to the confidence: a member
+ * last from the split on, and now and then before by the jitter, is dated
+ * at the split, not at its first chance lateness (moe-straggler-r3: change
+ * chance 0.2, 7 iterations before the split, last in 2 of them by 4 ms).
+ * Where there is no sign of a change at all (the synthesized stragglers
+ * of 7 to 8 iterations, late from the first: chance 1) the finding starts
+ * at its first late iteration.
+ */
+#define STRAGGLER_DATE_CHANCE 0.5
+/*
  * Sends apart by less than this share of the period are of one step: gloo's
  * reductions on the CPU part a ring all-reduce's steps by up to 3.6 ms
  * (1.6% of ddp-straggler's 232 ms iteration, 4 ranks on 2 loaded cores),
  * where the compute before the collective takes 40 ms or more (17%).
  */
 #define STRAGGLER_STEP_JOIN 0.05
+/*
+ * Where every member has sent, a ready message this share of the period or
+ * more after the last send begins the next exchange, though nearer than a
+ * step's join: an exchange's sends follow one another within 0.1 ms, and
+ * gloo sends its ready messages only on entering one (moe-straggler-r3: its
+ * backward pass's last exchange and the next iteration's first, on the
+ * same sockets, 6.5 ms apart, 3.6% of its 179 ms iteration, the DP
+ * all-reduce between them on other sockets).
+ */
+#define STRAGGLER_EXCHANGE_GAP 0.01
 /*
  * Bursts of at most this many wire bytes a packet are acknowledgements (TCP
  * 66 to 78 bytes, RoCE ACKs 62 to 66; as anomaly_hang.c's HANG_ACK_FRAME):
@@ -94,6 +119,13 @@
  * not a step's data (frames of an MTU, 9014 bytes here).
  */
 #define STRAGGLER_READY_FRAME 256
+/*
+ * Steps of a collective judged each iteration, at most: a MoE iteration
+ * holds 4 to 6 expert exchanges. Each one judged is one more chance of a
+ * member last by chance, so the chances found are multiplied by the steps
+ * judged.
+ */
+#define STRAGGLER_MAX_STEPS 8
 /* "Iteration after iteration": one late iteration is a hiccup, not a straggler. */
 #define STRAGGLER_MIN_ITERATIONS 2
 
@@ -116,22 +148,36 @@ static int start_cmp(const void *a, const void *b)
  * entry), within a period before the start; else the start itself. A
  * member that enters long before the others (its ready message alone, a
  * wait longer than the compute before it) would otherwise read as
- * entering with the others' data, when the step's wait began. member[f]: the member sending on flow
- * f (nh members); longest: n_iter scratch; seen: nh scratch.
+ * entering with the others' data, when the step's wait began.
+ *
+ * The collective's later steps in the iteration too (step k of iteration
+ * it at start[k * n_iter + it], k < STRAGGLER_MAX_STEPS; *n_steps: how
+ * many): a run begins one where the step before has closed (every member
+ * sent in a run of it, and data only after) and it brings a ready message
+ * or every member: in an all-to-all exchanged in pairs (gloo's) the member
+ * that enters last holds up every other member's data to it, so each
+ * member's data waits in the step the late one arrives in, and the
+ * others' wait ends there: only that step shows it, and it need not be
+ * the one after the longest wait (a MoE job's expert exchanges: that is
+ * its backward pass's compute, the straggler's delay is before the
+ * iteration's first exchange). member[f]: the member sending on flow f (nh
+ * members); longest: n_iter scratch; seen: nh scratch.
  */
 static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const size_t *member,
-		   size_t nh, uint64_t *start, uint64_t *after, uint64_t *longest, char *seen)
+		   size_t nh, uint64_t *start, uint64_t *after, uint64_t *longest, char *seen,
+		   size_t *n_steps)
 {
 	uint64_t half = (uint64_t)(c->period_s * 0.5e9), period = 2 * half, end = 0, all_end = 0,
 		 join = (uint64_t)(c->period_s * STRAGGLER_STEP_JOIN * 1e9);
-	size_t it = 0, senders = 0;
+	uint64_t exchange = (uint64_t)(c->period_s * STRAGGLER_EXCHANGE_GAP * 1e9);
+	size_t it = 0, senders = 0, ni = c->n_iter, per_step[STRAGGLER_MAX_STEPS] = {0};
 	int ready = 0, tail = 0;
 
 	qsort(b, n, sizeof(*b), start_cmp);
-	for (size_t k = 0; k < c->n_iter; k++) {
+	for (size_t k = 0; k < ni * STRAGGLER_MAX_STEPS; k++)
 		start[k] = after[k] = UINT64_MAX;
+	for (size_t k = 0; k < ni; k++)
 		longest[k] = 0;
-	}
 	memset(seen, 0, nh);
 	for (size_t i = 0; i < n;) {
 		uint64_t s = b[i].start, gap = i ? s - end : UINT64_MAX;
@@ -158,7 +204,7 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 				end = b[i].end;
 		}
 		/* spans come by start: the iteration whose start is nearest */
-		while (it + 1 < c->n_iter && c->bounds[it + 1] <= s + half)
+		while (it + 1 < ni && c->bounds[it + 1] <= s + half)
 			it++;
 		if (s + half < c->bounds[it] || s >= c->bounds[it] + half)
 			continue;
@@ -168,6 +214,59 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 			after[it] = all_end && all_end + period >= s && gap > join ? all_end : s;
 		}
 	}
+	/* the later steps: runs that begin one, between a start and the next */
+	*n_steps = 1;
+	tail = ready = 0;
+	end = all_end = 0;
+	it = senders = 0;
+	memset(seen, 0, nh);
+	for (size_t i = 0, k = 0; i < n;) {
+		uint64_t s = b[i].start, gap = i ? s - end : UINT64_MAX, was = all_end;
+		int closed = tail;
+
+		/*
+		 * A ready message after a run every member sent in is the next
+		 * exchange, however short the wait (STRAGGLER_EXCHANGE_GAP).
+		 */
+		if (i && (gap > join || (senders == nh && gap > exchange && b[i].packets &&
+					 b[i].bytes <= STRAGGLER_READY_FRAME * b[i].packets))) {
+			tail = senders == nh || (tail && !ready);
+			if (tail)
+				all_end = end;
+			closed = tail;
+			was = all_end;
+			memset(seen, 0, nh);
+			senders = 0;
+			ready = 0;
+		} else if (i) {
+			closed = 0; /* still the same run */
+		}
+		for (end = b[i].end; i < n && b[i].start <= end; i++) {
+			size_t who = member[b[i].flow];
+
+			senders += !seen[who];
+			seen[who] = 1;
+			ready |= b[i].packets && b[i].bytes <= STRAGGLER_READY_FRAME * b[i].packets;
+			if (b[i].end > end)
+				end = b[i].end;
+		}
+		if (!closed || !(senders == nh || ready))
+			continue;
+		/* the iteration whose first step began last before it */
+		while (it + 1 < ni && start[it + 1] != UINT64_MAX && start[it + 1] <= s) {
+			it++;
+			k = 0;
+		}
+		if (start[it] == UINT64_MAX || s <= start[it] || s >= start[it] + period ||
+		    ++k >= STRAGGLER_MAX_STEPS)
+			continue;
+		start[k * ni + it] = s;
+		after[k * ni + it] = was && was + period >= s ? was : s;
+		per_step[k]++;
+	}
+	/* steps seen in half the iterations or more (fewer cannot be told from chance) */
+	while (*n_steps < STRAGGLER_MAX_STEPS && 2 * per_step[*n_steps] >= ni)
+		(*n_steps)++;
 }
 
 static int collective(int cls)
@@ -176,13 +275,26 @@ static int collective(int cls)
 	       cls == CT_CLASS_EMB;
 }
 
-/* A host already found straggling in another collective is said once. */
-static int reported(const struct anom_ctx *c, const struct ct_addr *host)
+/*
+ * A host found straggling in several collectives is said once, in the one
+ * it is surest in: 1 where it is already said as surely as confidence;
+ * else its less sure finding is taken out (0).
+ */
+static int reported(const struct anom_ctx *c, const struct ct_addr *host, double confidence)
 {
-	for (size_t i = 0; i < c->out->n; i++)
-		if (c->out->list[i].kind == CT_ANOMALY_STRAGGLER &&
-		    !memcmp(&c->out->list[i].host, host, sizeof(*host)))
+	struct ct_anomalies *o = c->out;
+
+	for (size_t i = 0; i < o->n; i++) {
+		if (o->list[i].kind != CT_ANOMALY_STRAGGLER ||
+		    memcmp(&o->list[i].host, host, sizeof(*host)))
+			continue;
+		if (o->list[i].confidence >= confidence)
 			return 1;
+		free(o->list[i].iters);
+		memmove(&o->list[i], &o->list[i + 1], (o->n - i - 1) * sizeof(*o->list));
+		o->n--;
+		return 0;
+	}
 	return 0;
 }
 
@@ -301,40 +413,22 @@ static double order_change(const double *u, size_t ni, size_t nh, size_t *split)
 }
 
 /*
- * One collective: the nh hosts h->a[m[...]] joined by flows of class cls.
- * first, late: nh * n_iter + 1 scratch, tmp that, nh and n_iter more; bursts: room for the bursts
- * of every flow; longest: n_iter.
+ * One step of a collective (its start gate[it], entries looked for after
+ * after[it], step of n_steps): each member's entry and lateness, and the
+ * member's finding there where it is one and surer than best[a] (kept in
+ * best; confidence -1: none yet). first, late: nh * n_iter + 1 scratch,
+ * tmp that, nh and n_iter more; bursts: room for the bursts of every flow.
  */
-static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const size_t *m,
-		 size_t nh, uint64_t *first, double *late, double *tmp, struct ct_burst *bursts,
-		 uint64_t *longest)
+static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, const size_t *m,
+		      size_t nh, const uint64_t *gate, const uint64_t *after, size_t step,
+		      size_t n_steps, uint64_t *first, double *late, double *tmp,
+		      struct ct_burst *bursts, struct ct_anomaly *best, double *best_chance)
 {
-	size_t ni = c->n_iter, n_late = 0;
+	size_t ni = c->n_iter, n_late = 0, nb;
+	uint64_t half = (uint64_t)(c->period_s * 0.5e9);
 	double spread, threshold, floor;
 	int err = 0;
 
-	uint64_t *gate = malloc(2 * (ni + 1) * sizeof(*gate)), *after = gate + ni + 1,
-		 half = (uint64_t)(c->period_s * 0.5e9);
-	size_t nb = 0, *member = malloc((c->set->count + 1) * sizeof(*member));
-	char *seen_by = malloc(nh + 1);
-
-	if (!gate || !member || !seen_by) {
-		free(gate);
-		free(member);
-		free(seen_by);
-		return -ENOMEM;
-	}
-	/* the collective's start each iteration: its members' first send after their common wait */
-	for (size_t a = 0; a < nh; a++) {
-		size_t from = nb;
-
-		nb += host_sends(c, cls, &h->a[m[a]], bursts + nb);
-		for (size_t k = from; k < nb; k++)
-			member[bursts[k].flow] = a;
-	}
-	starts(c, bursts, nb, member, nh, gate, after, longest, seen_by);
-	free(member);
-	free(seen_by);
 	/* each member's entry: its first send since the previous step, up to half a period on */
 	for (size_t a = 0; a < nh; a++) {
 		uint64_t *e = first + a * ni;
@@ -351,7 +445,6 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 					e[it] = t;
 		}
 	}
-	free(gate);
 	/* lateness: a host's entry against the median of the others' */
 	for (size_t it = 0; it < ni; it++)
 		for (size_t a = 0; a < nh; a++) {
@@ -393,8 +486,8 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 	spread = 1.4826 * anom_median(tmp, n_late);
 	floor = STRAGGLER_MIN_SHARE * c->period_s;
 	threshold = fmax(STRAGGLER_SPREADS * spread, floor);
-	/* the report's figure: the noisiest collective's */
-	if (spread > c->out->straggler_jitter_s) {
+	/* the report's figure: the noisiest collective's (its first step's) */
+	if (!step && spread > c->out->straggler_jitter_s) {
 		c->out->straggler_jitter_s = spread;
 		c->out->straggler_threshold_s = threshold;
 	}
@@ -406,12 +499,15 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 					.host = h->a[m[a]],
 					.onset = -1};
 		double *u = tmp + nh * ni + 1 + nh, order, change, by_spread; /* ni more */
-		size_t seen = 0, above = 0, of, split;
+		size_t seen = 0, above = 0, of, dated, split, from;
 
-		/* a change in its place in the order: late from then on; else since the start */
+		/*
+		 * a change in its place in the order: late from then on; else
+		 * since the start. Each step judged is one more chance.
+		 */
 		order_ranks(first, late, nh, ni, a, u);
-		change = order_change(u, ni, nh, &split);
-		if (change > STRAGGLER_MAX_CHANCE)
+		change = fmin(1, (double)n_steps * order_change(u, ni, nh, &split));
+		if (change > STRAGGLER_DATE_CHANCE)
 			split = 0;
 		for (size_t it = split; it < ni; it++) {
 			double l = late[a * ni + it];
@@ -429,41 +525,111 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 			if (err)
 				break;
 		}
-		if (err || seen < STRAGGLER_MIN_ITERATIONS || reported(c, &h->a[m[a]])) {
+		if (err || seen < STRAGGLER_MIN_ITERATIONS) {
 			free(an.iters);
 			continue;
 		}
-		order = by_chance(sum_of(u, (size_t)an.onset, ni, &of) / sqrt((double)of), nh);
+		/*
+		 * Its order since the change where the change is told from
+		 * chance, else over the whole capture (the split, the best of
+		 * several, would flatter it); the change's split still dates it.
+		 */
+		from = change <= STRAGGLER_MAX_CHANCE ? (size_t)an.onset : 0;
+		order = fmin(1, (double)n_steps *
+					by_chance(sum_of(u, from, ni, &of) / sqrt((double)of), nh));
 		if (above < STRAGGLER_MIN_ITERATIONS && order > STRAGGLER_MAX_CHANCE) {
 			free(an.iters);
 			continue;
 		}
 		an.seen = (unsigned)seen;
-		an.of = (unsigned)of;
+		sum_of(u, (size_t)an.onset, ni, &dated);
+		an.of = (unsigned)dated;
 		for (size_t k = 0; k < seen; k++)
 			tmp[k] = an.iters[k].value;
 		an.value = anom_median(tmp, seen);
 		an.share = an.value / c->period_s;
 		/*
-		 * How steadily it is late since it began and how far above the
-		 * job's spread; or how far from chance its place in the order is
+		 * How steadily it is late since it began (the iterations since
+		 * the start where the change is not told from chance) and how
+		 * far above the job's spread; or how far from chance its place in the order is
 		 * and its change (a member last from the capture's start may be
 		 * the job's own make: low).
 		 */
 		by_spread = (double)above / of * fmin(1, fmax(0, an.value / threshold - 1));
 		an.confidence = fmax(by_spread,
 				     fmin(1, -log10(fmax(order, change)) / STRAGGLER_SURE_LOG10));
-		snprintf(
-			an.evidence, sizeof(an.evidence),
-			"it enters the collectives a median %.3g ms (%.1f%% of the %.3g ms "
-			"iteration) after the other %zu hosts of its %s collective, last in %zu of "
-			"%u iterations from iteration %ld (by chance: %.2g; a change there: "
-			"%.2g); the job's spread is %.3g ms, flagged from %.3g ms",
-			an.value * 1e3, an.share * 100, c->period_s * 1e3, nh - 1,
-			ct_class_name(cls), seen, an.of, an.onset, order, change, spread * 1e3,
-			threshold * 1e3);
-		err = anom_add(c, &an);
+		if (an.confidence < best[a].confidence || (an.confidence == best[a].confidence &&
+							   fmax(order, change) >= best_chance[a])) {
+			free(an.iters);
+			continue;
+		}
+		snprintf(an.evidence, sizeof(an.evidence),
+			 "it enters the collectives a median %.3g ms (%.1f%% of the %.3g ms "
+			 "iteration) after the other %zu hosts of its %s collective (step %zu of "
+			 "%zu), last in %zu of %u iterations from iteration %ld (by chance: %.2g; "
+			 "a change there: %.2g); the step's spread is %.3g ms, flagged from %.3g "
+			 "ms",
+			 an.value * 1e3, an.share * 100, c->period_s * 1e3, nh - 1,
+			 ct_class_name(cls), step + 1, n_steps, seen, an.of, an.onset, order,
+			 change, spread * 1e3, threshold * 1e3);
+		free(best[a].iters);
+		best[a] = an;
+		best_chance[a] = fmax(order, change);
 	}
+	return err;
+}
+
+/*
+ * One collective: the nh hosts h->a[m[...]] joined by flows of class cls,
+ * each of its steps judged, each member's surest finding kept. first,
+ * late: nh * n_iter + 1 scratch, tmp that, nh and n_iter more; bursts:
+ * room for the bursts of every flow; longest: n_iter.
+ */
+static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const size_t *m,
+		 size_t nh, uint64_t *first, double *late, double *tmp, struct ct_burst *bursts,
+		 uint64_t *longest)
+{
+	size_t ni = c->n_iter, nb = 0, n_steps = 0, steps_ni = STRAGGLER_MAX_STEPS * ni;
+	uint64_t *gate = malloc(2 * (steps_ni + 1) * sizeof(*gate)), *after = gate + steps_ni + 1;
+	size_t *member = malloc((c->set->count + 1) * sizeof(*member));
+	struct ct_anomaly *best = calloc(nh, sizeof(*best));
+	double *best_chance = calloc(nh, sizeof(*best_chance));
+	char *seen_by = malloc(nh + 1);
+	int err = 0;
+
+	if (!gate || !member || !seen_by || !best || !best_chance) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* the collective's start each iteration: its members' first send after their common wait */
+	for (size_t a = 0; a < nh; a++) {
+		size_t from = nb;
+
+		nb += host_sends(c, cls, &h->a[m[a]], bursts + nb);
+		for (size_t k = from; k < nb; k++)
+			member[bursts[k].flow] = a;
+	}
+	starts(c, bursts, nb, member, nh, gate, after, longest, seen_by, &n_steps);
+	for (size_t a = 0; a < nh; a++) {
+		best[a].confidence = -1;
+		best_chance[a] = 2;
+	}
+	for (size_t k = 0; k < n_steps && !err; k++)
+		err = judge_step(c, cls, h, m, nh, gate + k * ni, after + k * ni, k, n_steps, first,
+				 late, tmp, bursts, best, best_chance);
+	for (size_t a = 0; a < nh; a++) {
+		if (err || best[a].confidence < 0 || reported(c, &h->a[m[a]], best[a].confidence)) {
+			free(best[a].iters);
+			continue;
+		}
+		err = anom_add(c, &best[a]);
+	}
+out:
+	free(gate);
+	free(member);
+	free(seen_by);
+	free(best);
+	free(best_chance);
 	return err;
 }
 

@@ -328,6 +328,137 @@ static void test_straggler_in_gloo_ring(void **state)
 	done(&j);
 }
 
+/*
+ * An all-to-all exchanged in pairs as gloo does it, three times in an
+ * iteration of PERIOD (a MoE layer's exchanges: A at 5 ms, B at 30 ms, C at
+ * 80 ms, after the longest wait): host h entering an exchange
+ * sends its 48-byte ready message to each peer (a 114-byte frame) at once,
+ * and its data to peer o once o is in too (the sender waits for its
+ * receiver's ready). Host `late` (-1: none) enters exchange A late_ns late
+ * from iteration `from` on, every host within 0..A2A_JITTER of the others:
+ * so every host's data to it, and its own, wait for it in A, and B and C
+ * start together again. The exchanges carry 1, 30 and 140 packets a pair
+ * (with one size for all three the period read spans three iterations).
+ * entered[i * HOSTS + h]: A's entries (NULL: not kept).
+ */
+#define A2A_ITERS  40
+#define A2A_JITTER (3 * MS)
+
+struct mesh {
+	struct ct_flow_key key[HOSTS][HOSTS]; /* h -> o, one socket a pair */
+	struct ct_burst_log log;
+	struct ct_flow_set set;
+	struct ct_periodicity per;
+	struct ct_classification cls;
+	struct ct_anomalies found;
+};
+
+/* One exchange: entries e[], packets of data a pair. */
+static void exchange(struct mesh *j, const uint64_t *e, uint32_t packets)
+{
+	for (int h = 0; h < HOSTS; h++)
+		for (int o = 0; o < HOSTS; o++) {
+			uint64_t both = e[h] > e[o] ? e[h] : e[o];
+			struct ct_flow_burst *b;
+
+			if (o == h)
+				continue;
+			log_burst(&j->log, &j->key[h][o], e[h], e[h] + 10000, 114);
+			b = &j->log.b[j->log.n - 1];
+			b->packets = b->messages = 1;
+			log_burst(&j->log, &j->key[h][o], both + 100000, both + 600000,
+				  9000ull * packets);
+			b = &j->log.b[j->log.n - 1];
+			b->packets = packets;
+			b->messages = 1;
+		}
+}
+
+static void a2a_mesh(struct mesh *j, int late, uint64_t late_ns, unsigned from, uint64_t *entered)
+{
+	static const uint64_t at[3] = {5 * MS, 30 * MS, 80 * MS}; /* A, B, C */
+	static const uint32_t packets[3] = {1, 30, 140};
+	uint64_t seed = 4242;
+
+	memset(j, 0, sizeof(*j));
+	for (int h = 0; h < HOSTS; h++)
+		for (int o = 0; o < HOSTS; o++)
+			j->key[h][o] = tcp_key(addr[h], addr[o], (uint16_t)(41000 + 10 * h + o),
+					       (uint16_t)(42000 + 10 * o + h));
+	for (unsigned i = 0; i < A2A_ITERS; i++)
+		for (int x = 0; x < 3; x++) {
+			uint64_t e[HOSTS];
+
+			for (int h = 0; h < HOSTS; h++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				e[h] = T0 + i * PERIOD + at[x] + (seed >> 33) % A2A_JITTER +
+				       (x == 0 && i >= from && h == late ? late_ns : 0);
+				if (entered && x == 0)
+					entered[i * HOSTS + h] = e[h];
+			}
+			exchange(j, e, packets[x]);
+		}
+	set_of_log(&j->set, &j->log);
+	assert_int_equal(ct_periodicity_compute(&j->set, &j->log, 0.02, &j->per), 0);
+	assert_true(j->per.job.periodic);
+	j->cls.n = j->set.count;
+	j->cls.flows = calloc(j->cls.n, sizeof(*j->cls.flows));
+	assert_non_null(j->cls.flows);
+	for (size_t i = 0; i < j->cls.n; i++)
+		j->cls.flows[i].cls = CT_CLASS_EP;
+}
+
+static void mesh_done(struct mesh *j)
+{
+	ct_anomalies_free(&j->found);
+	free(j->cls.flows);
+	ct_periodicity_free(&j->per);
+	ct_flow_set_free(&j->set);
+	ct_burst_log_free(&j->log);
+}
+
+/*
+ * Host 2 enters exchange A 10 ms late from iteration 12: named, from about
+ * the job's iteration 11 (its iterations begin at C), its delay within 10% of its own lateness
+ * against the others' entries. Not in C, the exchange after the longest wait, that main's detector
+ * judged alone: there every host enters on time. The clean twin: no straggler.
+ */
+static void test_straggler_in_pairwise_exchange(void **state)
+{
+	uint64_t e[A2A_ITERS * HOSTS];
+	double lateness[A2A_ITERS], others[HOSTS - 1], truth;
+	const struct ct_anomaly *a;
+	struct mesh j;
+	size_t n = 0;
+
+	(void)state;
+	a2a_mesh(&j, 2, 10 * MS, 12, e);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
+	a = &j.found.list[0];
+	assert_int_equal(a->kind, CT_ANOMALY_STRAGGLER);
+	assert_memory_equal(&a->host, &j.key[2][0].src, sizeof(a->host));
+	/* the job's iterations start at C, the one before A: A of iteration i is in i - 1 */
+	assert_true(labs(a->onset - 11) <= 3);
+	for (unsigned i = 12; i < A2A_ITERS; i++) {
+		for (int h = 0, k = 0; h < HOSTS; h++)
+			if (h != 2)
+				others[k++] = (double)e[i * HOSTS + h];
+		qsort(others, HOSTS - 1, sizeof(*others), dbl_cmp);
+		lateness[n++] = ((double)e[i * HOSTS + 2] - others[1]) / 1e9;
+	}
+	qsort(lateness, n, sizeof(*lateness), dbl_cmp);
+	truth = (lateness[n / 2 - 1] + lateness[n / 2]) / 2;
+	assert_near(a->value, truth, 0.1 * truth);
+	assert_true(a->confidence >= 0.5);
+	mesh_done(&j);
+
+	a2a_mesh(&j, -1, 0, 0, NULL);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
+	mesh_done(&j);
+}
+
 /* Host 1's link serializes 3 times slower from iteration 4: its second bucket's rate is 1/3. */
 static void test_slow_link(void **state)
 {
@@ -797,6 +928,7 @@ int main(void)
 		cmocka_unit_test(test_straggler),
 		cmocka_unit_test(test_straggler_last_bucket),
 		cmocka_unit_test(test_straggler_in_gloo_ring),
+		cmocka_unit_test(test_straggler_in_pairwise_exchange),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
 		cmocka_unit_test(test_slow_link_step_within_its_own_swing_below_an_alarm),

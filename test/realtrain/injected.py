@@ -12,6 +12,9 @@ a mirrored bridge), new scenario names, the existing ones untouched.
                  STRAGGLER_FROM on (inject_rank.py); every rank records
                  when it entered its first collective of each iteration
   ddp-straggler  the same in a DDP job (gloo's ring all-reduce)
+  moe-straggler-r3, moe-straggler-r1, moe-straggler-r0
+                 development twins of moe-straggler (which is scored, not
+                 tuned on): another rank, delay and onset each (STRAGGLERS)
   ddp-slowlink   rank 2's eth0 sends through tbf at SLOW_RATE
   ddp-lossy      ranks 2 and 3 drop 1 in DROP_ONE_IN of the packets from
                  each other on input (nftables numgen: past the mirror, which sees
@@ -42,6 +45,14 @@ import fabric  # noqa: E402
 import make_scenario  # noqa: E402
 
 STRAGGLER_RANK, STRAGGLER_S, STRAGGLER_FROM = 2, 0.03, 6  # of 3 warm-up + 16 iterations
+# per straggler case: (rank, seconds slept, first iteration slept in)
+STRAGGLERS = {
+    "moe-straggler": (STRAGGLER_RANK, STRAGGLER_S, STRAGGLER_FROM),
+    "ddp-straggler": (STRAGGLER_RANK, STRAGGLER_S, STRAGGLER_FROM),
+    "moe-straggler-r3": (3, 0.02, 8),
+    "moe-straggler-r1": (1, 0.04, 5),
+    "moe-straggler-r0": (0, 0.025, 7),
+}
 SLOW_RANK, SLOW_RATE = 2, "50mbit"
 DROP_AT, DROP_FROM, DROP_ONE_IN = 3, 2, 50
 PAUSE_AT, PAUSE_S = 9, 1.0  # a stall of several iterations (one is ~0.2 s here)
@@ -49,6 +60,9 @@ HANG_RANK, HANG_AT, HANG_WAIT_S = 2, 9, 3.0
 CASES = {
     "moe-straggler": (4, "moe"),
     "ddp-straggler": (4, "ddp"),
+    "moe-straggler-r3": (4, "moe"),
+    "moe-straggler-r1": (4, "moe"),
+    "moe-straggler-r0": (4, "moe"),
     "ddp-slowlink": (4, "ddp"),
     "ddp-lossy": (4, "ddp"),
     "ddp-pause": (4, "ddp"),
@@ -73,9 +87,8 @@ def record(name):
     world, kind = CASES[name]
     make_scenario.SCENARIOS[name] = ([(kind, world)], name == "ddp-hang")
     make_scenario.TORCH_PYTHON = os.path.join(HERE, "inject_rank.py")
-    if name.endswith("-straggler"):
-        os.environ["CT_INJECT_STRAGGLER"] = "%d:%g:%d" % (STRAGGLER_RANK, STRAGGLER_S,
-                                                          STRAGGLER_FROM)
+    if name in STRAGGLERS:
+        os.environ["CT_INJECT_STRAGGLER"] = "%d:%g:%d" % STRAGGLERS[name]
     if name == "ddp-pause":
         os.environ["CT_INJECT_PAUSE"] = "%d:%g" % (PAUSE_AT, PAUSE_S)
     if name == "ddp-hang":
@@ -146,12 +159,13 @@ def score(commtap, name):
         where = f.get("host") or "%s>%s" % (f.get("src"), f.get("dst"))
         print("  %-10s %-28s conf %.2f onset %s: %s" % (f["kind"], where, f["confidence"],
                                                         f.get("onset_iteration"), f["evidence"]))
-    want = {"moe-straggler": ("straggler", {addr(STRAGGLER_RANK)}),
-            "ddp-straggler": ("straggler", {addr(STRAGGLER_RANK)}),
+    late_rank, late_s, late_from = STRAGGLERS.get(name, (-1, 0, 0))
+    want = {"straggler": ("straggler", {addr(late_rank)}),
             "ddp-slowlink": ("slow_link", {addr(SLOW_RANK)}),
             "ddp-lossy": ("loss", {addr(DROP_FROM), addr(DROP_AT)}),
             "ddp-pause": ("rhythm", None),
-            "ddp-hang": ("hang", {addr(HANG_RANK)})}[name]
+            "ddp-hang": ("hang", {addr(HANG_RANK)})}["straggler" if name in STRAGGLERS
+                                                     else name]
     hit = [f for f in found if f["kind"] == want[0] and
            (want[1] is None or
             {f.get("host"), f.get("src"), f.get("dst"), f.get("silent_host")} & want[1])]
@@ -166,28 +180,28 @@ def score(commtap, name):
     if name == "ddp-hang":
         # an alarm, naming the rank that stopped first
         hit = [f for f in hit if f["confidence"] >= 0.5]
-    if name.endswith("-straggler"):
+    if name in STRAGGLERS:
         late = entries(case)
-        mine = [row[STRAGGLER_RANK] for row in late[STRAGGLER_FROM:]]
+        mine = [row[late_rank] for row in late[late_from:]]
         # found means: from the injection on (capture iterations count the warm-up too,
         # so the sleep starts at iteration STRAGGLER_FROM of the capture), within 3
         # iterations, and as late as the ranks' own entries say, within 10%
         hit = [f for f in hit if f.get("onset_iteration") is not None and
-               abs(f["onset_iteration"] - STRAGGLER_FROM) <= 3 and
+               abs(f["onset_iteration"] - late_from) <= 3 and
                abs(f["delay_s"] / statistics.median(mine) - 1) <= 0.10]
     print("  injected %s at %s: %s" % (want[0], sorted(want[1] or ["the job"]),
                                          "found" if hit else "MISSED"))
-    if name.endswith("-straggler"):
+    if name in STRAGGLERS:
         print("  truth: rank %d's own lateness from iteration %d: median %.3g ms "
-              "(slept %.3g ms)" % (STRAGGLER_RANK, STRAGGLER_FROM,
-                                   statistics.median(mine) * 1e3, STRAGGLER_S * 1e3))
-        near = [f for f in found if f["kind"] == "straggler" and f.get("host") == addr(STRAGGLER_RANK)]
+              "(slept %.3g ms)" % (late_rank, late_from,
+                                   statistics.median(mine) * 1e3, late_s * 1e3))
+        near = [f for f in found if f["kind"] == "straggler" and f.get("host") == addr(late_rank)]
         if near:
             d = near[0]["delay_s"]
             print("  its finding (onset %s): %.3g ms, %+.1f%% against the ranks' own lateness, "
                   "%+.1f%% against the sleep" % (near[0]["onset_iteration"], d * 1e3,
                                                  100 * (d / statistics.median(mine) - 1),
-                                                 100 * (d / STRAGGLER_S - 1)))
+                                                 100 * (d / late_s - 1)))
     return 0 if hit else 1
 
 
