@@ -36,16 +36,6 @@ const char *ct_anomaly_scope_name(enum ct_anomaly_scope s)
 	return (unsigned)s <= CT_ANOMALY_AT_JOB ? names[s] : "unknown";
 }
 
-static int finding_cmp(const void *a, const void *b)
-{
-	const struct ct_anomaly *x = a, *y = b;
-
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	if (x->confidence != y->confidence)
-		return x->confidence > y->confidence ? -1 : 1;
-	return memcmp(&x->host, &y->host, sizeof(x->host));
-}
 
 /*
  * A job's iteration holds every one of its collectives: each class of its
@@ -148,7 +138,7 @@ int ct_anomalies_find(const struct ct_flow_set *set, const struct ct_periodicity
 		return err;
 	}
 	if (out->n)
-		qsort(out->list, out->n, sizeof(*out->list), finding_cmp);
+		qsort(out->list, out->n, sizeof(*out->list), anom_finding_cmp);
 	return 0;
 }
 

@@ -33,6 +33,8 @@ int anom_congestion(struct anom_ctx *c);
 int anom_rhythm(struct anom_ctx *c);
 int anom_hang(struct anom_ctx *c);
 
+/* A report's order of findings: by kind, then confidence (highest first). */
+int anom_finding_cmp(const void *a, const void *b);
 /* Keep a finding (its iters are taken over, freed on failure). 0 or -ENOMEM. */
 int anom_add(struct anom_ctx *c, struct ct_anomaly *a);
 /*

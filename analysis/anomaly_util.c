@@ -186,3 +186,14 @@ const char *anom_addr(const struct ct_addr *a, char *buf)
 {
 	return ct_addr_format(a, buf, 64);
 }
+
+int anom_finding_cmp(const void *a, const void *b)
+{
+	const struct ct_anomaly *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->confidence != y->confidence)
+		return x->confidence > y->confidence ? -1 : 1;
+	return memcmp(&x->host, &y->host, sizeof(x->host));
+}

@@ -32,6 +32,8 @@ struct ct_report_sink {
 	/* the last final report's files: --json, --lines, the table, the directory's (1: none) */
 	int final_out[4];
 	int final_put;
+	/* the last report's alarms, carried while they last (ct_anomalies_carry) */
+	struct ct_anomalies earlier;
 };
 
 /* Interval reports go on from the highest number already in the directory. */
@@ -221,6 +223,11 @@ static int analyse_and_put(struct ct_report_sink *s, const struct ct_report_inpu
 	int rc;
 
 	rc = ct_analysis_run(in->know, r, in->cm, in->n_cm, in->bursts, in->min_period_s, &an);
+	if (r->anomalies) {
+		ct_anomalies_carry(&s->earlier, &an.anomalies);
+		if (ct_anomalies_keep_alarms(&an.anomalies, &s->earlier))
+			ct_log(CT_LOG_WARN, "out of memory: this report's alarms are not carried");
+	}
 	if (rc != -ETIMEDOUT && in->analysed)
 		in->analysed(r, in->ctx);
 	if (rc == -ETIMEDOUT && replacing) {
@@ -351,5 +358,6 @@ void ct_report_sink_close(struct ct_report_sink *s)
 	if (!s)
 		return;
 	ct_metrics_server_stop(s->metrics);
+	ct_anomalies_free(&s->earlier);
 	free(s);
 }

@@ -863,6 +863,47 @@ static void test_hang_as_long_as_a_stall_is_below_an_alarm(void **state)
 	hang_after_stall(400 * MS, 0.45);
 }
 
+/*
+ * Interval reports: a slow link paged on (0.9) in one report, and in the
+ * next, its onset out of the window, said at 0.45: carried at 0.9 while it
+ * is there; another link, and a rhythm break, are not carried; a report
+ * without the finding ends it.
+ */
+static void test_alarm_carried_while_it_lasts(void **state)
+{
+	struct ct_anomaly slow = {.kind = CT_ANOMALY_SLOW_LINK,
+				  .scope = CT_ANOMALY_AT_LINK,
+				  .priority = -1,
+				  .cls = CT_CLASS_DP,
+				  .confidence = 0.9};
+	struct ct_anomaly list[3], before[2];
+	struct ct_anomalies earlier = {0}, kept = {0}, now = {.list = list, .n = 3};
+	struct ct_anomalies none = {0};
+
+	(void)state;
+	slow.host = roce_key(addr[0], addr[1], 1).src;
+	slow.peer = roce_key(addr[0], addr[1], 1).dst;
+	before[0] = slow;
+	before[1] = (struct ct_anomaly){.kind = CT_ANOMALY_RHYTHM, .confidence = 1};
+	earlier = (struct ct_anomalies){.list = before, .n = 2};
+	assert_int_equal(ct_anomalies_keep_alarms(&earlier, &kept), 0);
+	assert_int_equal(kept.n, 1); /* the rhythm break is an event, not a state */
+	list[0] = slow;
+	list[0].confidence = 0.45;
+	list[1] = list[0];
+	list[1].peer = roce_key(addr[2], addr[3], 1).dst;
+	list[2] = (struct ct_anomaly){.kind = CT_ANOMALY_RHYTHM, .confidence = 0.45};
+	ct_anomalies_carry(&kept, &now);
+	assert_near(list[0].confidence, 0.9, 1e-9);
+	assert_non_null(strstr(list[0].evidence, "still there"));
+	assert_near(list[1].confidence, 0.45, 1e-9);
+	assert_near(list[2].confidence, 0.45, 1e-9);
+	/* a report without it: nothing to carry into the one after */
+	assert_int_equal(ct_anomalies_keep_alarms(&none, &kept), 0);
+	assert_int_equal(kept.n, 0);
+	ct_anomalies_free(&kept);
+}
+
 /* Five of 15 whole iterations long: no rhythm the breaks are exceptions to. */
 static void test_many_long_iterations_are_no_break(void **state)
 {
@@ -940,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_congested_receiver),
 		cmocka_unit_test(test_rhythm_break),
 		cmocka_unit_test(test_merged_iterations_are_no_break),
+		cmocka_unit_test(test_alarm_carried_while_it_lasts),
 		cmocka_unit_test(test_hang_found),
 		cmocka_unit_test(test_hang_as_long_as_a_stall_is_below_an_alarm),
 		cmocka_unit_test(test_rhythm_break_in_few_iterations_below_an_alarm),

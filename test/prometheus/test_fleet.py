@@ -8,7 +8,8 @@ into two host agents' views (hosts 198.18.0.1-2 and the others) and keeps
 the whole as a mirror's view. A second job, DDP ResNet-50 (the profile
 next to PROFILE: 4 hosts in one ring, which a straggler needs), is
 synthesized with a straggler (host 198.18.0.2, 40 ms late each iteration)
-and a slow link (198.18.0.3-4, 4 times slower) injected, seen by a
+and a slow link (198.18.0.3-4, 4 times slower from iteration 8: a link slow
+from the first iteration pages only when it meters its bytes) injected, seen by a
 fourth probe. Each is replayed in real time (`commtap analyze --pace 1
 --interval 1 --listen 127.0.0.1:0`). Debian's prometheus, on a loopback
 port with its own data directory, scrapes the four every second with the
@@ -180,7 +181,7 @@ def run(commtap, profile, rules, dashboard, t, procs):
     faulty_profile = os.path.join(os.path.dirname(profile), FAULTY_PROFILE)
     subprocess.run([commtap, "synth", faulty_profile, "-o", t("faulty.pcap"), "--iterations",
                     "30", "--scale", "1e-3", "--time-scale", "10", "--snaplen", "128",
-                    "--straggler", f"1:{STRAGGLER_DELAY}", "--slow-link", "2-3:4"],
+                    "--straggler", f"1:{STRAGGLER_DELAY}", "--slow-link", "2-3:4:8"],
                    check=True, capture_output=True)
     faulty_job = json.load(open(faulty_profile))["name"]
     # every probe is given the profile: it names the job

@@ -41,6 +41,8 @@ enum ct_anomaly_scope {
 };
 
 #define CT_ANOMALY_EVIDENCE_LEN 320
+/* the confidence an operator is paged from (export/prometheus/commtap.rules.yml) */
+#define CT_ANOMALY_ALARM 0.5
 #define CT_ANOMALY_MAX		64 /* findings kept per report; the rest are counted */
 
 /* One iteration a finding was seen in, and its figure there (kind's unit). */
@@ -92,6 +94,16 @@ int ct_anomalies_find(const struct ct_flow_set *set, const struct ct_periodicity
 		      const struct ct_classification *classes,
 		      const struct ct_engine_counters *counters, struct ct_anomalies *out);
 void ct_anomalies_free(struct ct_anomalies *a);
+
+/*
+ * Interval reports (anomaly_carry.c): keep a report's alarms of the kinds
+ * judged against what came before in its window (replacing what kept held;
+ * 0 or -ENOMEM), and in the next report raise such a finding, still there
+ * below an alarm once its onset has left the window, to the confidence the
+ * earlier report gave it.
+ */
+int ct_anomalies_keep_alarms(const struct ct_anomalies *from, struct ct_anomalies *kept);
+void ct_anomalies_carry(const struct ct_anomalies *earlier, struct ct_anomalies *now);
 
 const char *ct_anomaly_kind_name(enum ct_anomaly_kind k);
 const char *ct_anomaly_scope_name(enum ct_anomaly_scope s);
