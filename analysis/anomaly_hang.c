@@ -257,24 +257,25 @@ int anom_hang(struct anom_ctx *c)
 			an.confidence = HANG_CONF_ALIKE; /* as long a stall came and went */
 		at = (size_t)snprintf(
 			an.evidence, sizeof(an.evidence),
-			"the job sent nothing for its last %.3g s (%.1f periods of %.3g ms; before, "
-			"%.3g s at most) while the capture went on; in its last iteration (%ld) %zu "
+			"the job sent nothing for its last %.3g s (%.1f periods of %.3g ms; "
+			"before, "
+			"%.3g s at most) while the capture went on; in its last iteration (%ld) "
+			"%zu "
 			"of its %zu hosts sent less than %.0f%% of an iteration (%s %.0f%%)%s",
 			silence, silence / c->period_s, c->period_s * 1e3, before, last_it, missing,
 			hosts.n, HANG_WHOLE_SHARE * 100, anom_addr(&hosts.a[shortest], buf),
 			h[shortest].share * 100,
-			uneven ? ": it stopped first, the others waited for it in a collective "
-				 "that never completed"
-			: missing
-				? (pipeline ? ": a pipeline's stages end apart in the wire's "
-					      "iteration (a stop, or an end at its own boundary)"
-					    : ": every host stopped at the same point (a stop of "
-					      "all, or an end at the job's own boundary)")
-				: ": it may have ended");
+			uneven	  ? ": it stopped first, the others waited for it in a collective "
+				    "that never completed"
+			: missing ? (pipeline ? ": a pipeline's stages end apart in the wire's "
+						"iteration (a stop, or an end at its own boundary)"
+					      : ": every host stopped at the same point (a stop of "
+						"all, or an end at the job's own boundary)")
+				  : ": it may have ended");
 		/* the hosts last: what does not fit is cut */
 		if (at < sizeof(an.evidence))
-			snprintf(an.evidence + at, sizeof(an.evidence) - at, "; the last to send: %s",
-				 list);
+			snprintf(an.evidence + at, sizeof(an.evidence) - at,
+				 "; the last to send: %s", list);
 		err = anom_add(c, &an);
 	}
 out:

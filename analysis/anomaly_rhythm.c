@@ -177,8 +177,8 @@ int anom_rhythm(struct anom_ctx *c)
 			worst = i;
 			worst_ratio = ratio;
 		}
-		an.iters[seen++] = (struct ct_anomaly_iter){
-			(uint32_t)i, fmax(sil[i] - med_sil, on[i] - med_on)};
+		an.iters[seen++] = (struct ct_anomaly_iter){(uint32_t)i,
+							    fmax(sil[i] - med_sil, on[i] - med_on)};
 	}
 	if (!seen)
 		goto out;
@@ -202,8 +202,8 @@ int anom_rhythm(struct anom_ctx *c)
 			 "%zu, %.3g ms long: %s grew, %+.3g ms silent, %+.3g ms on",
 			 seen, nl, sil_limit * 1e3, med_sil * 1e3, on_limit * 1e3, med_on * 1e3,
 			 worst, len[worst] * 1e3,
-			 grew_on > grew_sil ? "communication" : "a silence",
-			 grew_sil * 1e3, grew_on * 1e3);
+			 grew_on > grew_sil ? "communication" : "a silence", grew_sil * 1e3,
+			 grew_on * 1e3);
 		err = anom_add(c, &an);
 	}
 out:

@@ -43,7 +43,7 @@ enum ct_anomaly_scope {
 #define CT_ANOMALY_EVIDENCE_LEN 320
 /* the confidence an operator is paged from (export/prometheus/commtap.rules.yml) */
 #define CT_ANOMALY_ALARM 0.5
-#define CT_ANOMALY_MAX		64 /* findings kept per report; the rest are counted */
+#define CT_ANOMALY_MAX	 64 /* findings kept per report; the rest are counted */
 
 /* One iteration a finding was seen in, and its figure there (kind's unit). */
 struct ct_anomaly_iter {
