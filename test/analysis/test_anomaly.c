@@ -663,6 +663,34 @@ static void test_loss_hot_spot(void **state)
 }
 
 /*
+ * A link with 12 signals, the others 1 each (every ring flow carries
+ * 800,000 packets): 12 times the others' rate, 0.6 at the point; but 12
+ * signals are uncertain by about 3.5, and at their lower bound (6.3) it is
+ * 6.3 times: 0.8 (its share) x 0.75 (12 of 16) x 0.79 (6.3 of 8) = 0.47,
+ * below an alarm. The twin, 60 signals against 2 each (bound 47): 0.91.
+ */
+static void test_loss_from_few_signals_below_an_alarm(void **state)
+{
+	struct job j;
+
+	(void)state;
+	ring(&j, -1, 0, -1, 1, 0);
+	for (int h = 0; h < HOSTS; h++)
+		j.set.flows[set_index(&j.set, &j.ring[h])].retransmits = h == 3 ? 12 : 1;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 1);
+	assert_near(j.found.list[0].confidence, 0.47, 0.01);
+	ct_anomalies_free(&j.found);
+	j.set.flows[set_index(&j.set, &j.ring[3])].retransmits = 60;
+	for (int h = 0; h < 3; h++)
+		j.set.flows[set_index(&j.set, &j.ring[h])].retransmits = 2;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 1);
+	assert_near(j.found.list[0].confidence, 0.91, 0.01);
+	done(&j);
+}
+
+/*
  * The same hot spot before the job has a period (an interval report over
  * its start-up): kept, but below 0.5, since start-up cannot be set apart.
  */
@@ -1032,6 +1060,7 @@ int main(void)
 		cmocka_unit_test(test_peerless_link_jitter_or_small_step_not_slow),
 		cmocka_unit_test(test_loss_hot_spot),
 		cmocka_unit_test(test_loss_without_period_undecided),
+		cmocka_unit_test(test_loss_from_few_signals_below_an_alarm),
 		cmocka_unit_test(test_congested_receiver),
 		cmocka_unit_test(test_rhythm_break),
 		cmocka_unit_test(test_merged_iterations_are_no_break),
