@@ -226,13 +226,22 @@ static int rendezvous(const struct ct_flow_set *set, unsigned char *rdv, struct 
 	}
 	for (size_t h = 0; h < senders.n && !found; h++) {
 		const struct ct_flow_summary *f;
+		size_t clients = 0, seen = 0;
 
 		if (first[h] < 0 || set->flows[first[h]].key.transport != CT_TRANSPORT_TCP)
 			continue;
 		f = &set->flows[first[h]];
 		*host = f->key.dst;
 		*port = f->key.id & 0xffff;
-		found = is_rendezvous(set, &senders, first, host, *port);
+		/* the full test (every flow to it) once, for an endpoint first of enough */
+		for (size_t o = 0; o < senders.n; o++) {
+			int to = first[o] >= 0 && is_tcp_to(&set->flows[first[o]], host, *port);
+
+			clients += to;
+			seen += to && o < h;
+		}
+		found = !seen && clients >= LOSS_RDV_MIN_CLIENTS &&
+			is_rendezvous(set, &senders, first, host, *port);
 	}
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_flow_summary *g = &set->flows[i];
