@@ -13,6 +13,10 @@
  * of start-up: 23 of ptd's 26 signals came in the 2 s before its first
  * iteration. Where the job has iterations and the bursts carry the
  * counts, only the signals from its first iteration on make a hot spot.
+ * The rendezvous (the store every rank connects to first) is set apart
+ * too: its polling beats like iterations while the ranks start, and in the
+ * interval reports of those recordings it carried every signal of 7 of the
+ * 9 loss alarms.
  */
 #include "anomaly_internal.h"
 
@@ -42,6 +46,19 @@
  */
 #define LOSS_UNDECIDED_MAX 0.45
 
+/*
+ * The rendezvous: the TCP endpoint (a host's listening port) that every
+ * rank connects to before anything else, to learn where the others are
+ * (PyTorch's store on MASTER_PORT). A fan-in from this many hosts or more,
+ * each of which opened it strictly before any other flow it sends: two
+ * would be a pair of peers, and a capture begun mid-run opens its flows at
+ * once (ties), so no endpoint is first for every host there.
+ */
+#define LOSS_RDV_MIN_CLIENTS 3
+
+/* one-sided 95% of a Poisson count, by its normal approximation (margin) */
+#define LOSS_RATE_Z 1.645
+
 struct link {
 	struct ct_addr src, dst;
 	double signals, packets;
@@ -54,12 +71,20 @@ struct link {
  * twice that or more (or others without any) the whole. Loaded clean real
  * runs lose packets on every link (TCP retransmissions 0.8 to 1.9 per 1000
  * packets), and a link at 5x that is the veth's own, not a fault worth a page.
+ * The rate is judged at its lower bound (LOSS_RATE_Z): a count of n signals
+ * is uncertain by about its square root, 26% of 15, and an interval report
+ * early in a run holds few. In clean real recordings two veths that lose
+ * steadily (ddp-4, mpi-5: 4.7 and 10.9 per 1000 packets, 15 and 20
+ * signals, 8.1 and 6.9 times the others') crossed 0.5 in one interval
+ * report each and fell below it as their counts grew.
  */
 static double margin(const struct link *l, double others)
 {
+	double low = fmax(0, l->signals - LOSS_RATE_Z * sqrt(l->signals));
+
 	if (others <= 0)
 		return 1;
-	return fmin(1, l->signals / fmax(l->packets, 1) / others / (2 * LOSS_MIN_RATIO));
+	return fmin(1, low / fmax(l->packets, 1) / others / (2 * LOSS_MIN_RATIO));
 }
 
 static int link_cmp(const void *a, const void *b)
@@ -81,7 +106,7 @@ static int same_addr(const struct ct_addr *a, const struct ct_addr *b)
  * the retransmissions and gaps of flows toward it, the NAKs of flows from
  * it (a burst's count is both: split as the flow's totals are).
  */
-static int loss_onset(struct anom_ctx *c, struct ct_anomaly *an)
+static int loss_onset(struct anom_ctx *c, struct ct_anomaly *an, const unsigned char *rdv)
 {
 	const struct ct_flow_set *set = c->set;
 	double *w = calloc(set->count + 1, sizeof(*w)), *pw = calloc(set->count + 1, sizeof(*pw));
@@ -104,7 +129,9 @@ static int loss_onset(struct anom_ctx *c, struct ct_anomaly *an)
 				 same_addr(&f->key.dst, &an->host));
 		else
 			pw[i] = same_addr(&f->key.dst, &an->host);
-		if (sig + naks <= 0)
+		if (rdv[i])
+			pw[i] = 0;
+		if (sig + naks <= 0 || rdv[i])
 			continue;
 		if (an->scope == CT_ANOMALY_AT_LINK) {
 			w[i] = pw[i];
@@ -126,12 +153,117 @@ out:
 	return err;
 }
 
+static int is_tcp_to(const struct ct_flow_summary *f, const struct ct_addr *host, uint16_t port)
+{
+	return f->key.transport == CT_TRANSPORT_TCP && same_addr(&f->key.dst, host) &&
+	       (f->key.id & 0xffff) == port;
+}
+
+/*
+ * Whether (host, port) is the rendezvous: every host with a flow to it
+ * opened that flow first, and at least LOSS_RDV_MIN_CLIENTS hosts did.
+ */
+static int is_rendezvous(const struct ct_flow_set *set, const struct anom_hosts *senders,
+			 const long *first, const struct ct_addr *host, uint16_t port)
+{
+	size_t clients = 0;
+
+	for (size_t i = 0; i < set->count; i++) {
+		long fh;
+
+		if (!is_tcp_to(&set->flows[i], host, port))
+			continue;
+		fh = first[anom_hosts_find(senders, &set->flows[i].key.src)];
+		if (fh == (long)i)
+			clients++;
+		else if (fh < 0 || !is_tcp_to(&set->flows[fh], host, port))
+			return 0; /* its sender opened something else first */
+	}
+	return clients >= LOSS_RDV_MIN_CLIENTS;
+}
+
+/*
+ * The rendezvous's flows (rdv[i] = 1), if the capture has one: the
+ * endpoint each of at least LOSS_RDV_MIN_CLIENTS hosts connected to first.
+ * Its traffic is the ranks polling the store while they start (in ptd it
+ * beats at 103 ms from 1.1 s to 3 s, read as the job's iterations until
+ * the real ones begin at 3.4 s), not the collectives'; its loss is of a
+ * control connection, not of the fabric the job trains on. *sig: the
+ * signals on it. 0 or -ENOMEM.
+ */
+static int rendezvous(const struct ct_flow_set *set, unsigned char *rdv, struct ct_addr *host,
+		      uint16_t *port, double *sig)
+{
+	struct anom_hosts senders = {0};
+	long *first = NULL;
+	int found = 0, err = 0;
+
+	*sig = 0;
+	for (size_t i = 0; i < set->count && !err; i++)
+		err = anom_hosts_add(&senders, &set->flows[i].key.src);
+	anom_hosts_done(&senders);
+	first = malloc((senders.n + 1) * sizeof(*first));
+	if (err || !first) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* each sender's first flow; -1 where two opened at the same time */
+	for (size_t h = 0; h < senders.n; h++)
+		first[h] = -1;
+	for (size_t i = 0; i < set->count; i++) {
+		long h = anom_hosts_find(&senders, &set->flows[i].key.src), *fh = &first[h];
+		const struct ct_flow_summary *f = &set->flows[i];
+
+		if (*fh < 0 || f->first_ts < set->flows[*fh].first_ts)
+			*fh = (long)i;
+	}
+	for (size_t i = 0; i < set->count; i++) {
+		long h = anom_hosts_find(&senders, &set->flows[i].key.src);
+
+		if (first[h] >= 0 && (long)i != first[h] &&
+		    set->flows[i].first_ts == set->flows[first[h]].first_ts)
+			first[h] = -1; /* a tie: no first */
+	}
+	for (size_t h = 0; h < senders.n && !found; h++) {
+		const struct ct_flow_summary *f;
+		size_t clients = 0, seen = 0;
+
+		if (first[h] < 0 || set->flows[first[h]].key.transport != CT_TRANSPORT_TCP)
+			continue;
+		f = &set->flows[first[h]];
+		*host = f->key.dst;
+		*port = f->key.id & 0xffff;
+		/* the full test (every flow to it) once, for an endpoint first of enough */
+		for (size_t o = 0; o < senders.n; o++) {
+			int to = first[o] >= 0 && is_tcp_to(&set->flows[first[o]], host, *port);
+
+			clients += to;
+			seen += to && o < h;
+		}
+		found = !seen && clients >= LOSS_RDV_MIN_CLIENTS &&
+			is_rendezvous(set, &senders, first, host, *port);
+	}
+	for (size_t i = 0; i < set->count; i++) {
+		const struct ct_flow_summary *g = &set->flows[i];
+
+		rdv[i] = found && is_tcp_to(g, host, *port);
+		if (rdv[i])
+			*sig += (double)(g->retransmits + g->psn_gaps + g->naks_seq +
+					 g->naks_other);
+	}
+out:
+	free(first);
+	anom_hosts_free(&senders);
+	return err;
+}
+
 /*
  * Per flow, the share of its loss signals from the job's first iteration
  * on (1 for all where there are no iterations or the bursts carry less than
  * half of the capture's signals); *startup: the signals before it.
  */
-static void steady_share(const struct anom_ctx *c, double *share, double *startup)
+static void steady_share(const struct anom_ctx *c, const unsigned char *rdv, double *share,
+			 double *startup)
 {
 	const struct ct_flow_set *set = c->set;
 	double total = 0, counted = 0;
@@ -166,8 +298,9 @@ static void steady_share(const struct anom_ctx *c, double *share, double *startu
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_flow_summary *f = &set->flows[i];
 
-		*startup += (1 - share[i]) *
-			    (double)(f->retransmits + f->psn_gaps + f->naks_seq + f->naks_other);
+		if (!rdv[i])
+			*startup += (1 - share[i]) * (double)(f->retransmits + f->psn_gaps +
+							      f->naks_seq + f->naks_other);
 	}
 }
 
@@ -199,6 +332,25 @@ static void note_startup(struct ct_anomaly *an, double startup)
 		snprintf(an->evidence + len, sizeof(an->evidence) - len,
 			 "; %.0f more before the job's first iteration (start-up) not counted",
 			 startup);
+}
+
+/* The rendezvous set apart, for the evidence. */
+struct rdv_note {
+	struct ct_addr host;
+	uint16_t port;
+	double signals;
+};
+
+static void note_rendezvous(struct ct_anomaly *an, const struct rdv_note *r)
+{
+	size_t len = strlen(an->evidence);
+	char a[64];
+
+	if (r->signals >= 0.5 && len < sizeof(an->evidence))
+		snprintf(an->evidence + len, sizeof(an->evidence) - len,
+			 "; %.0f more on the rendezvous (%s:%u, every rank's first connection: "
+			 "the store) not counted",
+			 r->signals, anom_addr(&r->host, a), r->port);
 }
 
 /* Sort and sum links of one key (src, dst) into one. */
@@ -248,21 +400,28 @@ int anom_loss(struct anom_ctx *c)
 	const struct ct_flow_set *set = c->set;
 	struct link *links = malloc((2 * set->count + 1) * sizeof(*links)), *rx = NULL;
 	double *share = malloc((set->count + 1) * sizeof(*share));
+	unsigned char *rdv = malloc(set->count + 1);
+	struct rdv_note note = {0};
 	size_t nl = 0, nr, n_dir;
 	double total = 0, others, startup;
 	long t;
 	int err = 0;
 
-	if (!links || !share) {
+	if (!links || !share || !rdv) {
 		err = -ENOMEM;
 		goto out;
 	}
-	steady_share(c, share, &startup);
+	err = rendezvous(set, rdv, &note.host, &note.port, &note.signals);
+	if (err)
+		goto out;
+	steady_share(c, rdv, share, &startup);
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_flow_summary *f = &set->flows[i];
 		double sig = share[i] * (double)(f->retransmits + f->psn_gaps);
 		double naks = share[i] * (double)(f->naks_seq + f->naks_other);
 
+		if (rdv[i]) /* set apart: neither its signals nor its packets */
+			continue;
 		links[nl++] = (struct link){f->key.src, f->key.dst, sig, (double)f->packets, sig};
 		if (naks > 0) /* against the data's way */
 			links[nl++] = (struct link){f->key.dst, f->key.src, naks, 0, naks};
@@ -317,8 +476,9 @@ int anom_loss(struct anom_ctx *c)
 			back ? links[t].signals - links[t].fwd : links[t].fwd,
 			links[t].signals / fmax(links[t].packets, 1) * 1e3, others * 1e3);
 		note_startup(&an, startup);
+		note_rendezvous(&an, &note);
 		cap_without_period(c, &an);
-		err = loss_onset(c, &an) ?: anom_add(c, &an);
+		err = loss_onset(c, &an, rdv) ?: anom_add(c, &an);
 		goto out;
 	}
 	/* no one link: one receiver, over its senders? */
@@ -341,12 +501,14 @@ int anom_loss(struct anom_ctx *c)
 			 rx[t].signals, total, rx[t].signals / fmax(rx[t].packets, 1) * 1e3,
 			 others * 1e3);
 		note_startup(&an, startup);
+		note_rendezvous(&an, &note);
 		cap_without_period(c, &an);
-		err = loss_onset(c, &an) ?: anom_add(c, &an);
+		err = loss_onset(c, &an, rdv) ?: anom_add(c, &an);
 	}
 out:
 	free(links);
 	free(rx);
 	free(share);
+	free(rdv);
 	return err;
 }

@@ -80,6 +80,21 @@ static int sig_host = -1;
 static unsigned sig_from;
 static uint8_t sig_loss, sig_marks, sig_startup;
 
+/*
+ * The rendezvous (PyTorch's store): hosts 1 .. store_clients (0: none)
+ * hold a TCP connection to host 0's port 29500, opened store_open_ms
+ * before the job's first iteration (negative: after it), and poll it with
+ * a small burst in every iteration at 80 ms.
+ */
+#define STORE_PORT 29500
+static unsigned store_clients;
+static int64_t store_open_ms;
+
+static struct ct_flow_key store_key(int h)
+{
+	return tcp_key(addr[h], addr[0], (uint16_t)(40000 + h), STORE_PORT);
+}
+
 static void mark_last_burst(struct job *j, int h, unsigned i)
 {
 	struct ct_flow_burst *b = &j->log.b[j->log.n - 1];
@@ -104,8 +119,20 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 		log_burst(&j->log, &j->ring[3], T0 - 900 * MS, T0 - 890 * MS, 1000000);
 		j->log.b[j->log.n - 1].loss = sig_startup;
 	}
+	for (unsigned h = 1; h <= store_clients; h++) {
+		struct ct_flow_key k = store_key((int)h);
+		uint64_t at = (uint64_t)((int64_t)T0 - store_open_ms * (int64_t)MS);
+
+		log_burst(&j->log, &k, at, at + 100000, 2000);
+	}
 	for (unsigned i = 0; i < n_iters; i++) {
 		int on = i >= from;
+
+		for (unsigned h = 1; h <= store_clients; h++) {
+			struct ct_flow_key k = store_key((int)h);
+
+			log_burst(&j->log, &k, t0 + 80 * MS, t0 + 80 * MS + 100000, 2000);
+		}
 
 		for (int h = 0; h < HOSTS; h++) {
 			uint64_t d = on && h == late ? late_ns : 0;
@@ -636,6 +663,34 @@ static void test_loss_hot_spot(void **state)
 }
 
 /*
+ * A link with 12 signals, the others 1 each (every ring flow carries
+ * 800,000 packets): 12 times the others' rate, 0.6 at the point; but 12
+ * signals are uncertain by about 3.5, and at their lower bound (6.3) it is
+ * 6.3 times: 0.8 (its share) x 0.75 (12 of 16) x 0.79 (6.3 of 8) = 0.47,
+ * below an alarm. The twin, 60 signals against 2 each (bound 47): 0.91.
+ */
+static void test_loss_from_few_signals_below_an_alarm(void **state)
+{
+	struct job j;
+
+	(void)state;
+	ring(&j, -1, 0, -1, 1, 0);
+	for (int h = 0; h < HOSTS; h++)
+		j.set.flows[set_index(&j.set, &j.ring[h])].retransmits = h == 3 ? 12 : 1;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 1);
+	assert_near(j.found.list[0].confidence, 0.47, 0.01);
+	ct_anomalies_free(&j.found);
+	j.set.flows[set_index(&j.set, &j.ring[3])].retransmits = 60;
+	for (int h = 0; h < 3; h++)
+		j.set.flows[set_index(&j.set, &j.ring[h])].retransmits = 2;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 1);
+	assert_near(j.found.list[0].confidence, 0.91, 0.01);
+	done(&j);
+}
+
+/*
  * The same hot spot before the job has a period (an interval report over
  * its start-up): kept, but below 0.5, since start-up cannot be set apart.
  */
@@ -724,6 +779,74 @@ static void test_loss_at_startup_not_a_hot_spot(void **state)
 	j.set.flows[set_index(&j.set, &j.ring[3])].psn_gaps = 30;
 	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
 	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 0);
+	done(&j);
+}
+
+/*
+ * Loss toward host 0 spread over the connections every other host opened
+ * first, to its port 29500: the rendezvous (the store), set apart; the
+ * same fan-in opened after the hosts' ring flows is a receiver hot spot.
+ */
+static void rendezvous_loss(struct job *j, int64_t open_ms)
+{
+	store_clients = 3, store_open_ms = open_ms;
+	ring(j, -1, 0, -1, 1, 0);
+	store_clients = 0, store_open_ms = 0;
+	for (int h = 1; h < HOSTS; h++) {
+		struct ct_flow_key k = store_key(h);
+
+		j->set.flows[set_index(&j->set, &k)].retransmits = 10;
+	}
+	assert_int_equal(ct_anomalies_find(&j->set, &j->per, &j->cls, NULL, &j->found), 0);
+}
+
+static void test_loss_on_the_rendezvous_not_a_hot_spot(void **state)
+{
+	struct job j;
+
+	(void)state;
+	rendezvous_loss(&j, 500);
+	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 0);
+	done(&j);
+}
+
+/* The twin: the hosts opened their ring flows (at 10 ms) before the port (at 30 ms). */
+static void test_loss_toward_a_port_opened_later_is_a_hot_spot(void **state)
+{
+	struct job j;
+
+	(void)state;
+	rendezvous_loss(&j, -30);
+	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 1);
+	assert_int_equal(j.found.list[0].scope, CT_ANOMALY_AT_RECEIVER);
+	assert_memory_equal(&j.found.list[0].host, &j.ring[3].dst, sizeof(struct ct_addr));
+	assert_true(j.found.list[0].confidence >= 0.5);
+	done(&j);
+}
+
+/*
+ * With the rendezvous: loss on host 3's ring link toward host 0 is still
+ * found, and the evidence says what the rendezvous carried.
+ */
+static void test_loss_beside_the_rendezvous_found(void **state)
+{
+	struct job j;
+
+	(void)state;
+	store_clients = 3, store_open_ms = 500;
+	ring(&j, -1, 0, -1, 1, 0);
+	store_clients = 0, store_open_ms = 0;
+	for (int h = 1; h < HOSTS; h++) {
+		struct ct_flow_key k = store_key(h);
+
+		j.set.flows[set_index(&j.set, &k)].retransmits = 3;
+	}
+	j.set.flows[set_index(&j.set, &j.ring[3])].psn_gaps = 30;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_LOSS), 1);
+	assert_int_equal(j.found.list[0].scope, CT_ANOMALY_AT_LINK);
+	assert_near(j.found.list[0].value, 30, 0);
+	assert_non_null(strstr(j.found.list[0].evidence, "9 more on the rendezvous"));
 	done(&j);
 }
 
@@ -978,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(test_peerless_link_jitter_or_small_step_not_slow),
 		cmocka_unit_test(test_loss_hot_spot),
 		cmocka_unit_test(test_loss_without_period_undecided),
+		cmocka_unit_test(test_loss_from_few_signals_below_an_alarm),
 		cmocka_unit_test(test_congested_receiver),
 		cmocka_unit_test(test_rhythm_break),
 		cmocka_unit_test(test_merged_iterations_are_no_break),
@@ -990,6 +1114,9 @@ int main(void)
 		cmocka_unit_test(test_no_period),
 		cmocka_unit_test(test_loss_onset),
 		cmocka_unit_test(test_loss_at_startup_not_a_hot_spot),
+		cmocka_unit_test(test_loss_on_the_rendezvous_not_a_hot_spot),
+		cmocka_unit_test(test_loss_toward_a_port_opened_later_is_a_hot_spot),
+		cmocka_unit_test(test_loss_beside_the_rendezvous_found),
 		cmocka_unit_test(test_congestion_onset),
 	};
 
