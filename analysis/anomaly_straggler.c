@@ -580,6 +580,99 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 }
 
 /*
+ * The bytes step k of iteration it carries: its members' sends from its
+ * start to the iteration's next step (or half a period on; 0: no such
+ * step). b: the collective's n sends, sorted by start.
+ */
+static uint64_t step_bytes(const struct anom_ctx *c, const struct ct_burst *b, size_t n,
+			   const uint64_t *gate, size_t n_steps, size_t k, size_t it)
+{
+	size_t ni = c->n_iter, lo = 0, hi = n;
+	uint64_t from = gate[k * ni + it], to, bytes = 0;
+
+	if (from == UINT64_MAX)
+		return 0;
+	to = from + (uint64_t)(c->period_s * 0.5e9);
+	for (size_t j = 0; j < n_steps; j++)
+		if (gate[j * ni + it] > from && gate[j * ni + it] < to)
+			to = gate[j * ni + it];
+	while (lo < hi) { /* the first send from the step's start */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b[mid].start < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && b[i].start < to; i++)
+		bytes += b[i].bytes;
+	return bytes;
+}
+
+/*
+ * Steps matched by what they are, not by their place. Step k is the k-th
+ * step after the iteration's longest wait; where that wait falls before
+ * another exchange than usual (the loaded machine's MoE iterations run 114
+ * to 212 ms, and a late member's own sleep can be the longest wait), the
+ * places shift and step k is another exchange there than in the other
+ * iterations: moe-straggler-r0's late rank, last in its step in 9 of 13
+ * iterations by place. The heaviest step (the backward pass's gradients,
+ * twice the bytes of a forward exchange) anchors each iteration: its steps
+ * are renumbered so that it sits at its usual place (the place it holds
+ * in most iterations), steps moved past the first or last place left out.
+ * An iteration with one step (the capture's last, cut short) has no anchor
+ * and keeps its places. gate, after: renumbered in place; at: n_iter scratch.
+ */
+static void match_steps(const struct anom_ctx *c, const struct ct_burst *b, size_t n, uint64_t *gate,
+			uint64_t *after, size_t n_steps, size_t *at)
+{
+	size_t ni = c->n_iter, votes[STRAGGLER_MAX_STEPS] = {0}, usual = 0;
+
+	if (n_steps < 2)
+		return;
+	for (size_t it = 0; it < ni; it++) {
+		uint64_t most = 0;
+		size_t found = 0;
+
+		at[it] = SIZE_MAX;
+		for (size_t k = 0; k < n_steps; k++) {
+			uint64_t bytes = step_bytes(c, b, n, gate, n_steps, k, it);
+
+			found += gate[k * ni + it] != UINT64_MAX;
+			if (bytes > most) {
+				most = bytes;
+				at[it] = k;
+			}
+		}
+		if (found < 2) /* one step alone is its own heaviest: no anchor */
+			at[it] = SIZE_MAX;
+		if (at[it] != SIZE_MAX)
+			votes[at[it]]++;
+	}
+	for (size_t k = 1; k < n_steps; k++)
+		if (votes[k] > votes[usual])
+			usual = k;
+	for (size_t it = 0; it < ni; it++) {
+		uint64_t g[STRAGGLER_MAX_STEPS], a[STRAGGLER_MAX_STEPS];
+		long shift = at[it] == SIZE_MAX ? 0 : (long)usual - (long)at[it];
+
+		if (!shift)
+			continue;
+		for (size_t k = 0; k < n_steps; k++) {
+			long j = (long)k - shift;
+			int in = j >= 0 && j < (long)n_steps;
+
+			g[k] = in ? gate[(size_t)j * ni + it] : UINT64_MAX;
+			a[k] = in ? after[(size_t)j * ni + it] : UINT64_MAX;
+		}
+		for (size_t k = 0; k < n_steps; k++) {
+			gate[k * ni + it] = g[k];
+			after[k * ni + it] = a[k];
+		}
+	}
+}
+
+/*
  * One collective: the nh hosts h->a[m[...]] joined by flows of class cls,
  * each of its steps judged, each member's surest finding kept. first,
  * late: nh * n_iter + 1 scratch, tmp that, nh and n_iter more; bursts:
@@ -595,9 +688,10 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 	struct ct_anomaly *best = calloc(nh, sizeof(*best));
 	double *best_chance = calloc(nh, sizeof(*best_chance));
 	char *seen_by = malloc(nh + 1);
+	size_t *anchor = malloc((ni + 1) * sizeof(*anchor));
 	int err = 0;
 
-	if (!gate || !member || !seen_by || !best || !best_chance) {
+	if (!gate || !member || !seen_by || !best || !best_chance || !anchor) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -610,6 +704,7 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 			member[bursts[k].flow] = a;
 	}
 	starts(c, bursts, nb, member, nh, gate, after, longest, seen_by, &n_steps);
+	match_steps(c, bursts, nb, gate, after, n_steps, anchor);
 	for (size_t a = 0; a < nh; a++) {
 		best[a].confidence = -1;
 		best_chance[a] = 2;
@@ -628,6 +723,7 @@ out:
 	free(gate);
 	free(member);
 	free(seen_by);
+	free(anchor);
 	free(best);
 	free(best_chance);
 	return err;
