@@ -581,8 +581,8 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 
 /*
  * The bytes step k of iteration it carries: its members' sends from its
- * start to the iteration's next step (or half a period on; 0: no such
- * step). b: the collective's n sends, sorted by start.
+ * start to the next step, of the iteration or the next one (or half a
+ * period on; 0: no such step). b: the collective's n sends, sorted by start.
  */
 static uint64_t step_bytes(const struct anom_ctx *c, const struct ct_burst *b, size_t n,
 			   const uint64_t *gate, size_t n_steps, size_t k, size_t it)
@@ -593,9 +593,10 @@ static uint64_t step_bytes(const struct anom_ctx *c, const struct ct_burst *b, s
 	if (from == UINT64_MAX)
 		return 0;
 	to = from + (uint64_t)(c->period_s * 0.5e9);
-	for (size_t j = 0; j < n_steps; j++)
-		if (gate[j * ni + it] > from && gate[j * ni + it] < to)
-			to = gate[j * ni + it];
+	for (size_t j = 0; j < n_steps; j++) /* its next step, or the next iteration's first */
+		for (size_t t = it; t <= it + 1 && t < ni; t++)
+			if (gate[j * ni + t] > from && gate[j * ni + t] < to)
+				to = gate[j * ni + t];
 	while (lo < hi) { /* the first send from the step's start */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -619,12 +620,13 @@ static uint64_t step_bytes(const struct anom_ctx *c, const struct ct_burst *b, s
  * iterations by place. The heaviest step (the backward pass's gradients,
  * twice the bytes of a forward exchange) anchors each iteration: its steps
  * are renumbered so that it sits at its usual place (the place it holds
- * in most iterations), steps moved past the first or last place left out.
+ * in most iterations), round the iteration's cycle of steps: those before
+ * it are the iteration's first ones, after the wait that was longest there.
  * An iteration with one step (the capture's last, cut short) has no anchor
  * and keeps its places. gate, after: renumbered in place; at: n_iter scratch.
  */
-static void match_steps(const struct anom_ctx *c, const struct ct_burst *b, size_t n, uint64_t *gate,
-			uint64_t *after, size_t n_steps, size_t *at)
+static void match_steps(const struct anom_ctx *c, const struct ct_burst *b, size_t n,
+			uint64_t *gate, uint64_t *after, size_t n_steps, size_t *at)
 {
 	size_t ni = c->n_iter, votes[STRAGGLER_MAX_STEPS] = {0}, usual = 0;
 
@@ -654,16 +656,13 @@ static void match_steps(const struct anom_ctx *c, const struct ct_burst *b, size
 			usual = k;
 	for (size_t it = 0; it < ni; it++) {
 		uint64_t g[STRAGGLER_MAX_STEPS], a[STRAGGLER_MAX_STEPS];
-		long shift = at[it] == SIZE_MAX ? 0 : (long)usual - (long)at[it];
+		size_t shift = at[it] == SIZE_MAX ? 0 : (usual + n_steps - at[it]) % n_steps;
 
 		if (!shift)
 			continue;
 		for (size_t k = 0; k < n_steps; k++) {
-			long j = (long)k - shift;
-			int in = j >= 0 && j < (long)n_steps;
-
-			g[k] = in ? gate[(size_t)j * ni + it] : UINT64_MAX;
-			a[k] = in ? after[(size_t)j * ni + it] : UINT64_MAX;
+			g[(k + shift) % n_steps] = gate[k * ni + it];
+			a[(k + shift) % n_steps] = after[k * ni + it];
 		}
 		for (size_t k = 0; k < n_steps; k++) {
 			gate[k * ni + it] = g[k];
