@@ -130,14 +130,15 @@
 #define STRAGGLER_MIN_ITERATIONS 2
 /*
  * A lateness that rests on this many late iterations or fewer is not yet
- * a persistent one where its step is missing from an iteration since its
- * onset (the window's last, which may be cut short, aside): its confidence
- * counts the iterations its step was seen in, and two of two read as
- * certain. It stays below an alarm, at STRAGGLER_FRESH_CONFIDENCE, until a
+ * a persistent one where it could not be judged in an iteration since its
+ * onset (the step not seen there, or fewer than STRAGGLER_MIN_HOSTS members
+ * in it; the window's last iteration, which may be cut short, aside): its
+ * confidence counts the iterations it was judged in, and two of two read
+ * as certain. It stays below an alarm, at STRAGGLER_FRESH_CONFIDENCE, until a
  * further late iteration: the straggler alarms of the interval reports of
  * clean real runs (pp4, a window of 10 iterations: a rank 30 ms late in
- * the 2 its step was seen in of the last 4, at 0.67; ptd-4: late in 2 of
- * the 4 of 17 its step was seen in, at 0.5). A straggler late in its step
+ * the 2 of the last 4 it was judged in, at 0.67; ptd-4: late in 2 of the 4
+ * of 17, at 0.5). A straggler late in its step
  * in every iteration from its onset is judged as before.
  */
 #define STRAGGLER_FRESH		   2
@@ -592,11 +593,12 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 			 ct_class_name(cls), step + 1, n_steps, seen, an.of, an.onset, order,
 			 change, spread * 1e3, threshold * 1e3);
 		if (fresh)
-			snprintf(an.evidence + strlen(an.evidence),
-				 sizeof(an.evidence) - strlen(an.evidence),
-				 "; late in %zu iterations, its step seen in %u of the %zu since: "
-				 "below an alarm until one more",
-				 seen, an.of, ni - (size_t)an.onset);
+			snprintf(
+				an.evidence + strlen(an.evidence),
+				sizeof(an.evidence) - strlen(an.evidence),
+				"; late in %zu iterations, judged in %u of the %zu since: below an "
+				"alarm until one more",
+				seen, an.of, ni - (size_t)an.onset);
 		free(best[a].iters);
 		best[a] = an;
 		best_chance[a] = fmax(order, change);
