@@ -12,7 +12,8 @@
  * member sent in it), up to half a period after that start. The later
  * steps of the iteration are judged too, each member's surest finding
  * kept: in an all-to-all exchanged in pairs only the exchange after the
- * late member's compute shows it (starts()).
+ * late member's compute shows it (starts()). Steps are matched across
+ * iterations by what they carry, not by their place (match_steps).
  *
  * Why a message, not any packet, and not the first data: in a ring a
  * member's data to its successor waits for its own entry and, where the
@@ -138,8 +139,8 @@
  * further late iteration: the straggler alarms of the interval reports of
  * clean real runs (pp4, a window of 10 iterations: a rank 30 ms late in
  * the 2 of the last 4 it was judged in, at 0.67; ptd-4: late in 2 of the 4
- * of 17, at 0.5). A straggler late in its step
- * in every iteration from its onset is judged as before.
+ * of 17, at 0.5). A straggler late in its step in every iteration from
+ * its onset is judged as before.
  */
 #define STRAGGLER_FRESH		   2
 #define STRAGGLER_FRESH_CONFIDENCE 0.45
@@ -641,8 +642,7 @@ static uint64_t step_bytes(const struct anom_ctx *c, const struct ct_burst *b, s
  * Steps matched by what they are, not by their place. Step k is the k-th
  * step after the iteration's longest wait; where that wait falls before
  * another exchange than usual (the loaded machine's MoE iterations run 114
- * to 212 ms, and a late member's own sleep can be the longest wait), the
- * places shift and step k is another exchange there than in the other
+ * to 212 ms), the places shift and step k is another exchange there than in the other
  * iterations: moe-straggler-r0's late rank, last in its step in 9 of 13
  * iterations by place. The heaviest step (the backward pass's gradients,
  * twice the bytes of a forward exchange) anchors each iteration: its steps
