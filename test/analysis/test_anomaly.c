@@ -401,9 +401,17 @@ static void exchange(struct mesh *j, const uint64_t *e, uint32_t packets)
 		}
 }
 
+/*
+ * Where nonzero, the iterations from a2a_moved on compute longer before A
+ * (A at 40 ms, B at 60): there the wait before A is the longest, and the
+ * steps counted from it begin at A, not at C.
+ */
+static unsigned a2a_moved;
+
 static void a2a_mesh(struct mesh *j, int late, uint64_t late_ns, unsigned from, uint64_t *entered)
 {
-	static const uint64_t at[3] = {5 * MS, 30 * MS, 80 * MS}; /* A, B, C */
+	static const uint64_t usual[3] = {5 * MS, 30 * MS, 80 * MS}; /* A, B, C */
+	static const uint64_t moved[3] = {40 * MS, 60 * MS, 80 * MS};
 	static const uint32_t packets[3] = {1, 30, 140};
 	uint64_t seed = 4242;
 
@@ -414,6 +422,7 @@ static void a2a_mesh(struct mesh *j, int late, uint64_t late_ns, unsigned from, 
 					       (uint16_t)(42000 + 10 * o + h));
 	for (unsigned i = 0; i < A2A_ITERS; i++)
 		for (int x = 0; x < 3; x++) {
+			const uint64_t *at = a2a_moved && i >= a2a_moved ? moved : usual;
 			uint64_t e[HOSTS];
 
 			for (int h = 0; h < HOSTS; h++) {
@@ -481,6 +490,41 @@ static void test_straggler_in_pairwise_exchange(void **state)
 	mesh_done(&j);
 
 	a2a_mesh(&j, -1, 0, 0, NULL);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
+	mesh_done(&j);
+}
+
+/*
+ * The same, the job computing longer before A from iteration 24 (the
+ * loaded machine's MoE iterations run 114 to 212 ms): from there the
+ * longest wait is before A, and A is the first step after it where it was
+ * the second (after C). Numbered by their place, host 2's lateness falls
+ * in one step in iterations 12-23 and in another from 24 (dated there).
+ * Matched by what they are (C, the heaviest, at its usual place), it is
+ * late in one step in every iteration from 12, dated there: an alarm. The
+ * clean twin, moved the same: no straggler.
+ */
+static void test_straggler_when_the_longest_wait_moves(void **state)
+{
+	const struct ct_anomaly *a;
+	struct mesh j;
+
+	(void)state;
+	a2a_moved = 24;
+	a2a_mesh(&j, 2, 10 * MS, 12, NULL);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.key[2][0].src, sizeof(a->host));
+	assert_true(labs(a->onset - 11) <= 3);
+	/* late in its step in 28 iterations: numbered by place, 8 in one step and 16 in another */
+	assert_true(a->seen >= 26);
+	assert_true(a->confidence >= 0.5);
+	mesh_done(&j);
+
+	a2a_mesh(&j, -1, 0, 0, NULL);
+	a2a_moved = 0;
 	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
 	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
 	mesh_done(&j);
@@ -1093,6 +1137,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_last_bucket),
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_straggler_in_pairwise_exchange),
+		cmocka_unit_test(test_straggler_when_the_longest_wait_moves),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
 		cmocka_unit_test(test_slow_link_step_within_its_own_swing_below_an_alarm),

@@ -15,6 +15,9 @@ a mirrored bridge), new scenario names, the existing ones untouched.
   moe-straggler-r3, moe-straggler-r1, moe-straggler-r0
                  development twins of moe-straggler (which is scored, not
                  tuned on): another rank, delay and onset each (STRAGGLERS)
+  moe-straggler-r2b  a second held-out case (rank 2, 35 ms, from iteration
+                 6), recorded before the step matching of issue 30 and
+                 scored once after it
   ddp-slowlink   rank 2's eth0 sends through tbf at SLOW_RATE
   ddp-lossy      ranks 2 and 3 drop 1 in DROP_ONE_IN of the packets from
                  each other on input (nftables numgen: past the mirror, which sees
@@ -52,6 +55,7 @@ STRAGGLERS = {
     "moe-straggler-r3": (3, 0.02, 8),
     "moe-straggler-r1": (1, 0.04, 5),
     "moe-straggler-r0": (0, 0.025, 7),
+    "moe-straggler-r2b": (2, 0.035, 6),
 }
 SLOW_RANK, SLOW_RATE = 2, "50mbit"
 DROP_AT, DROP_FROM, DROP_ONE_IN = 3, 2, 50
@@ -63,6 +67,7 @@ CASES = {
     "moe-straggler-r3": (4, "moe"),
     "moe-straggler-r1": (4, "moe"),
     "moe-straggler-r0": (4, "moe"),
+    "moe-straggler-r2b": (4, "moe"),
     "ddp-slowlink": (4, "ddp"),
     "ddp-lossy": (4, "ddp"),
     "ddp-pause": (4, "ddp"),
