@@ -98,7 +98,7 @@ static int longest_silence(const struct anom_ctx *c, double *out)
 	if (!all)
 		return -ENOMEM;
 	for (size_t f = 0; f < p->n_flows; f++)
-		if (anom_job_data_flow(c, f)) {
+		if (anom_job_data_flow(c, f) && p->flows[f].n_bursts) {
 			memcpy(all + k, p->flows[f].bursts, p->flows[f].n_bursts * sizeof(*all));
 			k += p->flows[f].n_bursts;
 		}

@@ -64,7 +64,8 @@ static int job_bursts(const struct anom_ctx *c, int data, struct ct_burst **out,
 		return -ENOMEM;
 	k = 0;
 	for (size_t f = 0; f < p->n_flows; f++)
-		if (data ? anom_job_data_flow(c, f) : p->flows[f].job == 0) {
+		if ((data ? anom_job_data_flow(c, f) : p->flows[f].job == 0) &&
+		    p->flows[f].n_bursts) {
 			memcpy(all + k, p->flows[f].bursts, p->flows[f].n_bursts * sizeof(*all));
 			k += p->flows[f].n_bursts;
 		}
