@@ -70,40 +70,21 @@
  */
 #define HANG_ACK_FRAME 128
 
-static int burst_start_cmp(const void *a, const void *b)
-{
-	const struct ct_burst *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /*
  * The job's longest silence while it ran, s: the longest gap between its
  * data flows' bursts (their union), before its last one.
  */
 static int longest_silence(const struct anom_ctx *c, double *out)
 {
-	const struct ct_periodicity *p = c->per;
 	struct ct_burst *all;
-	size_t n = 0, k = 0;
+	size_t n;
 	uint64_t e;
+	int err = anom_job_bursts(c, 1, &all, &n);
 
 	*out = 0;
-	for (size_t f = 0; f < p->n_flows; f++)
-		if (anom_job_data_flow(c, f))
-			n += p->flows[f].n_bursts;
-	if (!n)
-		return 0;
-	all = malloc(n * sizeof(*all));
-	if (!all)
-		return -ENOMEM;
-	for (size_t f = 0; f < p->n_flows; f++)
-		if (anom_job_data_flow(c, f) && p->flows[f].n_bursts) {
-			memcpy(all + k, p->flows[f].bursts, p->flows[f].n_bursts * sizeof(*all));
-			k += p->flows[f].n_bursts;
-		}
-	qsort(all, n, sizeof(*all), burst_start_cmp);
-	e = all[0].end;
+	if (err)
+		return err;
+	e = n ? all[0].end : 0;
 	for (size_t i = 1; i < n; i++) {
 		if (all[i].start > e && (double)(all[i].start - e) / 1e9 > *out)
 			*out = (double)(all[i].start - e) / 1e9;

@@ -54,6 +54,12 @@ int anom_class(const struct anom_ctx *c, size_t flow);
  * reverse direction).
  */
 int anom_job_data_flow(const struct anom_ctx *c, size_t flow);
+/*
+ * The bursts of the job's data flows (data) or of all the first job's
+ * flows, whatever their class, by start: *out (the caller frees it), *n.
+ * 0 or -ENOMEM.
+ */
+int anom_job_bursts(const struct anom_ctx *c, int data, struct ct_burst **out, size_t *n);
 /* The iteration t falls in, or -1. */
 long anom_iteration(const struct anom_ctx *c, uint64_t t);
 

@@ -39,42 +39,6 @@
  */
 #define RHYTHM_MAX_BROKEN_SHARE 0.25
 
-static int burst_start_cmp(const void *a, const void *b)
-{
-	const struct ct_burst *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/*
- * The bursts of the job's data flows (data) or of all its flows, whatever
- * their class (the job is silent when none of them sends), by start.
- */
-static int job_bursts(const struct anom_ctx *c, int data, struct ct_burst **out, size_t *n)
-{
-	const struct ct_periodicity *p = c->per;
-	struct ct_burst *all;
-	size_t k = 0;
-
-	for (size_t f = 0; f < p->n_flows; f++)
-		if (data ? anom_job_data_flow(c, f) : p->flows[f].job == 0)
-			k += p->flows[f].n_bursts;
-	all = malloc((k + 1) * sizeof(*all));
-	if (!all)
-		return -ENOMEM;
-	k = 0;
-	for (size_t f = 0; f < p->n_flows; f++)
-		if ((data ? anom_job_data_flow(c, f) : p->flows[f].job == 0) &&
-		    p->flows[f].n_bursts) {
-			memcpy(all + k, p->flows[f].bursts, p->flows[f].n_bursts * sizeof(*all));
-			k += p->flows[f].n_bursts;
-		}
-	qsort(all, k, sizeof(*all), burst_start_cmp);
-	*out = all;
-	*n = k;
-	return 0;
-}
-
 /*
  * Per iteration, the time the job's data bursts were on (their union) and
  * the longest silence of all its flows that starts in it, s.
@@ -88,7 +52,7 @@ static int comm_time(const struct anom_ctx *c, double *on, double *silence)
 	for (size_t i = 0; i < c->n_iter; i++)
 		on[i] = silence[i] = 0;
 	for (int data = 1; data >= 0; data--) {
-		err = job_bursts(c, data, &all, &n);
+		err = anom_job_bursts(c, data, &all, &n);
 		if (err)
 			return err;
 		for (size_t i = 0; i < n;) {

@@ -197,3 +197,35 @@ int anom_finding_cmp(const void *a, const void *b)
 		return x->confidence > y->confidence ? -1 : 1;
 	return memcmp(&x->host, &y->host, sizeof(x->host));
 }
+
+static int burst_start_cmp(const void *a, const void *b)
+{
+	const struct ct_burst *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int anom_job_bursts(const struct anom_ctx *c, int data, struct ct_burst **out, size_t *n)
+{
+	const struct ct_periodicity *p = c->per;
+	struct ct_burst *all;
+	size_t k = 0;
+
+	for (size_t f = 0; f < p->n_flows; f++)
+		if (data ? anom_job_data_flow(c, f) : p->flows[f].job == 0)
+			k += p->flows[f].n_bursts;
+	all = malloc((k + 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	k = 0;
+	for (size_t f = 0; f < p->n_flows; f++)
+		if ((data ? anom_job_data_flow(c, f) : p->flows[f].job == 0) &&
+		    p->flows[f].n_bursts) {
+			memcpy(all + k, p->flows[f].bursts, p->flows[f].n_bursts * sizeof(*all));
+			k += p->flows[f].n_bursts;
+		}
+	qsort(all, k, sizeof(*all), burst_start_cmp);
+	*out = all;
+	*n = k;
+	return 0;
+}
