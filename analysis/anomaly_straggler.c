@@ -153,6 +153,29 @@ static int start_cmp(const void *a, const void *b)
 }
 
 /*
+ * The busy span (a run) of the sends b from b[*i] on: those that start
+ * before the run's end so far. Each member that sends in it is marked in
+ * seen and counted in *senders, a ready message (STRAGGLER_READY_FRAME)
+ * sets *ready; *i moves past the run. Returns the run's end.
+ */
+static uint64_t take_run(const struct ct_burst *b, size_t n, size_t *i, const size_t *member,
+			 char *seen, size_t *senders, int *ready)
+{
+	uint64_t end;
+
+	for (end = b[*i].end; *i < n && b[*i].start <= end; (*i)++) {
+		size_t who = member[b[*i].flow];
+
+		*senders += !seen[who];
+		seen[who] = 1;
+		*ready |= b[*i].packets && b[*i].bytes <= STRAGGLER_READY_FRAME * b[*i].packets;
+		if (b[*i].end > end)
+			end = b[*i].end;
+	}
+	return end;
+}
+
+/*
  * The collective's start in each iteration (UINT64_MAX: none): over its
  * members' sends b (sorted here), the start of the busy span after the
  * longest wait within half a period of the iteration's start. And where
@@ -210,15 +233,7 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 			senders = 0;
 			ready = 0;
 		}
-		for (end = b[i].end; i < n && b[i].start <= end; i++) {
-			size_t who = member[b[i].flow];
-
-			senders += !seen[who];
-			seen[who] = 1;
-			ready |= b[i].packets && b[i].bytes <= STRAGGLER_READY_FRAME * b[i].packets;
-			if (b[i].end > end)
-				end = b[i].end;
-		}
+		end = take_run(b, n, &i, member, seen, &senders, &ready);
 		/* spans come by start: the iteration whose start is nearest */
 		while (it + 1 < ni && c->bounds[it + 1] <= s + half)
 			it++;
@@ -257,15 +272,7 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 		} else if (i) {
 			closed = 0; /* still the same run */
 		}
-		for (end = b[i].end; i < n && b[i].start <= end; i++) {
-			size_t who = member[b[i].flow];
-
-			senders += !seen[who];
-			seen[who] = 1;
-			ready |= b[i].packets && b[i].bytes <= STRAGGLER_READY_FRAME * b[i].packets;
-			if (b[i].end > end)
-				end = b[i].end;
-		}
+		end = take_run(b, n, &i, member, seen, &senders, &ready);
 		if (!closed || !(senders == nh || ready))
 			continue;
 		/* the iteration whose first step began last before it */
