@@ -20,7 +20,11 @@
  * still completes iterations at a longer period: its traffic does not stop,
  * and it is no hang (the rhythm detector sees its long iterations). Nor is
  * a silence not much longer than one the job has already come back from:
- * its own rhythm holds stalls that long (HANG_NEW_STALL).
+ * its own rhythm holds stalls that long (HANG_NEW_STALL). Nor is a silence
+ * of the job's flows while its hosts go on exchanging data on others (a
+ * new connection, flows the wire reading does not count as the job's):
+ * a stopped job's hosts send nothing to each other but acknowledgements
+ * (HANG_MOVED_ITERATIONS).
  */
 #include "anomaly_internal.h"
 
@@ -69,6 +73,16 @@
  * kernel still acknowledges what comes to it.
  */
 #define HANG_ACK_FRAME 128
+/*
+ * The job's hosts still work where they exchange this many of the job's
+ * iterations (its hosts' median bytes an iteration, summed) on any flow
+ * among them during its flows' silence: the real ddp-hang's hosts moved
+ * nothing but acknowledgements in its 2.93 s; the clean real pipelines
+ * and parameter servers whose classified flows paused 0.21-1.85 s (their
+ * interval reports) moved 62 to 866 times those flows' iteration on
+ * connections the reading had not (yet) classified.
+ */
+#define HANG_MOVED_ITERATIONS 1.0
 
 /*
  * The job's longest silence while it ran, s: the longest gap between its
@@ -95,6 +109,28 @@ static int longest_silence(const struct anom_ctx *c, double *out)
 	return 0;
 }
 
+/*
+ * The data bytes the job's hosts sent each other on any flow after t
+ * (acknowledgements aside).
+ */
+static double moved_after(const struct anom_ctx *c, const struct anom_hosts *hosts, uint64_t t)
+{
+	double moved = 0;
+
+	for (size_t f = 0; f < c->set->count; f++) {
+		const struct ct_flow_periodicity *fp = &c->per->flows[f];
+
+		if (anom_hosts_find(hosts, &c->set->flows[f].key.src) < 0 ||
+		    anom_hosts_find(hosts, &c->set->flows[f].key.dst) < 0)
+			continue;
+		for (size_t b = 0; b < fp->n_bursts; b++)
+			if (fp->bursts[b].start > t &&
+			    fp->bursts[b].bytes > HANG_ACK_FRAME * (uint64_t)fp->bursts[b].packets)
+				moved += (double)fp->bursts[b].bytes;
+	}
+	return moved;
+}
+
 struct hang_host {
 	uint64_t last_end; /* its last data burst's end (acknowledgements aside) */
 	double share;	   /* its last iteration's bytes over its median iteration's */
@@ -114,7 +150,7 @@ int anom_hang(struct anom_ctx *c)
 	struct anom_hosts hosts = {0};
 	struct hang_host *h = NULL;
 	size_t *order = NULL, missing = 0, named = 0, ni = c->n_iter, shortest = 0;
-	double *bytes = NULL, median_share;
+	double *bytes = NULL, median_share, iteration = 0;
 	int uneven, pipeline = 0;
 	uint64_t job_last = 0, end;
 	long last_it;
@@ -196,12 +232,15 @@ int anom_hang(struct anom_ctx *c)
 		for (long it = 1; it < last_it; it++)
 			scratch[m++] = bytes[i * (ni + 1) + (size_t)it];
 		typical = anom_median(scratch, m);
+		iteration += typical;
 		h[i].share = typical > 0 ? bytes[i * (ni + 1) + (size_t)last_it] / typical : 1;
 		order[i] = i;
 		missing += h[i].share < HANG_WHOLE_SHARE;
 		if (h[i].share < h[shortest].share)
 			shortest = i;
 	}
+	if (iteration > 0 && moved_after(c, &hosts, job_last) >= HANG_MOVED_ITERATIONS * iteration)
+		goto out; /* its hosts still exchange data: it went on elsewhere */
 	/* among the silent, the one whose data stopped first */
 	for (size_t i = 0; i < hosts.n; i++)
 		if (h[i].share < HANG_SILENT_SHARE && h[shortest].share < HANG_SILENT_SHARE &&

@@ -90,6 +90,13 @@ static uint8_t sig_loss, sig_marks, sig_startup;
 static unsigned store_clients;
 static int64_t store_open_ms;
 
+/*
+ * After the job's last iteration host 0 sends host 1 this many bytes
+ * (0: none) on a connection of its own, in 5 bursts 40 ms apart: the job's
+ * hosts still at work beside its flows.
+ */
+static uint64_t after_job_bytes;
+
 static struct ct_flow_key store_key(int h)
 {
 	return tcp_key(addr[h], addr[0], (uint16_t)(40000 + h), STORE_PORT);
@@ -160,6 +167,13 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 				  5000000);
 		t0 += PERIOD + (on && late >= 0 ? late_ns : 0) +
 		      ((int)i == stall || (i < 32 && (stalls >> i) & 1) ? stall_ns : 0);
+	}
+	for (unsigned k = 0; after_job_bytes && k < 5; k++) {
+		struct ct_flow_key other = tcp_key(addr[0], addr[1], 41000, 41001);
+
+		log_burst(&j->log, &other, t0 + k * 40 * MS, t0 + k * 40 * MS + 5 * MS,
+			  after_job_bytes / 5);
+		mark_last_burst(j, -1, 0);
 	}
 	set_of_log(&j->set, &j->log);
 	assert_int_equal(ct_periodicity_compute(&j->set, &j->log, 0.02, &j->per), 0);
@@ -990,9 +1004,11 @@ static void test_rhythm_break_in_few_iterations_below_an_alarm(void **state)
  * the capture goes on 500 ms past the job's last burst (5 periods): a hang,
  * host 2 stopped first. With a stall of 400 ms at iteration 5 the job came
  * back from (its longest silence 450 ms), 540 ms of silence is no new stall:
- * under an alarm.
+ * under an alarm. Where the hosts go on sending each other an iteration's
+ * bytes or more on another connection (moved), the job went on elsewhere:
+ * no hang (want < 0).
  */
-static void hang_after_stall(uint64_t earlier_stall, double want)
+static void hang_after_stall(uint64_t earlier_stall, uint64_t moved, double want)
 {
 	struct job j;
 	struct ct_engine_counters k = {0};
@@ -1002,9 +1018,11 @@ static void hang_after_stall(uint64_t earlier_stall, double want)
 	quiet_from = ITERS - 1;
 	stall = earlier_stall ? 5 : -1;
 	stall_ns = earlier_stall;
+	after_job_bytes = moved;
 	ring(&j, -1, 0, -1, 1, 0);
 	quiet_host = stall = -1;
 	stall_ns = STALL;
+	after_job_bytes = 0;
 	for (size_t i = 0; i < j.log.n; i++)
 		if (j.log.b[i].end > k.last_ts)
 			k.last_ts = j.log.b[i].end;
@@ -1013,21 +1031,39 @@ static void hang_after_stall(uint64_t earlier_stall, double want)
 	for (size_t i = 0; i < j.found.n; i++)
 		if (j.found.list[i].kind == CT_ANOMALY_HANG)
 			a = &j.found.list[i];
-	assert_non_null(a);
-	assert_near(a->confidence, want, 1e-9);
+	if (want < 0) {
+		assert_null(a);
+	} else {
+		assert_non_null(a);
+		assert_near(a->confidence, want, 1e-9);
+	}
 	done(&j);
 }
 
 static void test_hang_found(void **state)
 {
 	(void)state;
-	hang_after_stall(0, 0.9);
+	hang_after_stall(0, 0, 0.9);
 }
 
 static void test_hang_as_long_as_a_stall_is_below_an_alarm(void **state)
 {
 	(void)state;
-	hang_after_stall(400 * MS, 0.45);
+	hang_after_stall(400 * MS, 0, 0.45);
+}
+
+/* 200 MB on another connection: twice the job's 100 MB iteration */
+static void test_silence_while_the_hosts_exchange_data_no_hang(void **state)
+{
+	(void)state;
+	hang_after_stall(0, 200000000, -1);
+}
+
+/* a few kB (a heartbeat's, not an iteration's) still leave a hang */
+static void test_hang_beside_a_heartbeat_found(void **state)
+{
+	(void)state;
+	hang_after_stall(0, 5000, 0.9);
 }
 
 /*
@@ -1153,6 +1189,8 @@ int main(void)
 		cmocka_unit_test(test_alarm_carried_while_it_lasts),
 		cmocka_unit_test(test_hang_found),
 		cmocka_unit_test(test_hang_as_long_as_a_stall_is_below_an_alarm),
+		cmocka_unit_test(test_silence_while_the_hosts_exchange_data_no_hang),
+		cmocka_unit_test(test_hang_beside_a_heartbeat_found),
 		cmocka_unit_test(test_rhythm_break_in_few_iterations_below_an_alarm),
 		cmocka_unit_test(test_many_long_iterations_are_no_break),
 		cmocka_unit_test(test_period_part_of_the_iteration_not_judged),
