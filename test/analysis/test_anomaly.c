@@ -79,6 +79,8 @@ static double slow_swing = 1;
 static int sig_host = -1;
 static unsigned sig_from;
 static uint8_t sig_loss, sig_marks, sig_startup;
+/* and in iteration sig_clump_at (0: none) its first burst carries 255 (a go-back-N resend) */
+static unsigned sig_clump_at;
 
 /*
  * The rendezvous (PyTorch's store): hosts 1 .. store_clients (0: none)
@@ -111,6 +113,8 @@ static void mark_last_burst(struct job *j, int h, unsigned i)
 		b->loss = sig_loss;
 		b->marks = sig_marks;
 	}
+	if (h == sig_host && sig_clump_at && i == sig_clump_at && b->start % PERIOD < 30 * MS)
+		b->loss = UINT8_MAX;
 }
 
 static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, double slow,
@@ -825,6 +829,29 @@ static void test_loss_onset(void **state)
 	done(&j);
 }
 
+/*
+ * The same link drops one packet a burst from iteration 6 on, and one drop
+ * in iteration 12 resends 255 (go-back-N): the onset is where the drops
+ * began, not where the resend clumped.
+ */
+static void test_loss_onset_of_drops_not_of_a_resend(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	sig_host = 3, sig_from = 6, sig_loss = 1, sig_clump_at = 12;
+	ring(&j, -1, 0, -1, 1, 0);
+	sig_host = -1, sig_loss = 0, sig_clump_at = 0;
+	j.set.flows[set_index(&j.set, &j.ring[3])].retransmits = 2 * (ITERS - 6) - 1 + 255;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(j.found.n, 1);
+	a = &j.found.list[0];
+	assert_int_equal(a->kind, CT_ANOMALY_LOSS);
+	assert_int_equal(a->onset, 6);
+	done(&j);
+}
+
 /* 30 loss signals on one link, all in a burst before the job's first iteration: start-up. */
 static void test_loss_at_startup_not_a_hot_spot(void **state)
 {
@@ -1196,6 +1223,7 @@ int main(void)
 		cmocka_unit_test(test_period_part_of_the_iteration_not_judged),
 		cmocka_unit_test(test_no_period),
 		cmocka_unit_test(test_loss_onset),
+		cmocka_unit_test(test_loss_onset_of_drops_not_of_a_resend),
 		cmocka_unit_test(test_loss_at_startup_not_a_hot_spot),
 		cmocka_unit_test(test_loss_on_the_rendezvous_not_a_hot_spot),
 		cmocka_unit_test(test_loss_toward_a_port_opened_later_is_a_hot_spot),
