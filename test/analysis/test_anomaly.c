@@ -69,6 +69,8 @@ static unsigned sparse_slow_from, sparse_jitter_ms;
 static int metered_host = -1;
 /* before `from`, slow_host's second bucket takes this many times as long in odd iterations */
 static double slow_swing = 1;
+/* and in iteration slow_dip_at (-1: none) `slow` times as long: a dip it came back from */
+static int slow_dip_at = -1;
 
 /*
  * The counts host sig_host's bursts carry from iteration sig_from on (-1:
@@ -147,7 +149,10 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 
 		for (int h = 0; h < HOSTS; h++) {
 			uint64_t d = on && h == late ? late_ns : 0;
-			double f = h != slow_host ? 1 : on ? slow : i % 2 ? slow_swing : 1;
+			double f = h != slow_host		 ? 1
+				   : on || (int)i == slow_dip_at ? slow
+				   : i % 2			 ? slow_swing
+								 : 1;
 			uint64_t bucket = h == metered_host ? 10000000 : 25000000;
 
 			if (h == quiet_host && i >= quiet_from)
@@ -566,6 +571,29 @@ static void test_slow_link(void **state)
 	assert_near(a->value, 0.5, 0.01);
 	assert_true(labs(a->onset - 4) <= 1);
 	/* at its peers' rate in iterations 0-3, half of it after: a step of its own */
+	assert_true(a->confidence >= 0.5);
+	done(&j);
+}
+
+/*
+ * The same link dips to half its peers' rate in iteration 0 alone, is
+ * back at their rate in 1-7 and slow from 8: its slowness begins at 8 (a
+ * step of its own, an alarm), the dip is of its own swing before it.
+ */
+static void test_slow_link_after_a_dip_it_came_back_from(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	slow_dip_at = 0;
+	ring(&j, -1, 0, 1, 3, 8);
+	slow_dip_at = -1;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
+	assert_true(labs(a->onset - 8) <= 1);
 	assert_true(a->confidence >= 0.5);
 	done(&j);
 }
@@ -1203,6 +1231,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_when_the_longest_wait_moves),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
+		cmocka_unit_test(test_slow_link_after_a_dip_it_came_back_from),
 		cmocka_unit_test(test_slow_link_step_within_its_own_swing_below_an_alarm),
 		cmocka_unit_test(test_metered_link_from_the_start),
 		cmocka_unit_test(test_slow_link_without_peers),
