@@ -7,15 +7,18 @@
  */
 #include "anomaly_internal.h"
 
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const struct anom_detector detectors[] = {
-	{CT_ANOMALY_STRAGGLER, anom_straggler}, {CT_ANOMALY_SLOW_LINK, anom_slow_link},
-	{CT_ANOMALY_LOSS, anom_loss},		{CT_ANOMALY_CONGESTION, anom_congestion},
-	{CT_ANOMALY_RHYTHM, anom_rhythm},	{CT_ANOMALY_HANG, anom_hang},
+	{CT_ANOMALY_STRAGGLER, anom_straggler},
+	{CT_ANOMALY_STRAGGLER, anom_straggler_pairs},
+	{CT_ANOMALY_SLOW_LINK, anom_slow_link},
+	{CT_ANOMALY_LOSS, anom_loss},
+	{CT_ANOMALY_CONGESTION, anom_congestion},
+	{CT_ANOMALY_RHYTHM, anom_rhythm},
+	{CT_ANOMALY_HANG, anom_hang},
 };
 
 const char *ct_anomaly_kind_name(enum ct_anomaly_kind k)
@@ -35,7 +38,6 @@ const char *ct_anomaly_scope_name(enum ct_anomaly_scope s)
 
 	return (unsigned)s <= CT_ANOMALY_AT_JOB ? names[s] : "unknown";
 }
-
 
 /*
  * A job's iteration holds every one of its collectives: each class of its
@@ -115,7 +117,8 @@ int ct_anomalies_find(const struct ct_flow_set *set, const struct ct_periodicity
 			return err;
 		}
 		if (err > 0) {
-			/* nothing is judged per iteration (loss and congestion: over the capture) */
+			/* nothing is judged per iteration (loss and congestion: over the capture)
+			 */
 			static const enum ct_anomaly_kind per_iteration[] = {
 				CT_ANOMALY_STRAGGLER, CT_ANOMALY_SLOW_LINK, CT_ANOMALY_RHYTHM,
 				CT_ANOMALY_HANG};

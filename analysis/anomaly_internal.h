@@ -27,6 +27,7 @@ struct anom_detector {
 };
 
 int anom_straggler(struct anom_ctx *c);
+int anom_straggler_pairs(struct anom_ctx *c); /* groups of two */
 int anom_slow_link(struct anom_ctx *c);
 int anom_loss(struct anom_ctx *c);
 int anom_congestion(struct anom_ctx *c);

@@ -553,6 +553,119 @@ static void test_straggler_when_the_longest_wait_moves(void **state)
 	mesh_done(&j);
 }
 
+/*
+ * A job whose groups are all pairs, as gloo runs them: tensor-parallel
+ * pairs {0, 1} and {2, 3}, data-parallel pairs {0, 2} and {1, 3}. Each
+ * iteration every host enters its TP all-reduce at 10 ms (+ a jitter of
+ * 0..PAIR_JITTER), sending its ready message (a 114-byte frame) to its
+ * partner; the data moves once both are in (a first chunk, then three
+ * times as much: 100 and 300 packets); 30 ms of compute after, each
+ * enters its DP all-reduce (280 and 840) the same way. Host `late` (-1: none)
+ * enters its TP all-reduce late_ns late from iteration `from`: its TP partner waits for it there
+ * and enters the DP all-reduce as late as it does.
+ */
+#define PAIR_ITERS  24
+#define PAIR_JITTER (2 * MS)
+
+static void pair_step(struct mesh *j, int a, int b, uint64_t ea, uint64_t eb, uint32_t packets)
+{
+	uint64_t both = ea > eb ? ea : eb;
+	const uint64_t e[2] = {ea, eb};
+	const int h[2] = {a, b};
+
+	for (int k = 0; k < 2; k++) {
+		struct ct_flow_burst *x;
+
+		log_burst(&j->log, &j->key[h[k]][h[1 - k]], e[k], e[k] + 10000, 114);
+		x = &j->log.b[j->log.n - 1];
+		x->packets = x->messages = 1;
+		log_burst(&j->log, &j->key[h[k]][h[1 - k]], both + 100000, both + 1 * MS,
+			  9000ull * packets);
+		x = &j->log.b[j->log.n - 1];
+		x->packets = packets;
+		x->messages = 1;
+		log_burst(&j->log, &j->key[h[k]][h[1 - k]], both + 3 * MS, both + 4 * MS,
+			  3 * 9000ull * packets);
+		x = &j->log.b[j->log.n - 1];
+		x->packets = 3 * packets;
+		x->messages = 1;
+	}
+}
+
+static void pairs_job(struct mesh *j, int late, uint64_t late_ns, unsigned from)
+{
+	static const int tp[HOSTS] = {1, 0, 3, 2};
+	uint64_t seed = 777;
+
+	memset(j, 0, sizeof(*j));
+	for (int h = 0; h < HOSTS; h++)
+		for (int o = 0; o < HOSTS; o++)
+			j->key[h][o] = tcp_key(addr[h], addr[o], (uint16_t)(43000 + 10 * h + o),
+					       (uint16_t)(44000 + 10 * o + h));
+	for (unsigned i = 0; i < PAIR_ITERS; i++) {
+		uint64_t e[HOSTS], done_tp[HOSTS], d[HOSTS];
+
+		for (int h = 0; h < HOSTS; h++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			e[h] = T0 + i * PERIOD + 10 * MS + (seed >> 33) % PAIR_JITTER +
+			       (i >= from && h == late ? late_ns : 0);
+		}
+		for (int h = 0; h < HOSTS; h++) {
+			done_tp[h] = (e[h] > e[tp[h]] ? e[h] : e[tp[h]]) + 2 * MS;
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			d[h] = done_tp[h] + 30 * MS + (seed >> 33) % PAIR_JITTER;
+		}
+		pair_step(j, 0, 1, e[0], e[1], 100);
+		pair_step(j, 2, 3, e[2], e[3], 100);
+		pair_step(j, 0, 2, d[0], d[2], 280);
+		pair_step(j, 1, 3, d[1], d[3], 280);
+	}
+	set_of_log(&j->set, &j->log);
+	assert_int_equal(ct_periodicity_compute(&j->set, &j->log, 0.02, &j->per), 0);
+	assert_true(j->per.job.periodic);
+	j->cls.n = j->set.count;
+	j->cls.flows = calloc(j->cls.n, sizeof(*j->cls.flows));
+	assert_non_null(j->cls.flows);
+	for (size_t i = 0; i < j->cls.n; i++) {
+		const struct ct_flow_key *k = &j->set.flows[i].key;
+		int tensor = 0;
+
+		for (int h = 0; h < HOSTS; h++)
+			tensor |= !memcmp(k, &j->key[h][tp[h]], sizeof(*k));
+		j->cls.flows[i].cls = tensor ? CT_CLASS_TP : CT_CLASS_DP;
+	}
+}
+
+/*
+ * Host 3 enters 30 ms late from iteration 10: its TP partner 2 waits for
+ * it and enters their DP all-reduces as late, host 0 waits for 2 there and
+ * host 1 for 3. Host 3 is named (the one its partners wait for, waiting
+ * for none), 30 ms late, from about iteration 10; host 2, which waited,
+ * is not. The clean twin: no straggler.
+ */
+static void test_straggler_in_pairs(void **state)
+{
+	const struct ct_anomaly *a;
+	struct mesh j;
+
+	(void)state;
+	pairs_job(&j, 3, 30 * MS, 10);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_null(j.found.not_looked[CT_ANOMALY_STRAGGLER]);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.key[3][0].src, sizeof(a->host));
+	assert_near(a->value, 0.030, 0.003);
+	assert_true(labs(a->onset - 10) <= 1);
+	assert_true(a->confidence >= 0.5);
+	mesh_done(&j);
+
+	pairs_job(&j, -1, 0, 0);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
+	mesh_done(&j);
+}
+
 /* Host 1's link serializes 3 times slower from iteration 4: its second bucket's rate is 1/3. */
 static void test_slow_link(void **state)
 {
@@ -1229,6 +1342,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_straggler_in_pairwise_exchange),
 		cmocka_unit_test(test_straggler_when_the_longest_wait_moves),
+		cmocka_unit_test(test_straggler_in_pairs),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
 		cmocka_unit_test(test_slow_link_after_a_dip_it_came_back_from),
