@@ -384,6 +384,19 @@ static void order_ranks(const uint64_t *first, const double *late, size_t nh, si
 	}
 }
 
+/* Member a is late in iteration it: the latest of the members, beyond floor. */
+static int late_in(const double *late, size_t nh, size_t ni, size_t a, size_t it, double floor)
+{
+	double l = late[a * ni + it];
+
+	if (isnan(l) || l <= floor)
+		return 0;
+	for (size_t o = 0; o < nh; o++)
+		if (o != a && !isnan(late[o * ni + it]) && late[o * ni + it] >= l)
+			return 0;
+	return 1;
+}
+
 /* The chance that any of nh members' standardised ranks sum to z or more. */
 static double by_chance(double z, size_t nh)
 {
@@ -523,7 +536,8 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 					.onset = -1};
 		double *u = tmp + nh * ni + 1 + nh, order, change, by_spread; /* ni more */
 		int fresh;
-		size_t seen = 0, above = 0, of, dated, split, from;
+		size_t seen = 0, above = 0, of, dated, split, from, told;
+		size_t steady = 0, since = SIZE_MAX; /* late beyond the threshold, since */
 
 		/*
 		 * a change in its place in the order: late from then on; else
@@ -531,23 +545,21 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		 */
 		order_ranks(first, late, nh, ni, a, u);
 		change = fmin(1, (double)n_steps * order_change(u, ni, nh, &split));
+		told = change <= STRAGGLER_MAX_CHANCE ? split : 0;
 		if (change > STRAGGLER_DATE_CHANCE)
 			split = 0;
-		for (size_t it = split; it < ni; it++) {
+		for (size_t it = told; it < ni && !err; it++) {
 			double l = late[a * ni + it];
-			int latest = 1;
 
-			if (isnan(l) || l <= floor)
+			if (!late_in(late, nh, ni, a, it, floor))
 				continue;
-			for (size_t o = 0; o < nh && latest; o++)
-				latest =
-					o == a || isnan(late[o * ni + it]) || late[o * ni + it] < l;
-			if (!latest)
+			if (since == SIZE_MAX)
+				since = it;
+			steady += l > threshold;
+			if (it < split)
 				continue;
 			above += l > threshold;
 			err = anom_seen_in(c, &an, &seen, ni, it, l);
-			if (err)
-				break;
 		}
 		if (err || seen < STRAGGLER_MIN_ITERATIONS) {
 			free(an.iters);
@@ -573,13 +585,19 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		an.value = anom_median(tmp, seen);
 		an.share = an.value / c->period_s;
 		/*
-		 * How steadily it is late since it began (the iterations since
-		 * the start where the change is not told from chance) and how
-		 * far above the job's spread; or how far from chance its place in the order is
-		 * and its change (a member last from the capture's start may be
-		 * the job's own make: low).
+		 * How steadily it is late beyond the job's spread since it was
+		 * first late (from the change where that is told from chance;
+		 * a split only dating it adds nothing) and how far; or how far
+		 * from chance its place in the order is and its change (a
+		 * member last from the capture's start may be the job's own
+		 * make: low). Since its first lateness, not over the whole
+		 * capture: a member never late before its onset is as steady
+		 * from its second late iteration on as later, where a window
+		 * still holds more iterations before the onset than after it
+		 * (STRAGGLER_FRESH below holds back one judged in too few).
 		 */
-		by_spread = (double)above / of * fmin(1, fmax(0, an.value / threshold - 1));
+		sum_of(u, since, ni, &of);
+		by_spread = (double)steady / of * fmin(1, fmax(0, an.value / threshold - 1));
 		an.confidence = fmax(by_spread,
 				     fmin(1, -log10(fmax(order, change)) / STRAGGLER_SURE_LOG10));
 		fresh = seen <= STRAGGLER_FRESH && an.confidence > STRAGGLER_FRESH_CONFIDENCE &&
