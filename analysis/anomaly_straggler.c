@@ -144,6 +144,14 @@
  */
 #define STRAGGLER_FRESH		   2
 #define STRAGGLER_FRESH_CONFIDENCE 0.45
+/*
+ * A member late beyond the job's spread in every iteration since it was
+ * first late is steady from there once it is so in this many: in clean
+ * real runs a rank is so 2 iterations in a row (zero3-3: 45.7 ms, 1.5
+ * times its step's threshold, in the last 2 of a window of 11), and the
+ * onset goal (2 iterations and an interval) leaves room for a third.
+ */
+#define STRAGGLER_STEADY 3
 
 static int start_cmp(const void *a, const void *b)
 {
@@ -537,7 +545,8 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		double *u = tmp + nh * ni + 1 + nh, order, change, by_spread; /* ni more */
 		int fresh;
 		size_t seen = 0, above = 0, of, dated, split, from, told;
-		size_t steady = 0, since = SIZE_MAX; /* late beyond the threshold, since */
+		/* iterations late beyond the threshold since its first late one, judged since */
+		size_t steady = 0, since = SIZE_MAX, since_of;
 
 		/*
 		 * a change in its place in the order: late from then on; else
@@ -585,19 +594,20 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		an.value = anom_median(tmp, seen);
 		an.share = an.value / c->period_s;
 		/*
-		 * How steadily it is late beyond the job's spread since it was
-		 * first late (from the change where that is told from chance;
-		 * a split only dating it adds nothing) and how far; or how far
-		 * from chance its place in the order is and its change (a
-		 * member last from the capture's start may be the job's own
-		 * make: low). Since its first lateness, not over the whole
-		 * capture: a member never late before its onset is as steady
-		 * from its second late iteration on as later, where a window
-		 * still holds more iterations before the onset than after it
-		 * (STRAGGLER_FRESH below holds back one judged in too few).
+		 * How steadily it is late beyond the job's spread (the
+		 * iterations since the start where the change is not told from
+		 * chance) and how far; or how far from chance its place in the
+		 * order is and its change (a member last from the capture's
+		 * start may be the job's own make: low). A member late beyond
+		 * the spread in every iteration since it was first late, and
+		 * in STRAGGLER_STEADY or more, is steady from there: so it
+		 * pages while a window still holds more of its iterations
+		 * before the onset than after.
 		 */
-		sum_of(u, since, ni, &of);
-		by_spread = (double)steady / of * fmin(1, fmax(0, an.value / threshold - 1));
+		sum_of(u, since, ni, &since_of);
+		by_spread =
+			steady == since_of && steady >= STRAGGLER_STEADY ? 1 : (double)above / of;
+		by_spread *= fmin(1, fmax(0, an.value / threshold - 1));
 		an.confidence = fmax(by_spread,
 				     fmin(1, -log10(fmax(order, change)) / STRAGGLER_SURE_LOG10));
 		fresh = seen <= STRAGGLER_FRESH && an.confidence > STRAGGLER_FRESH_CONFIDENCE &&
