@@ -90,9 +90,10 @@ static int share_since_onset(struct anom_ctx *c, const struct rcv *r, struct ct_
 		err = 0;
 		goto out;
 	}
-	err = err ?: anom_onset_of_series(c, an, x, p, cut, marks);
+	err = err ?: anom_onset_of_series(c, an, x, NULL, p, cut, marks);
 	if (err || an->onset < 0)
 		goto out;
+	anom_onset_at_first_signal(c, an, w, ANOM_BURST_MARKS);
 	for (size_t i = 0; i < c->n_iter; i++) {
 		x_all += x[i];
 		p_all += p[i];

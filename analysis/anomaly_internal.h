@@ -73,14 +73,26 @@ long anom_iteration(const struct anom_ctx *c, uint64_t t);
  * rise beyond a scan's bar; -1: no signal). anom_onset_of_series: the finding's onset, the
  * iterations it recurs in and their counts, where the series holds at
  * least half of finding_total or is mostly cut (else it stays of the whole
- * capture).
+ * capture); the onset from events where given (NULL: from x).
+ * ANOM_BURST_LOSS_EVENTS: bursts with a loss signal, one each.
+ * anom_onset_at_first_signal: the onset's time moved from its iteration's
+ * start to the first burst in it that carries the field (flows weighed as
+ * in the series).
  */
-enum anom_burst_field { ANOM_BURST_LOSS, ANOM_BURST_MARKS, ANOM_BURST_PACKETS };
+enum anom_burst_field {
+	ANOM_BURST_LOSS,
+	ANOM_BURST_LOSS_EVENTS,
+	ANOM_BURST_MARKS,
+	ANOM_BURST_PACKETS
+};
 int anom_burst_series(const struct anom_ctx *c, const double *flow_weight,
 		      enum anom_burst_field field, double *per_iter, double *cut);
 long anom_change_point(const double *x, const double *exposure, size_t n);
+void anom_onset_at_first_signal(const struct anom_ctx *c, struct ct_anomaly *an,
+				const double *flow_weight, enum anom_burst_field field);
 int anom_onset_of_series(const struct anom_ctx *c, struct ct_anomaly *an, const double *x,
-			 const double *exposure, double cut, double finding_total);
+			 const double *events, const double *exposure, double cut,
+			 double finding_total);
 
 /* Median of v (reordered); 0 for n == 0. */
 double anom_median(double *v, size_t n);

@@ -111,10 +111,11 @@ static int loss_onset(struct anom_ctx *c, struct ct_anomaly *an, const unsigned 
 	const struct ct_flow_set *set = c->set;
 	double *w = calloc(set->count + 1, sizeof(*w)), *pw = calloc(set->count + 1, sizeof(*pw));
 	double *x = malloc((c->n_iter + 1) * sizeof(*x)), *p = malloc((c->n_iter + 1) * sizeof(*p));
-	double cut, p_cut;
+	double *ev = malloc((c->n_iter + 1) * sizeof(*ev));
+	double cut, p_cut, ev_cut;
 	int err = -ENOMEM;
 
-	if (!w || !pw || !x || !p)
+	if (!w || !pw || !x || !p || !ev)
 		goto out;
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_flow_summary *f = &set->flows[i];
@@ -143,9 +144,13 @@ static int loss_onset(struct anom_ctx *c, struct ct_anomaly *an, const unsigned 
 			w[i] += naks / (sig + naks);
 	}
 	err = anom_burst_series(c, w, ANOM_BURST_LOSS, x, &cut);
+	err = err ?: anom_burst_series(c, w, ANOM_BURST_LOSS_EVENTS, ev, &ev_cut);
 	err = err ?: anom_burst_series(c, pw, ANOM_BURST_PACKETS, p, &p_cut);
-	err = err == -ENOENT ? 0 : err ?: anom_onset_of_series(c, an, x, p, cut, an->value);
+	err = err == -ENOENT ? 0 : err ?: anom_onset_of_series(c, an, x, ev, p, cut, an->value);
+	if (!err)
+		anom_onset_at_first_signal(c, an, w, ANOM_BURST_LOSS);
 out:
+	free(ev);
 	free(w);
 	free(pw);
 	free(x);

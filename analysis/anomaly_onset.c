@@ -51,6 +51,8 @@ static unsigned burst_count(const struct ct_burst *b, enum anom_burst_field fiel
 	switch (field) {
 	case ANOM_BURST_LOSS:
 		return b->loss;
+	case ANOM_BURST_LOSS_EVENTS:
+		return b->loss > 0;
 	case ANOM_BURST_MARKS:
 		return b->marks;
 	default:
@@ -81,11 +83,37 @@ int anom_burst_series(const struct anom_ctx *c, const double *flow_weight,
 			if (it < 0 || (size_t)it >= c->n_iter)
 				continue;
 			per_iter[it] += flow_weight[f] * n;
-			if (field != ANOM_BURST_PACKETS && n == UINT8_MAX)
+			if ((field == ANOM_BURST_LOSS || field == ANOM_BURST_MARKS) &&
+			    n == UINT8_MAX)
 				*cut += flow_weight[f] * n;
 		}
 	}
 	return 0;
+}
+
+/*
+ * The wire's iterations are anchored on the job's idle edges, which need not
+ * be where the fault began: a synthesized loss from the truth's iteration 4
+ * (199.4 ms) read at the wire's iteration 3, which starts at 198.0 ms. The
+ * first signal in it is the onset's time.
+ */
+void anom_onset_at_first_signal(const struct anom_ctx *c, struct ct_anomaly *an,
+				const double *flow_weight, enum anom_burst_field field)
+{
+	uint64_t first = UINT64_MAX;
+
+	if (an->onset < 0)
+		return;
+	for (size_t f = 0; f < c->set->count && f < c->per->n_flows; f++) {
+		const struct ct_flow_periodicity *fp = &c->per->flows[f];
+
+		for (size_t b = 0; flow_weight[f] && b < fp->n_bursts; b++)
+			if (fp->bursts[b].start < first && burst_count(&fp->bursts[b], field) &&
+			    anom_iteration(c, fp->bursts[b].start) == an->onset)
+				first = fp->bursts[b].start;
+	}
+	if (first != UINT64_MAX)
+		an->onset_ns = first;
 }
 
 long anom_change_point(const double *x, const double *exposure, size_t n)
@@ -118,7 +146,8 @@ long anom_change_point(const double *x, const double *exposure, size_t n)
 }
 
 int anom_onset_of_series(const struct anom_ctx *c, struct ct_anomaly *an, const double *x,
-			 const double *exposure, double cut, double finding_total)
+			 const double *events, const double *exposure, double cut,
+			 double finding_total)
 {
 	double seen_total = 0;
 	size_t seen = 0;
@@ -130,7 +159,7 @@ int anom_onset_of_series(const struct anom_ctx *c, struct ct_anomaly *an, const 
 	if (!c->n_iter || (seen_total < ONSET_MIN_COVERAGE * finding_total &&
 			   cut < ONSET_MIN_COVERAGE * seen_total))
 		return 0; /* the whole capture, as the totals say */
-	k = anom_change_point(x, exposure, c->n_iter);
+	k = anom_change_point(events ? events : x, exposure, c->n_iter);
 	if (k <= 0) { /* steady: the capture does not say when it began */
 		size_t len = strlen(an->evidence);
 

@@ -106,6 +106,35 @@ static double peers_timed_share(const struct pair *pairs, size_t np, size_t a, i
 	return k < SLOW_MIN_PAIRS - 1 ? NAN : anom_median(tmp, k);
 }
 
+/* An iteration's ratio to its peers reads slow: under SLOW_RATIO, past the pair's own spread. */
+static int slow_in(double r, double spread)
+{
+	return !isnan(r) && r < SLOW_RATIO && 1 - r >= SLOW_SPREAD_Z * spread;
+}
+
+/*
+ * Where the pair's slowness begins: its first slow iteration after the last
+ * SLOW_MIN_BEFORE judged iterations in a row that were not (ni: none). A dip
+ * the pair came back from is its own swing, of the iterations before the
+ * onset, not the onset (a synthesized DP link slowed from iteration 4 dipped
+ * to 0.59 of its peers in its first: read "slow from its first", at 0.45).
+ */
+static size_t episode(const double *ratio, size_t ni, double spread)
+{
+	size_t start = ni, calm = 0;
+
+	for (size_t it = 0; it < ni; it++) {
+		if (slow_in(ratio[it], spread)) {
+			if (start == ni || calm >= SLOW_MIN_BEFORE)
+				start = it;
+			calm = 0;
+		} else if (!isnan(ratio[it])) {
+			calm++;
+		}
+	}
+	return start;
+}
+
 /* Whether the pair had peers to compare with in any of its iterations. */
 static int any_peers(const double *ratio, size_t ni)
 {
@@ -267,10 +296,10 @@ int anom_slow_link(struct anom_ctx *c)
 		size_t seen = 0, at;
 		double rate = 0, before, metered, own_spread = 0;
 
-		for (size_t it = 0; it < ni; it++) {
+		for (size_t it = episode(ratio + a * ni, ni, whole_spread[a]); it < ni; it++) {
 			double r = ratio[a * ni + it];
 
-			if (isnan(r) || r >= SLOW_RATIO || 1 - r < SLOW_SPREAD_Z * whole_spread[a])
+			if (!slow_in(r, whole_spread[a]))
 				continue;
 			err = anom_seen_in(c, &an, &seen, ni, it, r);
 			if (err)

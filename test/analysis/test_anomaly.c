@@ -69,6 +69,8 @@ static unsigned sparse_slow_from, sparse_jitter_ms;
 static int metered_host = -1;
 /* before `from`, slow_host's second bucket takes this many times as long in odd iterations */
 static double slow_swing = 1;
+/* and in iteration slow_dip_at (-1: none) `slow` times as long: a dip it came back from */
+static int slow_dip_at = -1;
 
 /*
  * The counts host sig_host's bursts carry from iteration sig_from on (-1:
@@ -79,6 +81,8 @@ static double slow_swing = 1;
 static int sig_host = -1;
 static unsigned sig_from;
 static uint8_t sig_loss, sig_marks, sig_startup;
+/* and in iteration sig_clump_at (0: none) its first burst carries 255 (a go-back-N resend) */
+static unsigned sig_clump_at;
 
 /*
  * The rendezvous (PyTorch's store): hosts 1 .. store_clients (0: none)
@@ -111,6 +115,8 @@ static void mark_last_burst(struct job *j, int h, unsigned i)
 		b->loss = sig_loss;
 		b->marks = sig_marks;
 	}
+	if (h == sig_host && sig_clump_at && i == sig_clump_at && b->start % PERIOD < 30 * MS)
+		b->loss = UINT8_MAX;
 }
 
 static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, double slow,
@@ -143,7 +149,10 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 
 		for (int h = 0; h < HOSTS; h++) {
 			uint64_t d = on && h == late ? late_ns : 0;
-			double f = h != slow_host ? 1 : on ? slow : i % 2 ? slow_swing : 1;
+			double f = h != slow_host		 ? 1
+				   : on || (int)i == slow_dip_at ? slow
+				   : i % 2			 ? slow_swing
+								 : 1;
 			uint64_t bucket = h == metered_host ? 10000000 : 25000000;
 
 			if (h == quiet_host && i >= quiet_from)
@@ -613,6 +622,29 @@ static void test_slow_link(void **state)
 }
 
 /*
+ * The same link dips to half its peers' rate in iteration 0 alone, is
+ * back at their rate in 1-7 and slow from 8: its slowness begins at 8 (a
+ * step of its own, an alarm), the dip is of its own swing before it.
+ */
+static void test_slow_link_after_a_dip_it_came_back_from(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	slow_dip_at = 0;
+	ring(&j, -1, 0, 1, 3, 8);
+	slow_dip_at = -1;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
+	assert_true(labs(a->onset - 8) <= 1);
+	assert_true(a->confidence >= 0.5);
+	done(&j);
+}
+
+/*
  * The same link slow from the first iteration: nothing of its own to
  * compare with, a host slower by placement reads the same: reported,
  * below an alarm.
@@ -868,6 +900,29 @@ static void test_loss_onset(void **state)
 	assert_int_equal(a->seen, ITERS - 6);
 	assert_int_equal(a->of, ITERS - 6);
 	assert_near(a->iters[0].value, 6, 0);
+	done(&j);
+}
+
+/*
+ * The same link drops one packet a burst from iteration 6 on, and one drop
+ * in iteration 12 resends 255 (go-back-N): the onset is where the drops
+ * began, not where the resend clumped.
+ */
+static void test_loss_onset_of_drops_not_of_a_resend(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	sig_host = 3, sig_from = 6, sig_loss = 1, sig_clump_at = 12;
+	ring(&j, -1, 0, -1, 1, 0);
+	sig_host = -1, sig_loss = 0, sig_clump_at = 0;
+	j.set.flows[set_index(&j.set, &j.ring[3])].retransmits = 2 * (ITERS - 6) - 1 + 255;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(j.found.n, 1);
+	a = &j.found.list[0];
+	assert_int_equal(a->kind, CT_ANOMALY_LOSS);
+	assert_int_equal(a->onset, 6);
 	done(&j);
 }
 
@@ -1223,6 +1278,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_soon_after_its_onset),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
+		cmocka_unit_test(test_slow_link_after_a_dip_it_came_back_from),
 		cmocka_unit_test(test_slow_link_step_within_its_own_swing_below_an_alarm),
 		cmocka_unit_test(test_metered_link_from_the_start),
 		cmocka_unit_test(test_slow_link_without_peers),
@@ -1243,6 +1299,7 @@ int main(void)
 		cmocka_unit_test(test_period_part_of_the_iteration_not_judged),
 		cmocka_unit_test(test_no_period),
 		cmocka_unit_test(test_loss_onset),
+		cmocka_unit_test(test_loss_onset_of_drops_not_of_a_resend),
 		cmocka_unit_test(test_loss_at_startup_not_a_hot_spot),
 		cmocka_unit_test(test_loss_on_the_rendezvous_not_a_hot_spot),
 		cmocka_unit_test(test_loss_toward_a_port_opened_later_is_a_hot_spot),

@@ -18,6 +18,12 @@ a mirrored bridge), new scenario names, the existing ones untouched.
   moe-straggler-r2b  a second held-out case (rank 2, 35 ms, from iteration
                  6), recorded before the step matching of issue 30 and
                  scored once after it
+  ddp8-straggler rank 5 of a DDP ring of 8 sleeps 30 ms from iteration 6
+  ptd-straggler  rank 3 of the 2-2-2 hybrid (pipeline, tensor and data
+                 groups of two each) sleeps 40 ms from iteration 6
+  ptd-straggler-r6  held out for the pairs' straggler (rank 6, 50 ms, from
+                 iteration 7): recorded before its rule was settled, scored
+                 once after
   ddp-slowlink   rank 2's eth0 sends through tbf at SLOW_RATE
   ddp-lossy      ranks 2 and 3 drop 1 in DROP_ONE_IN of the packets from
                  each other on input (nftables numgen: past the mirror, which sees
@@ -56,6 +62,9 @@ STRAGGLERS = {
     "moe-straggler-r1": (1, 0.04, 5),
     "moe-straggler-r0": (0, 0.025, 7),
     "moe-straggler-r2b": (2, 0.035, 6),
+    "ddp8-straggler": (5, 0.03, 6),
+    "ptd-straggler": (3, 0.04, 6),
+    "ptd-straggler-r6": (6, 0.05, 7),
 }
 SLOW_RANK, SLOW_RATE = 2, "50mbit"
 DROP_AT, DROP_FROM, DROP_ONE_IN = 3, 2, 50
@@ -68,6 +77,9 @@ CASES = {
     "moe-straggler-r1": (4, "moe"),
     "moe-straggler-r0": (4, "moe"),
     "moe-straggler-r2b": (4, "moe"),
+    "ddp8-straggler": (8, "ddp"),
+    "ptd-straggler": (8, "ptd"),
+    "ptd-straggler-r6": (8, "ptd"),
     "ddp-slowlink": (4, "ddp"),
     "ddp-lossy": (4, "ddp"),
     "ddp-pause": (4, "ddp"),
