@@ -144,6 +144,15 @@
  */
 #define STRAGGLER_FRESH		   2
 #define STRAGGLER_FRESH_CONFIDENCE 0.45
+/*
+ * A member late beyond the job's spread in every iteration since it was
+ * first late is steady from there once it is so in this many: in clean
+ * real runs a rank is so 2 iterations in a row (interval reports, windows
+ * of 10 to 12: pp4-2, 21.9 ms, 6.4 times its collective's threshold;
+ * zero3-3, 45.7 ms, 1.5 times), and the onset goal (2 iterations and an
+ * interval) leaves room for a third.
+ */
+#define STRAGGLER_STEADY 3
 
 static int start_cmp(const void *a, const void *b)
 {
@@ -384,6 +393,19 @@ static void order_ranks(const uint64_t *first, const double *late, size_t nh, si
 	}
 }
 
+/* Member a is late in iteration it: the latest of the members, beyond floor. */
+static int late_in(const double *late, size_t nh, size_t ni, size_t a, size_t it, double floor)
+{
+	double l = late[a * ni + it];
+
+	if (isnan(l) || l <= floor)
+		return 0;
+	for (size_t o = 0; o < nh; o++)
+		if (o != a && !isnan(late[o * ni + it]) && late[o * ni + it] >= l)
+			return 0;
+	return 1;
+}
+
 /* The chance that any of nh members' standardised ranks sum to z or more. */
 static double by_chance(double z, size_t nh)
 {
@@ -523,7 +545,9 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 					.onset = -1};
 		double *u = tmp + nh * ni + 1 + nh, order, change, by_spread; /* ni more */
 		int fresh;
-		size_t seen = 0, above = 0, of, dated, split, from;
+		size_t seen = 0, above = 0, of, dated, split, from, told;
+		/* iterations late beyond the threshold since its first late one, judged since */
+		size_t steady = 0, since = SIZE_MAX, since_of;
 
 		/*
 		 * a change in its place in the order: late from then on; else
@@ -531,23 +555,21 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		 */
 		order_ranks(first, late, nh, ni, a, u);
 		change = fmin(1, (double)n_steps * order_change(u, ni, nh, &split));
+		told = change <= STRAGGLER_MAX_CHANCE ? split : 0;
 		if (change > STRAGGLER_DATE_CHANCE)
 			split = 0;
-		for (size_t it = split; it < ni; it++) {
+		for (size_t it = told; it < ni && !err; it++) {
 			double l = late[a * ni + it];
-			int latest = 1;
 
-			if (isnan(l) || l <= floor)
+			if (!late_in(late, nh, ni, a, it, floor))
 				continue;
-			for (size_t o = 0; o < nh && latest; o++)
-				latest =
-					o == a || isnan(late[o * ni + it]) || late[o * ni + it] < l;
-			if (!latest)
+			if (since == SIZE_MAX)
+				since = it;
+			steady += l > threshold;
+			if (it < split)
 				continue;
 			above += l > threshold;
 			err = anom_seen_in(c, &an, &seen, ni, it, l);
-			if (err)
-				break;
 		}
 		if (err || seen < STRAGGLER_MIN_ITERATIONS) {
 			free(an.iters);
@@ -573,13 +595,20 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		an.value = anom_median(tmp, seen);
 		an.share = an.value / c->period_s;
 		/*
-		 * How steadily it is late since it began (the iterations since
-		 * the start where the change is not told from chance) and how
-		 * far above the job's spread; or how far from chance its place in the order is
-		 * and its change (a member last from the capture's start may be
-		 * the job's own make: low).
+		 * How steadily it is late beyond the job's spread (the
+		 * iterations since the start where the change is not told from
+		 * chance) and how far; or how far from chance its place in the
+		 * order is and its change (a member last from the capture's
+		 * start may be the job's own make: low). A member late beyond
+		 * the spread in every iteration since it was first late, and
+		 * in STRAGGLER_STEADY or more, is steady from there: so it
+		 * pages while a window still holds more of its iterations
+		 * before the onset than after.
 		 */
-		by_spread = (double)above / of * fmin(1, fmax(0, an.value / threshold - 1));
+		sum_of(u, since, ni, &since_of);
+		by_spread =
+			steady == since_of && steady >= STRAGGLER_STEADY ? 1 : (double)above / of;
+		by_spread *= fmin(1, fmax(0, an.value / threshold - 1));
 		an.confidence = fmax(by_spread,
 				     fmin(1, -log10(fmax(order, change)) / STRAGGLER_SURE_LOG10));
 		fresh = seen <= STRAGGLER_FRESH && an.confidence > STRAGGLER_FRESH_CONFIDENCE &&
