@@ -119,6 +119,24 @@ static void mark_last_burst(struct job *j, int h, unsigned i)
 		b->loss = UINT8_MAX;
 }
 
+/*
+ * The hand-made job's flows, their periodicity (a job period must be
+ * found) and a classification that gives every flow class `cls` (the
+ * classifier is tested elsewhere; callers change single flows after).
+ */
+static void analysed(struct ct_burst_log *log, struct ct_flow_set *set, struct ct_periodicity *per,
+		     struct ct_classification *c, int cls)
+{
+	set_of_log(set, log);
+	assert_int_equal(ct_periodicity_compute(set, log, 0.02, per), 0);
+	assert_true(per->job.periodic);
+	c->n = set->count;
+	c->flows = calloc(c->n, sizeof(*c->flows));
+	assert_non_null(c->flows);
+	for (size_t i = 0; i < c->n; i++)
+		c->flows[i].cls = cls;
+}
+
 static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, double slow,
 		 unsigned from)
 {
@@ -184,26 +202,27 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 			  after_job_bytes / 5);
 		mark_last_burst(j, -1, 0);
 	}
-	set_of_log(&j->set, &j->log);
-	assert_int_equal(ct_periodicity_compute(&j->set, &j->log, 0.02, &j->per), 0);
-	assert_true(j->per.job.periodic);
-	/* every flow DP: the classifier is tested elsewhere */
-	j->cls.n = j->set.count;
-	j->cls.flows = calloc(j->cls.n, sizeof(*j->cls.flows));
-	assert_non_null(j->cls.flows);
+	/* every flow DP, the sparse one TP */
+	analysed(&j->log, &j->set, &j->per, &j->cls, CT_CLASS_DP);
 	for (size_t i = 0; i < j->cls.n; i++)
-		j->cls.flows[i].cls = memcmp(&j->set.flows[i].key, &j->sparse, sizeof(j->sparse))
-					      ? CT_CLASS_DP
-					      : CT_CLASS_TP;
+		if (!memcmp(&j->set.flows[i].key, &j->sparse, sizeof(j->sparse)))
+			j->cls.flows[i].cls = CT_CLASS_TP;
+}
+
+/* What analysed() and the detectors made, freed. */
+static void released(struct ct_burst_log *log, struct ct_flow_set *set, struct ct_periodicity *per,
+		     struct ct_classification *c, struct ct_anomalies *found)
+{
+	ct_anomalies_free(found);
+	free(c->flows);
+	ct_periodicity_free(per);
+	ct_flow_set_free(set);
+	ct_burst_log_free(log);
 }
 
 static void done(struct job *j)
 {
-	ct_anomalies_free(&j->found);
-	free(j->cls.flows);
-	ct_periodicity_free(&j->per);
-	ct_flow_set_free(&j->set);
-	ct_burst_log_free(&j->log);
+	released(&j->log, &j->set, &j->per, &j->cls, &j->found);
 }
 
 static size_t count(const struct ct_anomalies *a, enum ct_anomaly_kind k)
@@ -318,14 +337,7 @@ static void gloo_ring(struct job *j, int late, uint64_t late_ns, unsigned from, 
 		}
 		t0 += PERIOD + (i >= from && late >= 0 ? late_ns : 0);
 	}
-	set_of_log(&j->set, &j->log);
-	assert_int_equal(ct_periodicity_compute(&j->set, &j->log, 0.02, &j->per), 0);
-	assert_true(j->per.job.periodic);
-	j->cls.n = j->set.count;
-	j->cls.flows = calloc(j->cls.n, sizeof(*j->cls.flows));
-	assert_non_null(j->cls.flows);
-	for (size_t i = 0; i < j->cls.n; i++)
-		j->cls.flows[i].cls = CT_CLASS_DP;
+	analysed(&j->log, &j->set, &j->per, &j->cls, CT_CLASS_DP);
 }
 
 static int dbl_cmp(const void *a, const void *b)
@@ -333,6 +345,28 @@ static int dbl_cmp(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * The truth a straggler's delay is held to: the median over iterations
+ * from .. to of host late's entry after the median of the others' (the
+ * hosts' entries e[i * HOSTS + h]), s.
+ */
+static double truth_lateness(const uint64_t *e, unsigned from, unsigned to, int late)
+{
+	double lateness[64], others[HOSTS - 1];
+	size_t n = 0;
+
+	assert_true(to - from <= 64);
+	for (unsigned i = from; i < to; i++) {
+		for (int h = 0, k = 0; h < HOSTS; h++)
+			if (h != late)
+				others[k++] = (double)e[i * HOSTS + h];
+		qsort(others, HOSTS - 1, sizeof(*others), dbl_cmp);
+		lateness[n++] = ((double)e[i * HOSTS + late] - others[1]) / 1e9;
+	}
+	qsort(lateness, n, sizeof(*lateness), dbl_cmp);
+	return (lateness[n / 2 - 1] + lateness[n / 2]) / 2;
 }
 
 /*
@@ -345,10 +379,9 @@ static int dbl_cmp(const void *a, const void *b)
 static void test_straggler_in_gloo_ring(void **state)
 {
 	uint64_t e[GLOO_ITERS * HOSTS];
-	double lateness[GLOO_ITERS], others[HOSTS - 1], truth;
 	const struct ct_anomaly *a;
+	double truth;
 	struct job j;
-	size_t n = 0;
 
 	(void)state;
 	gloo_ring(&j, 2, 30 * MS, 8, e);
@@ -359,15 +392,7 @@ static void test_straggler_in_gloo_ring(void **state)
 	assert_memory_equal(&a->host, &j.ring[2].src, sizeof(a->host));
 	/* within 3 iterations (the corpus's bar): by the jitter alone it is last in 5 and 6 */
 	assert_true(labs(a->onset - 8) <= 3);
-	for (unsigned i = 8; i < GLOO_ITERS; i++) {
-		for (int h = 0, k = 0; h < HOSTS; h++)
-			if (h != 2)
-				others[k++] = (double)e[i * HOSTS + h];
-		qsort(others, HOSTS - 1, sizeof(*others), dbl_cmp);
-		lateness[n++] = ((double)e[i * HOSTS + 2] - others[1]) / 1e9;
-	}
-	qsort(lateness, n, sizeof(*lateness), dbl_cmp);
-	truth = (lateness[n / 2 - 1] + lateness[n / 2]) / 2;
+	truth = truth_lateness(e, 8, GLOO_ITERS, 2);
 	assert_near(a->value, truth, 0.1 * truth);
 	assert_true(a->confidence > 0);
 	done(&j);
@@ -457,23 +482,12 @@ static void a2a_mesh(struct mesh *j, int late, uint64_t late_ns, unsigned from, 
 			}
 			exchange(j, e, packets[x]);
 		}
-	set_of_log(&j->set, &j->log);
-	assert_int_equal(ct_periodicity_compute(&j->set, &j->log, 0.02, &j->per), 0);
-	assert_true(j->per.job.periodic);
-	j->cls.n = j->set.count;
-	j->cls.flows = calloc(j->cls.n, sizeof(*j->cls.flows));
-	assert_non_null(j->cls.flows);
-	for (size_t i = 0; i < j->cls.n; i++)
-		j->cls.flows[i].cls = CT_CLASS_EP;
+	analysed(&j->log, &j->set, &j->per, &j->cls, CT_CLASS_EP);
 }
 
 static void mesh_done(struct mesh *j)
 {
-	ct_anomalies_free(&j->found);
-	free(j->cls.flows);
-	ct_periodicity_free(&j->per);
-	ct_flow_set_free(&j->set);
-	ct_burst_log_free(&j->log);
+	released(&j->log, &j->set, &j->per, &j->cls, &j->found);
 }
 
 /*
@@ -485,10 +499,9 @@ static void mesh_done(struct mesh *j)
 static void test_straggler_in_pairwise_exchange(void **state)
 {
 	uint64_t e[A2A_ITERS * HOSTS];
-	double lateness[A2A_ITERS], others[HOSTS - 1], truth;
 	const struct ct_anomaly *a;
+	double truth;
 	struct mesh j;
-	size_t n = 0;
 
 	(void)state;
 	a2a_mesh(&j, 2, 10 * MS, 12, e);
@@ -499,15 +512,7 @@ static void test_straggler_in_pairwise_exchange(void **state)
 	assert_memory_equal(&a->host, &j.key[2][0].src, sizeof(a->host));
 	/* the job's iterations start at C, the one before A: A of iteration i is in i - 1 */
 	assert_true(labs(a->onset - 11) <= 3);
-	for (unsigned i = 12; i < A2A_ITERS; i++) {
-		for (int h = 0, k = 0; h < HOSTS; h++)
-			if (h != 2)
-				others[k++] = (double)e[i * HOSTS + h];
-		qsort(others, HOSTS - 1, sizeof(*others), dbl_cmp);
-		lateness[n++] = ((double)e[i * HOSTS + 2] - others[1]) / 1e9;
-	}
-	qsort(lateness, n, sizeof(*lateness), dbl_cmp);
-	truth = (lateness[n / 2 - 1] + lateness[n / 2]) / 2;
+	truth = truth_lateness(e, 12, A2A_ITERS, 2);
 	assert_near(a->value, truth, 0.1 * truth);
 	assert_true(a->confidence >= 0.5);
 	mesh_done(&j);
@@ -620,20 +625,12 @@ static void pairs_job(struct mesh *j, int late, uint64_t late_ns, unsigned from)
 		pair_step(j, 0, 2, d[0], d[2], 280);
 		pair_step(j, 1, 3, d[1], d[3], 280);
 	}
-	set_of_log(&j->set, &j->log);
-	assert_int_equal(ct_periodicity_compute(&j->set, &j->log, 0.02, &j->per), 0);
-	assert_true(j->per.job.periodic);
-	j->cls.n = j->set.count;
-	j->cls.flows = calloc(j->cls.n, sizeof(*j->cls.flows));
-	assert_non_null(j->cls.flows);
-	for (size_t i = 0; i < j->cls.n; i++) {
-		const struct ct_flow_key *k = &j->set.flows[i].key;
-		int tensor = 0;
-
+	analysed(&j->log, &j->set, &j->per, &j->cls, CT_CLASS_DP);
+	for (size_t i = 0; i < j->cls.n; i++)
 		for (int h = 0; h < HOSTS; h++)
-			tensor |= !memcmp(k, &j->key[h][tp[h]], sizeof(*k));
-		j->cls.flows[i].cls = tensor ? CT_CLASS_TP : CT_CLASS_DP;
-	}
+			if (!memcmp(&j->set.flows[i].key, &j->key[h][tp[h]],
+				    sizeof(j->key[h][tp[h]])))
+				j->cls.flows[i].cls = CT_CLASS_TP;
 }
 
 /*
