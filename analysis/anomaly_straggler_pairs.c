@@ -385,6 +385,7 @@ int anom_straggler_pairs(struct anom_ctx *c)
 	struct delays *dl = NULL;
 	size_t *parent = NULL, *size = NULL, *partners = NULL, np, ni = c->n_iter, nd = 0;
 	struct ct_anomaly *found = NULL;
+	size_t judged = 0;
 	double *tmp = NULL, spread, late, waited;
 	int err = 0;
 
@@ -415,10 +416,12 @@ int anom_straggler_pairs(struct anom_ctx *c)
 	err = lateness(c, &h, p, np, dl, partners, tmp, &nd);
 	if (err || !nd)
 		goto out;
-	/* hosts with partners enough are judged: "no reference" does not hold for them */
 	for (size_t i = 0; i < h.n; i++)
-		if (partners[i] >= PAIRS_MIN_PARTNERS)
-			c->out->not_looked[CT_ANOMALY_STRAGGLER] = NULL;
+		judged += partners[i] >= PAIRS_MIN_PARTNERS;
+	if (!judged)
+		goto out;
+	/* hosts with partners enough are judged: "no reference" does not hold for them */
+	c->out->not_looked[CT_ANOMALY_STRAGGLER] = NULL;
 	spread = 1.4826 * anom_median(tmp, nd);
 	late = fmax(PAIRS_LATE_SPREADS * spread, PAIRS_MIN_SHARE * c->period_s);
 	waited = fmax(PAIRS_WAITED_SPREADS * spread, PAIRS_MIN_SHARE * c->period_s);
