@@ -61,6 +61,18 @@ int anom_job_data_flow(const struct anom_ctx *c, size_t flow);
  * 0 or -ENOMEM.
  */
 int anom_job_bursts(const struct anom_ctx *c, int data, struct ct_burst **out, size_t *n);
+/* Bursts by start (qsort). */
+int anom_burst_start_cmp(const void *a, const void *b);
+/* A class whose groups run collectives (DP, TP, EP, EmbTableSyn; a pipeline's are sends). */
+int anom_collective_class(int cls);
+/* Union-find: the root of i's set, halving the path on the way. */
+size_t anom_find_root(size_t *parent, size_t i);
+/*
+ * A burst that carries a message: a new one begun in it, or more than
+ * acknowledgements a packet (gloo's 48-byte ready message, a 114-byte
+ * frame, is one: how a member says it entered).
+ */
+int anom_carries_message(const struct ct_burst *b);
 /* The iteration t falls in, or -1. */
 long anom_iteration(const struct anom_ctx *c, uint64_t t);
 

@@ -108,13 +108,6 @@
  */
 #define STRAGGLER_EXCHANGE_GAP 0.01
 /*
- * Bursts of at most this many wire bytes a packet are acknowledgements (TCP
- * 66 to 78 bytes, RoCE ACKs 62 to 66; as anomaly_hang.c's HANG_ACK_FRAME):
- * the kernel or NIC sends them whatever the process does, so they say
- * nothing of its entry.
- */
-#define STRAGGLER_ACK_FRAME 128
-/*
  * Sends of at most this many bytes a packet that carry a message are a
  * member saying it is in (gloo's 48-byte ready message: a 114-byte frame),
  * not a step's data (frames of an MTU, 9014 bytes here).
@@ -153,13 +146,6 @@
  * interval) leaves room for a third.
  */
 #define STRAGGLER_STEADY 3
-
-static int start_cmp(const void *a, const void *b)
-{
-	const struct ct_burst *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
 
 /*
  * The busy span (a run) of the sends b from b[*i] on: those that start
@@ -221,7 +207,7 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 	size_t it = 0, senders = 0, ni = c->n_iter, per_step[STRAGGLER_MAX_STEPS] = {0};
 	int ready = 0, tail = 0;
 
-	qsort(b, n, sizeof(*b), start_cmp);
+	qsort(b, n, sizeof(*b), anom_burst_start_cmp);
 	for (size_t k = 0; k < ni * STRAGGLER_MAX_STEPS; k++)
 		start[k] = after[k] = UINT64_MAX;
 	for (size_t k = 0; k < ni; k++)
@@ -301,12 +287,6 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 		(*n_steps)++;
 }
 
-static int collective(int cls)
-{
-	return cls == CT_CLASS_DP || cls == CT_CLASS_TP || cls == CT_CLASS_EP ||
-	       cls == CT_CLASS_EMB;
-}
-
 /*
  * A host found straggling in several collectives is said once, in the one
  * it is surest in: 1 where it is already said as surely as confidence;
@@ -337,12 +317,6 @@ static int sends_on(const struct anom_ctx *c, size_t f, int cls, const struct ct
 	       !memcmp(&c->set->flows[f].key.src, host, sizeof(*host));
 }
 
-/* A burst that carries a message: a new one begun in it, or more than acknowledgements. */
-static int carries_message(const struct ct_burst *b)
-{
-	return b->messages || !b->packets || b->bytes > STRAGGLER_ACK_FRAME * (uint64_t)b->packets;
-}
-
 /* Appends host's sends in the collective of class cls to b; returns how many. */
 static size_t host_sends(const struct anom_ctx *c, int cls, const struct ct_addr *host,
 			 struct ct_burst *b)
@@ -355,7 +329,7 @@ static size_t host_sends(const struct anom_ctx *c, int cls, const struct ct_addr
 		if (!sends_on(c, f, cls, host))
 			continue;
 		for (size_t i = 0; i < fp->n_bursts; i++)
-			if (carries_message(&fp->bursts[i]))
+			if (anom_carries_message(&fp->bursts[i]))
 				b[n++] = fp->bursts[i];
 	}
 	return n;
@@ -791,13 +765,6 @@ out:
 	return err;
 }
 
-static size_t find_root(size_t *parent, size_t i)
-{
-	while (parent[i] != i)
-		i = parent[i] = parent[parent[i]];
-	return i;
-}
-
 int anom_straggler(struct anom_ctx *c)
 {
 	const struct ct_flow_set *set = c->set;
@@ -815,7 +782,7 @@ int anom_straggler(struct anom_ctx *c)
 	for (size_t f = 0; f < set->count && !err; f++) {
 		/* room for every flow's bursts */
 		nb += c->per ? c->per->flows[f].n_bursts : 0;
-		if (anom_job_data_flow(c, f) && collective(anom_class(c, f))) {
+		if (anom_job_data_flow(c, f) && anom_collective_class(anom_class(c, f))) {
 			err = anom_hosts_add(&h, &set->flows[f].key.src);
 			err = err ?: anom_hosts_add(&h, &set->flows[f].key.dst);
 		}
@@ -837,23 +804,24 @@ int anom_straggler(struct anom_ctx *c)
 	}
 	/* per class, the collectives: hosts joined by its flows */
 	for (int cls = 0; cls < CT_CLASS_COUNT && !err; cls++) {
-		if (!collective(cls))
+		if (!anom_collective_class(cls))
 			continue;
 		for (size_t i = 0; i < nh; i++)
 			parent[i] = i;
 		for (size_t f = 0; f < set->count; f++)
 			if (anom_job_data_flow(c, f) && anom_class(c, f) == cls)
-				parent[find_root(parent, (size_t)anom_hosts_find(
-								 &h, &set->flows[f].key.src))] =
-					find_root(parent, (size_t)anom_hosts_find(
-								  &h, &set->flows[f].key.dst));
+				parent[anom_find_root(
+					parent,
+					(size_t)anom_hosts_find(&h, &set->flows[f].key.src))] =
+					anom_find_root(parent, (size_t)anom_hosts_find(
+								       &h, &set->flows[f].key.dst));
 		for (size_t r = 0; r < nh && !err; r++) {
 			size_t n = 0;
 
-			if (find_root(parent, r) != r)
+			if (anom_find_root(parent, r) != r)
 				continue;
 			for (size_t i = 0; i < nh; i++)
-				if (find_root(parent, i) == r)
+				if (anom_find_root(parent, i) == r)
 					m[n++] = i;
 			if (n < STRAGGLER_MIN_HOSTS)
 				continue;

@@ -62,36 +62,12 @@ struct pair {
 	int cls;
 };
 
-static int collective(int cls)
-{
-	return cls == CT_CLASS_DP || cls == CT_CLASS_TP || cls == CT_CLASS_EP ||
-	       cls == CT_CLASS_EMB;
-}
-
-static size_t find_root(size_t *parent, size_t i)
-{
-	while (parent[i] != i)
-		i = parent[i] = parent[parent[i]];
-	return i;
-}
-
-/*
- * A burst that carries a message: more than acknowledgements (TCP 66 to 78
- * bytes a frame, RoCE 62 to 66); gloo's 48-byte ready message (114) is
- * one, and it is how a member says it entered.
- */
-#define PAIRS_ACK_FRAME 90
 /*
  * Sends of the pair apart by less than this share of the period are of
  * one run (anomaly_straggler.c's STRAGGLER_STEP_JOIN: gloo's reductions
  * part a ring's steps by up to 1.6% of the iteration).
  */
 #define PAIRS_STEP_JOIN 0.05
-
-static int carries_message(const struct ct_burst *b)
-{
-	return b->messages || !b->packets || b->bytes > PAIRS_ACK_FRAME * (uint64_t)b->packets;
-}
 
 /* Hosts i and j already paired (in another class: one partner, not two). */
 static int listed(const struct pair *p, size_t n, size_t i, size_t j)
@@ -112,7 +88,7 @@ static size_t find_pairs(const struct anom_ctx *c, const struct anom_hosts *h, s
 	size_t n = 0;
 
 	for (int cls = 0; cls < CT_CLASS_COUNT; cls++) {
-		if (!collective(cls))
+		if (!anom_collective_class(cls))
 			continue;
 		for (size_t i = 0; i < h->n; i++) {
 			parent[i] = i;
@@ -124,26 +100,19 @@ static size_t find_pairs(const struct anom_ctx *c, const struct anom_hosts *h, s
 
 			if (!anom_job_data_flow(c, f) || anom_class(c, f) != cls)
 				continue;
-			x = find_root(parent, (size_t)anom_hosts_find(h, &s->key.src));
-			y = find_root(parent, (size_t)anom_hosts_find(h, &s->key.dst));
+			x = anom_find_root(parent, (size_t)anom_hosts_find(h, &s->key.src));
+			y = anom_find_root(parent, (size_t)anom_hosts_find(h, &s->key.dst));
 			parent[x] = y;
 		}
 		for (size_t i = 0; i < h->n; i++)
-			size[find_root(parent, i)]++;
+			size[anom_find_root(parent, i)]++;
 		for (size_t i = 0; i < h->n; i++)
 			for (size_t j = i + 1; j < h->n; j++)
-				if (find_root(parent, i) == find_root(parent, j) &&
-				    size[find_root(parent, i)] == 2 && !listed(p, n, i, j))
+				if (anom_find_root(parent, i) == anom_find_root(parent, j) &&
+				    size[anom_find_root(parent, i)] == 2 && !listed(p, n, i, j))
 					p[n++] = (struct pair){i, j, cls};
 	}
 	return n;
-}
-
-static int start_cmp(const void *a, const void *b)
-{
-	const struct ct_burst *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 /*
@@ -166,12 +135,12 @@ static size_t pair_sends(const struct anom_ctx *c, const struct anom_hosts *h, c
 		      (src == (long)p->b && dst == (long)p->a)))
 			continue;
 		for (size_t i = 0; i < fp->n_bursts; i++)
-			if (carries_message(&fp->bursts[i])) {
+			if (anom_carries_message(&fp->bursts[i])) {
 				b[n] = fp->bursts[i];
 				b[n++].flow = src == (long)p->b;
 			}
 	}
-	qsort(b, n, sizeof(*b), start_cmp);
+	qsort(b, n, sizeof(*b), anom_burst_start_cmp);
 	return n;
 }
 
@@ -392,7 +361,7 @@ int anom_straggler_pairs(struct anom_ctx *c)
 	if (!ni)
 		return 0; /* said by the straggler detector */
 	for (size_t f = 0; f < set->count && !err; f++)
-		if (anom_job_data_flow(c, f) && collective(anom_class(c, f))) {
+		if (anom_job_data_flow(c, f) && anom_collective_class(anom_class(c, f))) {
 			err = anom_hosts_add(&h, &set->flows[f].key.src);
 			err = err ?: anom_hosts_add(&h, &set->flows[f].key.dst);
 		}

@@ -198,11 +198,37 @@ int anom_finding_cmp(const void *a, const void *b)
 	return memcmp(&x->host, &y->host, sizeof(x->host));
 }
 
-static int burst_start_cmp(const void *a, const void *b)
+int anom_burst_start_cmp(const void *a, const void *b)
 {
 	const struct ct_burst *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int anom_collective_class(int cls)
+{
+	return cls == CT_CLASS_DP || cls == CT_CLASS_TP || cls == CT_CLASS_EP ||
+	       cls == CT_CLASS_EMB;
+}
+
+size_t anom_find_root(size_t *parent, size_t i)
+{
+	while (parent[i] != i)
+		i = parent[i] = parent[parent[i]];
+	return i;
+}
+
+/*
+ * Bursts of at most this many wire bytes a packet are acknowledgements
+ * (TCP 66 to 78 bytes, RoCE ACKs 62 to 66; as anomaly_hang.c's
+ * HANG_ACK_FRAME): the kernel or NIC sends them whatever the process does,
+ * so they say nothing of its entry.
+ */
+#define ANOM_ACK_FRAME 128
+
+int anom_carries_message(const struct ct_burst *b)
+{
+	return b->messages || !b->packets || b->bytes > ANOM_ACK_FRAME * (uint64_t)b->packets;
 }
 
 int anom_job_bursts(const struct anom_ctx *c, int data, struct ct_burst **out, size_t *n)
@@ -224,7 +250,7 @@ int anom_job_bursts(const struct anom_ctx *c, int data, struct ct_burst **out, s
 			memcpy(all + k, p->flows[f].bursts, p->flows[f].n_bursts * sizeof(*all));
 			k += p->flows[f].n_bursts;
 		}
-	qsort(all, k, sizeof(*all), burst_start_cmp);
+	qsort(all, k, sizeof(*all), anom_burst_start_cmp);
 	*out = all;
 	*n = k;
 	return 0;
