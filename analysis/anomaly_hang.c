@@ -68,12 +68,6 @@
  */
 #define HANG_SILENT_SHARE 0.01
 /*
- * Bursts of at most this many wire bytes a packet are acknowledgements
- * (TCP 66 to 78 bytes, RoCE ACKs 62 to 66), not data: a stopped process's
- * kernel still acknowledges what comes to it.
- */
-#define HANG_ACK_FRAME 128
-/*
  * The job's hosts still work where they exchange this many of the job's
  * iterations (its hosts' median bytes an iteration, summed) on any flow
  * among them during its flows' silence: the real ddp-hang's hosts moved
@@ -124,8 +118,7 @@ static double moved_after(const struct anom_ctx *c, const struct anom_hosts *hos
 		    anom_hosts_find(hosts, &c->set->flows[f].key.dst) < 0)
 			continue;
 		for (size_t b = 0; b < fp->n_bursts; b++)
-			if (fp->bursts[b].start > t &&
-			    fp->bursts[b].bytes > HANG_ACK_FRAME * (uint64_t)fp->bursts[b].packets)
+			if (fp->bursts[b].start > t && !anom_acks_only(&fp->bursts[b]))
 				moved += (double)fp->bursts[b].bytes;
 	}
 	return moved;
@@ -214,10 +207,7 @@ int anom_hang(struct anom_ctx *c)
 
 			if (it < 0 && fp->bursts[b].start >= c->bounds[ni])
 				it = (long)ni;
-			if (fp->bursts[b].end > h[k].last_end &&
-			    (!fp->bursts[b].packets ||
-			     fp->bursts[b].bytes >
-				     HANG_ACK_FRAME * (uint64_t)fp->bursts[b].packets))
+			if (fp->bursts[b].end > h[k].last_end && !anom_acks_only(&fp->bursts[b]))
 				h[k].last_end = fp->bursts[b].end;
 			if (it >= 0 && it <= last_it)
 				bytes[(size_t)k * (ni + 1) + (size_t)it] +=

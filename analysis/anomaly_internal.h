@@ -68,6 +68,11 @@ int anom_collective_class(int cls);
 /* Union-find: the root of i's set, halving the path on the way. */
 size_t anom_find_root(size_t *parent, size_t i);
 /*
+ * A burst of acknowledgements only, by its bytes a packet (one with no
+ * packets counted is not).
+ */
+int anom_acks_only(const struct ct_burst *b);
+/*
  * A burst that carries a message: a new one begun in it, or more than
  * acknowledgements a packet (gloo's 48-byte ready message, a 114-byte
  * frame, is one: how a member says it entered).

@@ -220,15 +220,20 @@ size_t anom_find_root(size_t *parent, size_t i)
 
 /*
  * Bursts of at most this many wire bytes a packet are acknowledgements
- * (TCP 66 to 78 bytes, RoCE ACKs 62 to 66; as anomaly_hang.c's
- * HANG_ACK_FRAME): the kernel or NIC sends them whatever the process does,
- * so they say nothing of its entry.
+ * (TCP 66 to 78 bytes, RoCE ACKs 62 to 66), not data: the kernel or NIC
+ * sends them whatever the process does (a stopped one's still acknowledges
+ * what comes to it), so they say nothing of its entry or its work.
  */
 #define ANOM_ACK_FRAME 128
 
+int anom_acks_only(const struct ct_burst *b)
+{
+	return b->packets && b->bytes <= ANOM_ACK_FRAME * (uint64_t)b->packets;
+}
+
 int anom_carries_message(const struct ct_burst *b)
 {
-	return b->messages || !b->packets || b->bytes > ANOM_ACK_FRAME * (uint64_t)b->packets;
+	return b->messages || !anom_acks_only(b);
 }
 
 int anom_job_bursts(const struct anom_ctx *c, int data, struct ct_burst **out, size_t *n)
