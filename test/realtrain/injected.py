@@ -92,15 +92,6 @@ CASES = {
     "moe-straggler-r1": (4, "moe"),
     "moe-straggler-r0": (4, "moe"),
     "moe-straggler-r2b": (4, "moe"),
-    "ddp8-straggler": (8, "ddp"),
-    "ddp8-straggler-100": (8, "ddp"),
-    "ddp8-straggler-r1": (8, "ddp"),
-    "ddp8-straggler-r4": (8, "ddp"),
-    "ddp8-straggler-r7": (8, "ddp"),
-    "ddp8-straggler-r3": (8, "ddp"),
-    "ddp8-straggler-long": (8, "ddp"),
-    "ddp8-straggler-h1": (8, "ddp"),
-    "ddp8-straggler-h2": (8, "ddp"),
     "ptd-straggler": (8, "ptd"),
     "ptd-straggler-r6": (8, "ptd"),
     "ddp-slowlink": (4, "ddp"),
@@ -108,6 +99,8 @@ CASES = {
     "ddp-pause": (4, "ddp"),
     "ddp-hang": (4, "ddp"),
 }
+# every ring of 8 (ddp8-straggler and its twins) is a DDP job of 8 ranks
+CASES.update({n: (8, "ddp") for n in STRAGGLERS if n.startswith("ddp8-")})
 
 
 def addr(rank):
