@@ -25,6 +25,11 @@
 #ifndef BYTE_BINS /* overridable for the sensitivity runs (docs/accuracy.md) */
 #define BYTE_BINS 4096
 #endif
+/*
+ * A divisor's own binning (divisor_score) makes its bins at least 3/4 of
+ * BYTE_BINS' (lags[0] / k is 2 bins or more, rounded): this many hold it.
+ */
+#define DIVISOR_BINS (BYTE_BINS * 4 / 3 + 2)
 
 /* Unbiased autocovariance of x (length n) into acov[0..n-1], by FFT. */
 static int autocovariance(const double *x, size_t n, double *acov)
@@ -82,6 +87,92 @@ static double repeat_floor(size_t bursts)
 }
 
 /*
+ * The bursts along the flow's bytes: where each starts (pos, bytes before
+ * it) and its idle time before, on a log scale and centred (w; w[0] is
+ * unknown: the capture began in it).
+ */
+struct idle_axis {
+	const double *pos, *w;
+	size_t n;
+	double total;
+};
+
+/* How many bins of bin bytes hold the axis. */
+static size_t axis_bins(const struct idle_axis *a, double bin)
+{
+	return (size_t)(a->total / bin) + 1;
+}
+
+/*
+ * The idle-time series of the axis in nb bins of bin bytes into x. A burst
+ * may start a bin early or late (retransmitted bytes): each is spread
+ * [1 2 1] over its bin and the two beside it.
+ */
+static void bin_axis(const struct idle_axis *a, double bin, size_t nb, double *x)
+{
+	double prev = 0;
+
+	memset(x, 0, nb * sizeof(*x));
+	for (size_t i = 1; i < a->n; i++) {
+		size_t k = (size_t)(a->pos[i] / bin);
+
+		x[k < nb ? k : nb - 1] += a->w[i];
+	}
+	for (size_t i = 0; i < nb; i++) {
+		double cur = x[i], next = i + 1 < nb ? x[i + 1] : 0;
+
+		x[i] = prev / 4 + cur / 2 + next / 4;
+		prev = cur;
+	}
+}
+
+/* The autocorrelation of x[0..n) at lag (the estimator of autocovariance()). */
+static double correlation_at(const double *x, size_t n, size_t lag)
+{
+	double mean = 0, c0 = 0, c = 0;
+
+	if (lag >= n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		mean += x[i] / (double)n;
+	for (size_t i = 0; i < n; i++)
+		c0 += (x[i] - mean) * (x[i] - mean);
+	for (size_t i = 0; i + lag < n; i++)
+		c += (x[i] - mean) * (x[i + lag] - mean);
+	return c0 > 0 ? c / (double)(n - lag) / (c0 / (double)n) : 0;
+}
+
+/*
+ * A divisor of the best lag falls between bins: lags[0] / k is rarely
+ * whole, and a series of sparse bursts correlates at the nearest whole lag
+ * only with the share of its bursts that land in the same bin (a flow of
+ * 3,551 bursts repeating every 1,024 bins, its iteration a third of it:
+ * 0.88 at 341 bins, 0.78 at 342, where the iteration repeats byte for byte,
+ * synthesized p4t2d1). Its score is read on the axis binned afresh, in
+ * bins that make the divisor m whole ones: *bin_k bytes each, m returned
+ * and its score in *r (the best of m - 1..m + 1, as for lags[0]).
+ */
+static size_t divisor_score(const struct idle_axis *a, double bin, size_t lag0, size_t k, double *x,
+			    double *bin_k, double *r)
+{
+	size_t m = (size_t)llround((double)lag0 / (double)k), nb, best = m;
+
+	*bin_k = bin * (double)lag0 / (double)(k * m);
+	nb = axis_bins(a, *bin_k);
+	bin_axis(a, *bin_k, nb, x);
+	*r = -1;
+	for (size_t l = m - 1; l <= m + 1; l++) {
+		double c = correlation_at(x, nb, l);
+
+		if (c > *r) {
+			*r = c;
+			best = l;
+		}
+	}
+	return best;
+}
+
+/*
  * The lags at which the flow's bytes repeat, in bins: lags[0] the highest
  * peak of the idle-time series' autocorrelation, then the lags that divide
  * it (lags[0] / k) and score as well up to noise, the best-scoring first
@@ -92,13 +183,16 @@ static double repeat_floor(size_t bursts)
  * can hide the difference: each lag is tried, and the job's other flows
  * decide (period.c). Lags up to half the series: at least two iterations
  * to compare (three iterations span little more than two). score[i] is the
- * correlation at lags[i]. Returns 0 when nothing repeats.
+ * correlation at lags[i], bins[i] the bytes of a bin it counts in (a
+ * divisor's own binning, see divisor_score). x: scratch for DIVISOR_BINS
+ * bins. Returns 0 when nothing repeats.
  */
-static int repeat_lags(const double *acov, size_t n, size_t bursts,
-		       size_t lags[CT_REPEAT_CANDIDATES], double score[CT_REPEAT_CANDIDATES])
+static int repeat_lags(const double *acov, size_t n, const struct idle_axis *a, double bin,
+		       double *x, size_t lags[CT_REPEAT_CANDIDATES],
+		       double score[CT_REPEAT_CANDIDATES], double bins[CT_REPEAT_CANDIDATES])
 {
 	size_t max_lag = n / 2, lo = 1, found = 1;
-	double best = 0, noise = repeat_floor(bursts);
+	double best = 0, noise = repeat_floor(a->n);
 
 	memset(lags, 0, CT_REPEAT_CANDIDATES * sizeof(*lags));
 	if (acov[0] <= 0)
@@ -115,16 +209,32 @@ static int repeat_lags(const double *acov, size_t n, size_t bursts,
 	if (!lags[0] || best < noise)
 		return 0;
 	score[0] = best;
+	bins[0] = bin;
 	for (size_t k = 2; lags[0] / k > lo; k++) {
 		/* the divisor's peak: the highest bin next to lags[0] / k */
 		size_t c = (size_t)llround((double)lags[0] / (double)k), l = c;
-		double r;
+		double r, floor_r = fmax(noise, best - M_SQRT2 * noise), bin_k = bin;
 
 		for (size_t j = c - 1; j <= c + 1; j++)
 			if (acov[j] > acov[l])
 				l = j;
+		/*
+		 * Below the floor, read afresh where the peak's two bins
+		 * together reach it: a peak split between them.
+		 */
 		r = acov[l] / acov[0];
-		if (r < fmax(noise, best - M_SQRT2 * noise))
+		if (r < floor_r &&
+		    (acov[l] + fmax(0, fmax(acov[l - 1], acov[l + 1]))) / acov[0] >= floor_r) {
+			double bin_r, r_k;
+			size_t l_k = divisor_score(a, bin, lags[0], k, x, &bin_r, &r_k);
+
+			if (r_k > r) {
+				l = l_k;
+				r = r_k;
+				bin_k = bin_r;
+			}
+		}
+		if (r < floor_r)
 			continue;
 		/* keep the best-scoring ones */
 		for (size_t i = 1; i < CT_REPEAT_CANDIDATES; i++)
@@ -133,8 +243,11 @@ static int repeat_lags(const double *acov, size_t n, size_t bursts,
 					(CT_REPEAT_CANDIDATES - i - 1) * sizeof(*lags));
 				memmove(score + i + 1, score + i,
 					(CT_REPEAT_CANDIDATES - i - 1) * sizeof(*score));
+				memmove(bins + i + 1, bins + i,
+					(CT_REPEAT_CANDIDATES - i - 1) * sizeof(*bins));
 				lags[i] = l;
 				score[i] = r;
+				bins[i] = bin_k;
 				found += found < CT_REPEAT_CANDIDATES;
 				break;
 			}
@@ -236,10 +349,11 @@ static double intervals_of(const struct ct_burst *b, const size_t *idx, size_t l
 
 /*
  * The iterations at one lag (in bins of bin bytes) of the idle-time series
- * x: the boundary phase, the anchors, their intervals, the period. gap[] and
- * pos[] are the bursts' idle times and byte positions; tmp has n doubles.
+ * x of nb bins: the boundary phase, the anchors, their intervals, the
+ * period. gap[] and pos[] are the bursts' idle times and byte positions;
+ * tmp has n doubles.
  */
-static int iterations_at(const struct ct_burst *b, size_t n, const double *x, size_t lag,
+static int iterations_at(const struct ct_burst *b, size_t n, const double *x, size_t nb, size_t lag,
 			 double bin, const double *pos, double *gap, double *tmp,
 			 struct ct_flow_repeat *out)
 {
@@ -263,7 +377,7 @@ static int iterations_at(const struct ct_burst *b, size_t n, const double *x, si
 	}
 	out->bytes_per_iteration = q;
 	/* the boundary phase: the idle times folded onto one iteration's bins */
-	for (size_t k = 0; k < BYTE_BINS; k++)
+	for (size_t k = 0; k < nb; k++)
 		fold[k % lag] += x[k];
 	for (size_t k = 0; k < lag; k++)
 		if (fold[k] > fold_best) {
@@ -396,20 +510,24 @@ out:
 int ct_flow_repeat(const struct ct_burst *b, size_t n,
 		   struct ct_flow_repeat out[CT_REPEAT_CANDIDATES])
 {
-	double *x = NULL, *acov = NULL, *pos = NULL, *gap = NULL, *tmp = NULL;
-	double total = 0, bin, median, mean = 0, score[CT_REPEAT_CANDIDATES] = {0};
+	double *x = NULL, *xk = NULL, *acov = NULL, *pos = NULL, *gap = NULL, *w = NULL;
+	double *tmp = NULL, total = 0, bin, median, mean = 0;
+	double score[CT_REPEAT_CANDIDATES] = {0}, bins[CT_REPEAT_CANDIDATES];
 	size_t lags[CT_REPEAT_CANDIDATES];
+	struct idle_axis axis;
 	int err = 0;
 
 	memset(out, 0, CT_REPEAT_CANDIDATES * sizeof(*out));
 	if (n < 3)
 		return 0;
 	x = calloc(BYTE_BINS, sizeof(*x));
+	xk = calloc(DIVISOR_BINS, sizeof(*xk));
 	acov = calloc(BYTE_BINS, sizeof(*acov));
 	pos = calloc(n, sizeof(*pos));
 	gap = calloc(n, sizeof(*gap));
+	w = calloc(n, sizeof(*w));
 	tmp = calloc(n, sizeof(*tmp));
-	if (!x || !acov || !pos || !gap || !tmp) {
+	if (!x || !xk || !acov || !pos || !gap || !w || !tmp) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -439,26 +557,14 @@ int ct_flow_repeat(const struct ct_burst *b, size_t n,
 	 */
 	for (size_t i = 1; i < n; i++)
 		mean += log1p(gap[i] / median) / (double)(n - 1);
-	for (size_t i = 1; i < n; i++) {
-		size_t k = (size_t)(pos[i] / bin);
-
-		x[k < BYTE_BINS ? k : BYTE_BINS - 1] += log1p(gap[i] / median) - mean;
-	}
-	/* a burst may start a bin early or late (retransmitted bytes): spread [1 2 1] */
-	{
-		double prev = 0;
-
-		for (size_t i = 0; i < BYTE_BINS; i++) {
-			double cur = x[i], next = i + 1 < BYTE_BINS ? x[i + 1] : 0;
-
-			x[i] = prev / 4 + cur / 2 + next / 4;
-			prev = cur;
-		}
-	}
+	for (size_t i = 1; i < n; i++)
+		w[i] = log1p(gap[i] / median) - mean;
+	axis = (struct idle_axis){.pos = pos, .w = w, .n = n, .total = total};
+	bin_axis(&axis, bin, BYTE_BINS, x);
 	err = autocovariance(x, BYTE_BINS, acov);
 	if (err)
 		goto out;
-	if (!repeat_lags(acov, BYTE_BINS, n, lags, score)) {
+	if (!repeat_lags(acov, BYTE_BINS, &axis, bin, xk, lags, score, bins)) {
 		/*
 		 * No repetition inside the flow's bytes: it may send once an
 		 * iteration (a DP all-reduce as one burst), every burst alike.
@@ -472,7 +578,7 @@ int ct_flow_repeat(const struct ct_burst *b, size_t n,
 			       ((double)b[i].bytes - mean_bytes);
 		out[0].repeat = fmax(0, 1 - sqrt(var / (double)n) / mean_bytes);
 		if (out[0].repeat > 0)
-			err = iterations_at(b, n, x, 0, bin, pos, gap, tmp, &out[0]);
+			err = iterations_at(b, n, x, BYTE_BINS, 0, bin, pos, gap, tmp, &out[0]);
 		if (!err && out[0].interval_rsd > ONCE_MAX_CV) {
 			ct_flow_repeat_free(&out[0]);
 			out[0].anchors = 0;
@@ -480,16 +586,26 @@ int ct_flow_repeat(const struct ct_burst *b, size_t n,
 		goto out;
 	}
 	for (int i = 0; i < CT_REPEAT_CANDIDATES && !err; i++) {
+		const double *series = x;
+		size_t nb = BYTE_BINS;
+
 		if (!lags[i])
 			continue;
 		out[i].repeat = score[i];
-		err = iterations_at(b, n, x, lags[i], bin, pos, gap, tmp, &out[i]);
+		if (bins[i] != bin) { /* a divisor read in bins of its own */
+			nb = axis_bins(&axis, bins[i]);
+			bin_axis(&axis, bins[i], nb, xk);
+			series = xk;
+		}
+		err = iterations_at(b, n, series, nb, lags[i], bins[i], pos, gap, tmp, &out[i]);
 	}
 out:
 	free(x);
+	free(xk);
 	free(acov);
 	free(pos);
 	free(gap);
+	free(w);
 	free(tmp);
 	return err;
 }

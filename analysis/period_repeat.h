@@ -17,8 +17,13 @@
 #define CT_JOB_AGREE 0.1
 #endif
 
-/* lags tried per flow, at most: the best and the best-scoring divisors as good */
-#define CT_REPEAT_CANDIDATES 4
+/*
+ * Lags tried per flow, at most: the best and the best-scoring divisors as
+ * good. Room for them all, not a threshold: a real 40-iteration ring of 8
+ * repeats best at 20 iterations and as well at 10, 5, 4, 2 and 1; with
+ * room for 3 divisors its one iteration was crowded out.
+ */
+#define CT_REPEAT_CANDIDATES 8
 
 struct ct_flow_repeat {
 	double repeat;		    /* autocorrelation at the repetition, 0..1; 0: none */

@@ -8,6 +8,7 @@
  * a boundary and its last iteration is whole, from the first anchor to the
  * last byte plus the median idle time before a boundary.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -108,12 +109,63 @@ static void test_two_bursts_an_iteration(void **state)
 		ct_flow_repeat_free(&out[i]);
 }
 
+/*
+ * An iteration that falls between bins: 14 iterations of 50 ms, each 300
+ * bursts of 1,000 bytes, 1 us long, the first after a 10 ms wait and the
+ * others after 100-130 us, the same waits in every iteration (a
+ * tensor-parallel flow that never pauses longer than its compute:
+ * synthesized p4t2d1). 4.2 MB over 4096 bins is 1,025.4 bytes a bin, an
+ * iteration (300,000 bytes) 292.57 bins: at lag 293 about half of the
+ * bursts land a bin off, and the highest peak is at two iterations (585.14
+ * bins, 0.95). Read there, the one-iteration divisor falls under the
+ * floor (0.95 - sqrt(2) * 0.060, 4,200 bursts) and was no candidate; read
+ * in bins that make it 293 whole ones, it repeats as well as its multiple
+ * (the same bursts, 0.99) and is one: 300,000 bytes an iteration (to a
+ * bin), 14 anchors 50 ms apart, the bursts after the long waits.
+ */
+static void test_iteration_between_bins(void **state)
+{
+	enum { ITERATIONS = 14, PER = 300 };
+	struct ct_burst *b = calloc(ITERATIONS * PER, sizeof(*b));
+	struct ct_flow_repeat out[CT_REPEAT_CANDIDATES];
+	uint32_t seed = 1;
+	int found = -1;
+
+	(void)state;
+	assert_non_null(b);
+	for (uint32_t it = 0; it < ITERATIONS; it++) {
+		uint64_t t = T0 + it * 50 * MS;
+
+		seed = 1; /* the same waits every iteration */
+		for (uint32_t i = 0; i < PER; i++) {
+			seed = seed * 1103515245u + 12345u;
+			t += i ? 100000 + (seed >> 16) % 30000 : 0;
+			b[it * PER + i] = (struct ct_burst){
+				.start = t, .end = t + 1000, .bytes = 1000, .messages = 1};
+			t += 1000;
+		}
+	}
+	assert_int_equal(ct_flow_repeat(b, ITERATIONS * PER, out), 0);
+	for (int i = 0; i < CT_REPEAT_CANDIDATES; i++)
+		if (out[i].anchors && fabs(out[i].bytes_per_iteration - 300000) < 1026)
+			found = i;
+	assert_true(found >= 0);
+	assert_int_equal(out[found].anchors, ITERATIONS);
+	for (uint32_t j = 0; j < ITERATIONS; j++)
+		assert_int_equal(out[found].idx[j], j * PER);
+	assert_near(out[found].period_ns, 50.0 * MS, 0.01 * MS);
+	for (int i = 0; i < CT_REPEAT_CANDIDATES; i++)
+		ct_flow_repeat_free(&out[i]);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_too_few),
 		cmocka_unit_test(test_once_an_iteration),
 		cmocka_unit_test(test_two_bursts_an_iteration),
+		cmocka_unit_test(test_iteration_between_bins),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
