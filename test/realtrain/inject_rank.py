@@ -4,10 +4,19 @@
 this rank, a sleep before each step from iteration FROM on (extra compute:
 a straggler), and in every rank the truth a straggler is judged by: when
 the rank entered its first collective of each iteration, and how long its
-compute before it took (ranks/N.entries.json). Anything else (noise.py)
+compute before it took, and every collective it entered
+(ranks/N.entries.json). Anything else (noise.py)
 runs as it would.
 
-  CT_INJECT_STRAGGLER=RANK:SECONDS:FROM
+  CT_INJECT_STRAGGLER=RANK:SECONDS:FROM[:backward]
+                               backward: the sleep is inside the backward
+                               pass instead, in the gradient hook of the DDP
+                               module's first parameter (the last gradient
+                               the backward computes): the buckets before
+                               it go out on time, the last one late
+  CT_INJECT_FIRST_BUCKET=BYTES DDP's first bucket holds BYTES, not 1 MiB
+                               (torch's default, which holds the whole model
+                               here): several buckets an iteration
   CT_INJECT_PAUSE=IT:SECONDS   every rank sleeps SECONDS once before step IT
                                (a checkpoint's stall: a rhythm break)
   CT_INJECT_HANG=RANK:IT       RANK writes ranks/RANK.stopped and stops itself
@@ -35,22 +44,45 @@ def main():
     import rank
     me, out = int(sys.argv[3]), sys.argv[9]
     spec = os.environ.get("CT_INJECT_STRAGGLER", "")
-    late_rank, late_s, late_from = (spec.split(":") + ["", "", ""])[:3] if spec else (-1, 0, 0)
+    late_rank, late_s, late_from, where = ((spec.split(":") + ["", "", "", ""])[:4] if spec
+                                           else (-1, 0, 0, ""))
     late_rank, late_s, late_from = int(late_rank), float(late_s or 0), int(late_from or 0)
+    in_backward = where == "backward"
     pause = os.environ.get("CT_INJECT_PAUSE", "")
     pause_at, pause_s = (int(pause.split(":")[0]), float(pause.split(":")[1])) if pause else (-1, 0)
     hang = os.environ.get("CT_INJECT_HANG", "")
     hang_rank, hang_at = (int(hang.split(":")[0]), int(hang.split(":")[1])) if hang else (-1, -1)
-    rec = {"rank": me, "iteration_starts_ns": [], "entry_ns": [], "slept_s": []}
+    rec = {"rank": me, "iteration_starts_ns": [], "entry_ns": [], "entries_ns": [],
+           "slept_s": []}
     state = {"it": -1, "entered": False}
 
     def timed(fn):
         def call(*a, **k):
+            if state["it"] >= 0:
+                rec["entries_ns"][-1].append(time.time_ns())
             if not state["entered"] and state["it"] >= 0:
                 state["entered"] = True
                 rec["entry_ns"][-1] = time.time_ns()
             return fn(*a, **k)
         return call
+
+    first_bucket = os.environ.get("CT_INJECT_FIRST_BUCKET", "")
+    if first_bucket:
+        dist._DEFAULT_FIRST_BUCKET_BYTES = int(first_bucket)
+    if in_backward and me == late_rank:
+        from torch.nn.parallel import DistributedDataParallel
+        built = DistributedDataParallel.__init__
+
+        def late_in_backward(grad):
+            if state["it"] >= late_from:
+                rec["slept_s"][-1] = late_s
+                time.sleep(late_s)
+            return grad
+
+        def init(self, *a, **k):
+            built(self, *a, **k)
+            next(self.module.parameters()).register_hook(late_in_backward)
+        DistributedDataParallel.__init__ = init
 
     for name in ("all_reduce", "all_to_all_single", "all_to_all", "send", "recv", "isend",
                  "irecv", "broadcast", "all_gather", "reduce_scatter"):
@@ -67,7 +99,9 @@ def main():
                 state["entered"] = False
                 rec["iteration_starts_ns"].append(time.time_ns())
                 rec["entry_ns"].append(None)
-                slept = late_s if me == late_rank and state["it"] >= late_from else 0
+                rec["entries_ns"].append([])
+                slept = (late_s if me == late_rank and state["it"] >= late_from and
+                         not in_backward else 0)
                 rec["slept_s"].append(slept)
                 if slept:
                     time.sleep(slept)

@@ -24,6 +24,16 @@ a mirrored bridge), new scenario names, the existing ones untouched.
                  and -h2 measure 40 iterations, MEASURED): recorded after
                  ddp8-straggler was missed, to tell the detector from the
                  recording (docs/accuracy.md, Stragglers in a ring of 8)
+  ddp-bucket-straggler
+                 a DDP job of 4 with two buckets an iteration (its first
+                 bucket made 256 KiB: FIRST_BUCKET); rank 2 sleeps 30 ms
+                 inside its backward pass, before the gradient of its first
+                 layer, from iteration 6: its first bucket goes out on
+                 time, its last late. Judged by every rank's entry into the
+                 iteration's last all-reduce (BACKWARD)
+  ddp-bucket-straggler-h1  its twin held out (rank 1, 40 ms, from iteration
+                 7): recorded with it, before any rule reads the last
+                 bucket, to be scored once after one does
   ptd-straggler  rank 3 of the 2-2-2 hybrid (pipeline, tensor and data
                  groups of two each) sleeps 40 ms from iteration 6
   ptd-straggler-r6  held out for the pairs' straggler (rank 6, 50 ms, from
@@ -78,7 +88,14 @@ STRAGGLERS = {
     "ddp8-straggler-h2": (5, 0.08, 18),
     "ptd-straggler": (3, 0.04, 6),
     "ptd-straggler-r6": (6, 0.05, 7),
+    "ddp-bucket-straggler": (2, 0.03, 6),
+    "ddp-bucket-straggler-h1": (1, 0.04, 7),
 }
+# stragglers slowed inside the backward pass, judged at the iteration's last collective
+BACKWARD = {"ddp-bucket-straggler", "ddp-bucket-straggler-h1"}
+# held out and not yet scored: `score` with no names leaves them alone
+UNSCORED = {"ddp-bucket-straggler-h1"}
+FIRST_BUCKET = 256 * 1024  # bytes: the model's 1,001,512 B in two buckets (605 KB, 394 KB)
 # measured iterations where not make_scenario's 16 (15 and 17 before the onset)
 MEASURED = {"ddp8-straggler-long": 40, "ddp8-straggler-h2": 40}
 SLOW_RANK, SLOW_RATE = 2, "50mbit"
@@ -88,6 +105,8 @@ HANG_RANK, HANG_AT, HANG_WAIT_S = 2, 9, 3.0
 CASES = {
     "moe-straggler": (4, "moe"),
     "ddp-straggler": (4, "ddp"),
+    "ddp-bucket-straggler": (4, "ddp"),
+    "ddp-bucket-straggler-h1": (4, "ddp"),
     "moe-straggler-r3": (4, "moe"),
     "moe-straggler-r1": (4, "moe"),
     "moe-straggler-r0": (4, "moe"),
@@ -122,7 +141,10 @@ def record(name):
     make_scenario.SCENARIOS[name] = ([(kind, world)], name == "ddp-hang")
     make_scenario.TORCH_PYTHON = os.path.join(HERE, "inject_rank.py")
     if name in STRAGGLERS:
-        os.environ["CT_INJECT_STRAGGLER"] = "%d:%g:%d" % STRAGGLERS[name]
+        os.environ["CT_INJECT_STRAGGLER"] = "%d:%g:%d" % STRAGGLERS[name] + (
+            ":backward" if name in BACKWARD else "")
+    if name in BACKWARD:
+        os.environ["CT_INJECT_FIRST_BUCKET"] = str(FIRST_BUCKET)
     if name == "ddp-pause":
         os.environ["CT_INJECT_PAUSE"] = "%d:%g" % (PAUSE_AT, PAUSE_S)
     if name == "ddp-hang":
@@ -164,15 +186,19 @@ def hung_for(seconds):
 
 def entries(case):
     """Per measured iteration, each rank's lateness into its collectives
-    against the median of the others' (the ranks' own clocks), s."""
+    against the median of the others' (the ranks' own clocks), s: into its
+    first collective of the iteration, or for a straggler slowed inside its
+    backward pass (BACKWARD) into the last."""
+    name = os.path.basename(case)
     ranks = []
-    for r in range(CASES[os.path.basename(case)][0]):
+    for r in range(CASES[name][0]):
         with open(os.path.join(case, "ranks", "%d.entries.json" % r)) as f:
             ranks.append(json.load(f))
     warm = make_scenario.WARMUP
     late = []
     for it in range(warm, len(ranks[0]["entry_ns"])):
-        e = [r["entry_ns"][it] for r in ranks]
+        e = [r["entries_ns"][it][-1] if name in BACKWARD and r["entries_ns"][it] else
+             None if name in BACKWARD else r["entry_ns"][it] for r in ranks]
         if None in e:
             continue
         late.append([(e[r] - statistics.median(e[:r] + e[r + 1:])) / 1e9 for r in range(len(e))])
@@ -256,7 +282,8 @@ def main():
     if len(sys.argv) == 4 and sys.argv[1] == "check" and sys.argv[3] in CASES:
         return check(sys.argv[2], sys.argv[3])
     if len(sys.argv) >= 3 and sys.argv[1] == "score":
-        names = sys.argv[3:] or [n for n in CASES if os.path.exists(cache(n))]
+        names = sys.argv[3:] or [n for n in CASES
+                                 if os.path.exists(cache(n)) and n not in UNSCORED]
         return max([score(sys.argv[2], n) for n in names] or [0])
     sys.stderr.write(__doc__)
     return 2
