@@ -126,20 +126,19 @@ static void bin_axis(const struct idle_axis *a, double bin, size_t nb, double *x
 	}
 }
 
-/* The autocorrelation of x[0..n) at lag (the estimator of autocovariance()). */
-static double correlation_at(const double *x, size_t n, size_t lag)
+/*
+ * The autocorrelation of x[0..n) at lag (the estimator of autocovariance()),
+ * its mean and lag-0 sum of squares given.
+ */
+static double correlation_at(const double *x, size_t n, double mean, double c0, size_t lag)
 {
-	double mean = 0, c0 = 0, c = 0;
+	double c = 0;
 
-	if (lag >= n)
+	if (lag >= n || c0 <= 0)
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		mean += x[i] / (double)n;
-	for (size_t i = 0; i < n; i++)
-		c0 += (x[i] - mean) * (x[i] - mean);
 	for (size_t i = 0; i + lag < n; i++)
 		c += (x[i] - mean) * (x[i + lag] - mean);
-	return c0 > 0 ? c / (double)(n - lag) / (c0 / (double)n) : 0;
+	return c / (double)(n - lag) / (c0 / (double)n);
 }
 
 /*
@@ -156,13 +155,18 @@ static size_t divisor_score(const struct idle_axis *a, double bin, size_t lag0, 
 			    double *bin_k, double *r)
 {
 	size_t m = (size_t)llround((double)lag0 / (double)k), nb, best = m;
+	double mean = 0, c0 = 0;
 
 	*bin_k = bin * (double)lag0 / (double)(k * m);
 	nb = axis_bins(a, *bin_k);
 	bin_axis(a, *bin_k, nb, x);
+	for (size_t i = 0; i < nb; i++)
+		mean += x[i] / (double)nb;
+	for (size_t i = 0; i < nb; i++)
+		c0 += (x[i] - mean) * (x[i] - mean);
 	*r = -1;
 	for (size_t l = m - 1; l <= m + 1; l++) {
-		double c = correlation_at(x, nb, l);
+		double c = correlation_at(x, nb, mean, c0, l);
 
 		if (c > *r) {
 			*r = c;
