@@ -488,7 +488,12 @@ anchored:
 			out->whole_last = 1;
 		}
 	}
-	out->idx = idx;
+	/* kept for each candidate of each flow: as many as the anchors, not the bursts */
+	{
+		size_t *fit = realloc(idx, len * sizeof(*idx));
+
+		out->idx = fit ? fit : idx;
+	}
 	idx = NULL;
 out:
 	free(fold);

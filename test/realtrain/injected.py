@@ -34,6 +34,10 @@ a mirrored bridge), new scenario names, the existing ones untouched.
   ddp-bucket-straggler-h1  its twin held out (rank 1, 40 ms, from iteration
                  7): recorded with it, before any rule reads the last
                  bucket, to be scored once after one does
+  ddp-bucket-straggler-r1, -r3  development twins (rank 1, 50 ms, from 5;
+                 rank 3, 40 ms, from 7)
+  ddp-bucket-clean-1, -2  the job of two buckets with nothing injected:
+                 its false alarms are test/anomaly/clean_real.py's to count
   ptd-straggler  rank 3 of the 2-2-2 hybrid (pipeline, tensor and data
                  groups of two each) sleeps 40 ms from iteration 6
   ptd-straggler-r6  held out for the pairs' straggler (rank 6, 50 ms, from
@@ -90,9 +94,14 @@ STRAGGLERS = {
     "ptd-straggler-r6": (6, 0.05, 7),
     "ddp-bucket-straggler": (2, 0.03, 6),
     "ddp-bucket-straggler-h1": (1, 0.04, 7),
+    "ddp-bucket-straggler-r1": (1, 0.05, 5),
+    "ddp-bucket-straggler-r3": (3, 0.04, 7),
 }
 # stragglers slowed inside the backward pass, judged at the iteration's last collective
-BACKWARD = {"ddp-bucket-straggler", "ddp-bucket-straggler-h1"}
+BACKWARD = {"ddp-bucket-straggler", "ddp-bucket-straggler-h1", "ddp-bucket-straggler-r1",
+            "ddp-bucket-straggler-r3"}
+# the same job of two buckets with nothing injected: its false alarms (clean_real.py)
+BUCKET_CLEAN = {"ddp-bucket-clean-1", "ddp-bucket-clean-2"}
 # held out and not yet scored: `score` with no names leaves them alone
 UNSCORED = {"ddp-bucket-straggler-h1"}
 FIRST_BUCKET = 256 * 1024  # bytes: the model's 1,001,512 B in two buckets (605 KB, 394 KB)
@@ -107,6 +116,10 @@ CASES = {
     "ddp-straggler": (4, "ddp"),
     "ddp-bucket-straggler": (4, "ddp"),
     "ddp-bucket-straggler-h1": (4, "ddp"),
+    "ddp-bucket-straggler-r1": (4, "ddp"),
+    "ddp-bucket-straggler-r3": (4, "ddp"),
+    "ddp-bucket-clean-1": (4, "ddp"),
+    "ddp-bucket-clean-2": (4, "ddp"),
     "moe-straggler-r3": (4, "moe"),
     "moe-straggler-r1": (4, "moe"),
     "moe-straggler-r0": (4, "moe"),
@@ -143,7 +156,7 @@ def record(name):
     if name in STRAGGLERS:
         os.environ["CT_INJECT_STRAGGLER"] = "%d:%g:%d" % STRAGGLERS[name] + (
             ":backward" if name in BACKWARD else "")
-    if name in BACKWARD:
+    if name in BACKWARD or name in BUCKET_CLEAN:
         os.environ["CT_INJECT_FIRST_BUCKET"] = str(FIRST_BUCKET)
     if name == "ddp-pause":
         os.environ["CT_INJECT_PAUSE"] = "%d:%g" % (PAUSE_AT, PAUSE_S)
@@ -219,6 +232,8 @@ def score(commtap, name):
         where = f.get("host") or "%s>%s" % (f.get("src"), f.get("dst"))
         print("  %-10s %-28s conf %.2f onset %s: %s" % (f["kind"], where, f["confidence"],
                                                         f.get("onset_iteration"), f["evidence"]))
+    if name in BUCKET_CLEAN:  # nothing injected: any alarm is a false one
+        return 1 if any(f["confidence"] >= 0.5 for f in found) else 0
     late_rank, late_s, late_from = STRAGGLERS.get(name, (-1, 0, 0))
     want = {"straggler": ("straggler", {addr(late_rank)}),
             "ddp-slowlink": ("slow_link", {addr(SLOW_RANK)}),
