@@ -54,15 +54,15 @@ def main():
     hang_rank, hang_at = (int(hang.split(":")[0]), int(hang.split(":")[1])) if hang else (-1, -1)
     rec = {"rank": me, "iteration_starts_ns": [], "entry_ns": [], "entries_ns": [],
            "slept_s": []}
-    state = {"it": -1, "entered": False}
+    state = {"it": -1}
 
     def timed(fn):
         def call(*a, **k):
             if state["it"] >= 0:
-                rec["entries_ns"][-1].append(time.time_ns())
-            if not state["entered"] and state["it"] >= 0:
-                state["entered"] = True
-                rec["entry_ns"][-1] = time.time_ns()
+                t = time.time_ns()
+                if not rec["entries_ns"][-1]:  # its first collective of the iteration
+                    rec["entry_ns"][-1] = t
+                rec["entries_ns"][-1].append(t)
             return fn(*a, **k)
         return call
 
@@ -96,7 +96,6 @@ def main():
 
             def injected():
                 state["it"] += 1
-                state["entered"] = False
                 rec["iteration_starts_ns"].append(time.time_ns())
                 rec["entry_ns"].append(None)
                 rec["entries_ns"].append([])

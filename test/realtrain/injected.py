@@ -98,8 +98,7 @@ STRAGGLERS = {
     "ddp-bucket-straggler-r3": (3, 0.04, 7),
 }
 # stragglers slowed inside the backward pass, judged at the iteration's last collective
-BACKWARD = {"ddp-bucket-straggler", "ddp-bucket-straggler-h1", "ddp-bucket-straggler-r1",
-            "ddp-bucket-straggler-r3"}
+BACKWARD = {n for n in STRAGGLERS if n.startswith("ddp-bucket-")}
 # the same job of two buckets with nothing injected: its false alarms (clean_real.py)
 BUCKET_CLEAN = {"ddp-bucket-clean-1", "ddp-bucket-clean-2"}
 # held out and not yet scored: `score` with no names leaves them alone
@@ -114,12 +113,6 @@ HANG_RANK, HANG_AT, HANG_WAIT_S = 2, 9, 3.0
 CASES = {
     "moe-straggler": (4, "moe"),
     "ddp-straggler": (4, "ddp"),
-    "ddp-bucket-straggler": (4, "ddp"),
-    "ddp-bucket-straggler-h1": (4, "ddp"),
-    "ddp-bucket-straggler-r1": (4, "ddp"),
-    "ddp-bucket-straggler-r3": (4, "ddp"),
-    "ddp-bucket-clean-1": (4, "ddp"),
-    "ddp-bucket-clean-2": (4, "ddp"),
     "moe-straggler-r3": (4, "moe"),
     "moe-straggler-r1": (4, "moe"),
     "moe-straggler-r0": (4, "moe"),
@@ -133,6 +126,8 @@ CASES = {
 }
 # every ring of 8 (ddp8-straggler and its twins) is a DDP job of 8 ranks
 CASES.update({n: (8, "ddp") for n in STRAGGLERS if n.startswith("ddp8-")})
+# and every job of two buckets a DDP job of 4
+CASES.update({n: (4, "ddp") for n in sorted(BACKWARD | BUCKET_CLEAN)})
 
 
 def addr(rank):
@@ -210,8 +205,10 @@ def entries(case):
     warm = make_scenario.WARMUP
     late = []
     for it in range(warm, len(ranks[0]["entry_ns"])):
-        e = [r["entries_ns"][it][-1] if name in BACKWARD and r["entries_ns"][it] else
-             None if name in BACKWARD else r["entry_ns"][it] for r in ranks]
+        if name in BACKWARD:  # into the iteration's last collective
+            e = [r["entries_ns"][it][-1] if r["entries_ns"][it] else None for r in ranks]
+        else:
+            e = [r["entry_ns"][it] for r in ranks]
         if None in e:
             continue
         late.append([(e[r] - statistics.median(e[:r] + e[r + 1:])) / 1e9 for r in range(len(e))])
