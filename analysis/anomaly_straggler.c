@@ -33,6 +33,15 @@
  * median absolute deviation of the entries) in as many, or last in the
  * order of entries more often than chance allows, its change to last told
  * from chance too for confidence (order_ranks, order_change).
+ *
+ * Or from who the collective waits for where no entry shows it
+ * (judge_waits): where every member's data waits for each other's part
+ * and no member says it is in (gloo's DDP buckets after the first: one is
+ * queued behind the bucket before it and starts as that one ends), the
+ * on-time members' entries are not on the wire at all. Every member falls
+ * silent, and the member whose data ends the silence is the one waited for
+ * (the real ddp-bucket-straggler-r1: every iteration from the onset but
+ * two; before it and in the job run clean, no such silence).
  */
 #include "anomaly_internal.h"
 
@@ -147,6 +156,12 @@
  */
 #define STRAGGLER_STEADY 3
 
+/* Send b is a member saying it is in: a ready message (STRAGGLER_READY_FRAME). */
+static int says_in(const struct ct_burst *b)
+{
+	return b->packets && b->bytes <= STRAGGLER_READY_FRAME * b->packets;
+}
+
 /*
  * The busy span (a run) of the sends b from b[*i] on: those that start
  * before the run's end so far. Each member that sends in it is marked in
@@ -163,7 +178,7 @@ static uint64_t take_run(const struct ct_burst *b, size_t n, size_t *i, const si
 
 		*senders += !seen[who];
 		seen[who] = 1;
-		*ready |= b[*i].packets && b[*i].bytes <= STRAGGLER_READY_FRAME * b[*i].packets;
+		*ready |= says_in(&b[*i]);
 		if (b[*i].end > end)
 			end = b[*i].end;
 	}
@@ -254,8 +269,7 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 		 * A ready message after a run every member sent in is the next
 		 * exchange, however short the wait (STRAGGLER_EXCHANGE_GAP).
 		 */
-		if (i && (gap > join || (senders == nh && gap > exchange && b[i].packets &&
-					 b[i].bytes <= STRAGGLER_READY_FRAME * b[i].packets))) {
+		if (i && (gap > join || (senders == nh && gap > exchange && says_in(&b[i])))) {
 			tail = senders == nh || (tail && !ready);
 			if (tail)
 				all_end = end;
@@ -649,6 +663,170 @@ static uint64_t step_bytes(const struct anom_ctx *c, const struct ct_burst *b, s
 }
 
 /*
+ * The collective's held waits: a wait of every member (runs apart by more
+ * than STRAGGLER_STEP_JOIN of the period, as a step's start) that begins a
+ * step every member sends in (its runs apart by that or less), each
+ * member's first send there data, none of them saying first that it is
+ * in. Each member's data waited for another's part, so the member whose
+ * send ends the wait, alone, is the one waited for. Its lateness there:
+ * its send against the median of the others' entries, each one's first
+ * send since the last step every member sent in and within a period (as
+ * a step's entries, judge_step), or the wait's start where it sent none
+ * (its entry unseen, queued behind that step: gloo's second bucket).
+ * held[a * n_iter + it]: member a's largest such lateness in iteration
+ * it, in seconds (0: none). b: the collective's n sends, sorted by start;
+ * seen: nh scratch; entry: nh more. Returns the iterations with one.
+ */
+static size_t held_waits(const struct anom_ctx *c, const struct ct_burst *b, size_t n,
+			 const size_t *member, size_t nh, double *held, char *seen, double *entry)
+{
+	uint64_t join = (uint64_t)(c->period_s * STRAGGLER_STEP_JOIN * 1e9), end = 0, all_end = 0;
+	size_t ni = c->n_iter, it = 0, with = 0;
+
+	for (size_t k = 0; k < nh * ni; k++)
+		held[k] = 0;
+	for (size_t i = 0; i < n;) {
+		uint64_t s = b[i].start, gap = i ? s - end : 0, since = all_end,
+			 period = (uint64_t)(c->period_s * 1e9);
+		size_t lead = member[b[i].flow], senders = 0, first = i, k = 0;
+		int data = 1;
+
+		/* the step the wait ends: its runs, apart by a join or less */
+		memset(seen, 0, nh);
+		do {
+			for (end = b[i].end; i < n && b[i].start <= end; i++) {
+				size_t who = member[b[i].flow];
+
+				if (!seen[who]) { /* each member's first send: data */
+					seen[who] = 1;
+					senders++;
+					data &= !says_in(&b[i]);
+				}
+				if (b[i].end > end)
+					end = b[i].end;
+			}
+		} while (i < n && b[i].start - end <= join);
+		if (senders == nh)
+			all_end = end;
+		/* two members at once: neither told */
+		if (!first || gap <= join || senders < nh || !data ||
+		    (first + 1 < n && b[first + 1].start == s &&
+		     member[b[first + 1].flow] != lead) ||
+		    s < c->bounds[0] || s >= c->bounds[ni])
+			continue;
+		while (it + 1 < ni && c->bounds[it + 1] <= s)
+			it++;
+		/* the others' entries: first sends since the last step every member sent in */
+		for (size_t a = 0; a < nh; a++)
+			entry[a] = (double)gap / 1e9;
+		for (size_t j = first; j-- && b[j].start >= since && b[j].start + period > s;)
+			if (member[b[j].flow] != lead)
+				entry[member[b[j].flow]] = (double)(s - b[j].start) / 1e9;
+		for (size_t a = 0; a < nh; a++)
+			if (a != lead)
+				entry[k++] = entry[a];
+		entry[0] = anom_median(entry, k);
+		if (entry[0] > held[lead * ni + it])
+			held[lead * ni + it] = entry[0];
+	}
+	for (size_t k = 0; k < ni; k++) {
+		int any = 0;
+
+		for (size_t a = 0; a < nh; a++)
+			any |= held[a * ni + k] > 0;
+		with += any;
+	}
+	return with;
+}
+
+/*
+ * Each member found waited for in the collective's held waits, against
+ * chance: in an iteration with a held wait, a member ends one with chance
+ * 1/nh where none holds the collective up (its standardised place there:
+ * the indicator against that); in one without, no member held it up (an
+ * even place, 0). The same tests as the entries' order (order_change,
+ * by_chance), one more family of tests: the chances are multiplied by the
+ * steps judged and one. A member that holds it up from the capture's
+ * start may be the job's own make, as in the entries' order: low. gate:
+ * the collective's first step each iteration (where it ran); u: n_iter
+ * scratch, vals: n_iter more.
+ */
+static int judge_waits(struct anom_ctx *c, int cls, const struct anom_hosts *h, const size_t *m,
+		       size_t nh, const uint64_t *gate, const double *held, size_t n_steps,
+		       double *u, double *vals, struct ct_anomaly *best, double *best_chance)
+{
+	size_t ni = c->n_iter;
+	double p = 1.0 / (double)nh, sd = sqrt(p * (1 - p)), tries = (double)n_steps + 1;
+	int err = 0;
+
+	for (size_t a = 0; a < nh && !err; a++) {
+		struct ct_anomaly an = {.kind = CT_ANOMALY_STRAGGLER,
+					.scope = CT_ANOMALY_AT_HOST,
+					.priority = -1,
+					.cls = -1,
+					.host = h->a[m[a]],
+					.onset = -1};
+		size_t seen = 0, split, of, dated, from;
+		double order, change;
+		int fresh;
+
+		for (size_t it = 0; it < ni; it++) {
+			int any = 0;
+
+			for (size_t o = 0; o < nh; o++)
+				any |= held[o * ni + it] > 0;
+			u[it] = any ? ((held[a * ni + it] > 0) - p) / sd : 0;
+			if (gate[it] == UINT64_MAX)
+				u[it] = NAN;
+		}
+		change = fmin(1, tries * order_change(u, ni, nh, &split));
+		if (change > STRAGGLER_DATE_CHANCE)
+			split = 0;
+		for (size_t it = split; it < ni && !err; it++)
+			if (held[a * ni + it] > 0)
+				err = anom_seen_in(c, &an, &seen, ni, it, held[a * ni + it]);
+		if (err || seen < STRAGGLER_MIN_ITERATIONS) {
+			free(an.iters);
+			continue;
+		}
+		from = change <= STRAGGLER_MAX_CHANCE ? (size_t)an.onset : 0;
+		order = fmin(1, tries * by_chance(sum_of(u, from, ni, &of) / sqrt((double)of), nh));
+		if (order > STRAGGLER_MAX_CHANCE) {
+			free(an.iters);
+			continue;
+		}
+		an.seen = (unsigned)seen;
+		sum_of(u, (size_t)an.onset, ni, &dated);
+		an.of = (unsigned)dated;
+		for (size_t k = 0; k < seen; k++)
+			vals[k] = an.iters[k].value;
+		an.value = anom_median(vals, seen);
+		an.share = an.value / c->period_s;
+		an.confidence = fmin(1, -log10(fmax(order, change)) / STRAGGLER_SURE_LOG10);
+		fresh = seen <= STRAGGLER_FRESH && an.confidence > STRAGGLER_FRESH_CONFIDENCE &&
+			dated + 1 < ni - (size_t)an.onset;
+		if (fresh)
+			an.confidence = STRAGGLER_FRESH_CONFIDENCE;
+		if (an.confidence < best[a].confidence || (an.confidence == best[a].confidence &&
+							   fmax(order, change) >= best_chance[a])) {
+			free(an.iters);
+			continue;
+		}
+		snprintf(an.evidence, sizeof(an.evidence),
+			 "its %s collective waited for it: in %zu of %u iterations from iteration "
+			 "%ld every other member sent its part and fell silent until its data "
+			 "came first, a median %.3g ms (%.1f%% of the %.3g ms iteration) after "
+			 "the others had entered (by chance: %.2g; a change there: %.2g)",
+			 ct_class_name(cls), seen, an.of, an.onset, an.value * 1e3, an.share * 100,
+			 c->period_s * 1e3, order, change);
+		free(best[a].iters);
+		best[a] = an;
+		best_chance[a] = fmax(order, change);
+	}
+	return err;
+}
+
+/*
  * Steps matched by what they are, not by their place. Step k is the k-th
  * step after the iteration's longest wait; where that wait falls before
  * another exchange than usual (the loaded machine's MoE iterations run 114
@@ -745,6 +923,10 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 		best[a].confidence = -1;
 		best_chance[a] = 2;
 	}
+	/* its held waits first: the steps' entries reuse bursts */
+	if (held_waits(c, bursts, nb, member, nh, late, seen_by, tmp) >= STRAGGLER_MIN_ITERATIONS)
+		err = judge_waits(c, cls, h, m, nh, gate, late, n_steps, tmp, tmp + ni, best,
+				  best_chance);
 	for (size_t k = 0; k < n_steps && !err; k++)
 		err = judge_step(c, cls, h, m, nh, gate + k * ni, after + k * ni, k, n_steps, first,
 				 late, tmp, bursts, best, best_chance);

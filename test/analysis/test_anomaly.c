@@ -410,6 +410,76 @@ static void test_straggler_in_gloo_ring(void **state)
 }
 
 /*
+ * DDP's two buckets as gloo runs them: each host enters the first bucket's
+ * all-reduce at 10 ms + a jitter of 0..GLOO_JITTER, saying so (a 114-byte
+ * ready message), and its data moves once every host is in; the second
+ * bucket's all-reduce is queued behind the first and starts on every host
+ * as the first ends there, its data first, no ready message. From
+ * iteration `from`, host `late` (-1: none) reaches the second bucket
+ * late_ns after the first ended (a sleep in its backward pass): every
+ * host's second bucket waits for it, its own data first, the others' 200
+ * us after it. The wire shows no entry of the on-time hosts into the second
+ * bucket: they wait silent.
+ */
+static void gloo_two_buckets(struct job *j, int late, uint64_t late_ns, unsigned from)
+{
+	uint64_t t0 = T0, seed = 777;
+
+	memset(j, 0, sizeof(*j));
+	for (int h = 0; h < HOSTS; h++)
+		j->ring[h] = tcp_key(addr[h], addr[(h + 1) % HOSTS], (uint16_t)(40000 + h), 29500);
+	for (unsigned i = 0; i < GLOO_ITERS; i++) {
+		uint64_t e[HOSTS], last = 0, second;
+
+		for (int h = 0; h < HOSTS; h++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			e[h] = t0 + 10 * MS + (seed >> 33) % GLOO_JITTER;
+			last = e[h] > last ? e[h] : last;
+		}
+		second = last + 6 * MS;
+		for (int h = 0; h < HOSTS; h++) {
+			int held = late >= 0 && i >= from;
+			uint64_t own = second + (held ? late_ns + (h == late ? 0 : 200000) : 0);
+
+			gloo_burst(j, h, e[h], 10000, 114, 1, 1);
+			gloo_burst(j, h, last + 1 * MS, 5 * MS, 1250000, 140, 5);
+			gloo_burst(j, h, own, 3 * MS, 800000, 90, 3);
+		}
+		t0 += PERIOD + (i >= from && late >= 0 ? late_ns : 0);
+	}
+	analysed(&j->log, &j->set, &j->per, &j->cls, CT_CLASS_DP);
+}
+
+/*
+ * Host 1 reaches the second bucket 25 ms late from iteration 8: named,
+ * from about iteration 8, the others' wait as its delay, surely enough to
+ * page (the waits appear at its onset, each one ended by it). The clean
+ * twin, the same jitter: no straggler.
+ */
+static void test_straggler_in_a_queued_bucket(void **state)
+{
+	const struct ct_anomaly *a;
+	struct job j;
+
+	(void)state;
+	gloo_two_buckets(&j, 1, 25 * MS, 8);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
+	a = &j.found.list[0];
+	assert_int_equal(a->kind, CT_ANOMALY_STRAGGLER);
+	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
+	assert_true(labs(a->onset - 8) <= 3);
+	assert_near(a->value, 0.025, 0.0025);
+	assert_true(a->confidence >= 0.5);
+	done(&j);
+
+	gloo_two_buckets(&j, -1, 0, 0);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
+	done(&j);
+}
+
+/*
  * An all-to-all exchanged in pairs as gloo does it, three times in an
  * iteration of PERIOD (a MoE layer's exchanges: A at 5 ms, B at 30 ms, C at
  * 80 ms, after the longest wait): host h entering an exchange
@@ -1411,6 +1481,7 @@ int main(void)
 		cmocka_unit_test(test_straggler),
 		cmocka_unit_test(test_straggler_last_bucket),
 		cmocka_unit_test(test_straggler_in_gloo_ring),
+		cmocka_unit_test(test_straggler_in_a_queued_bucket),
 		cmocka_unit_test(test_straggler_in_pairwise_exchange),
 		cmocka_unit_test(test_straggler_when_the_longest_wait_moves),
 		cmocka_unit_test(test_straggler_in_pairs),

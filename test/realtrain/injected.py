@@ -58,7 +58,11 @@ Captures go to $COMMTAP_CORPUS_CACHE/real-injected/NAME (default
 /var/tmp/commtap-corpus). `score` analyzes each and prints, per case, the
 findings against the truth: for the straggler the ranks' own entries into
 their collectives (8 ranks on 2 cores make stragglers of their own: a
-finding on another rank is true when that rank's own entries were late).
+finding on another rank is true when that rank's own entries were late),
+each entry the moment the rank could begin the exchange: its call, or the
+end of its previous collective on the group where its call was queued
+behind that one (ready_ns: DDP's last bucket), the calls alone printed
+beside.
 """
 import json
 import os
@@ -192,11 +196,26 @@ def hung_for(seconds):
     return ended
 
 
-def entries(case):
+def ready_ns(case, rank, called):
+    """When a rank could begin the exchange of the collective it called at
+    `called` (ns, its own clock): the call, or the end of its previous
+    collective on the same group where that is later (gloo runs a group's
+    collectives in turn: DDP's second bucket, called while the first is
+    still running, waits for it). From the rank's log of its collectives
+    (ranks/N.json: op, group, start, end), the one called nearest."""
+    with open(os.path.join(case, "ranks", "%d.json" % rank)) as f:
+        ops = json.load(f)["ops"]
+    i = min(range(len(ops)), key=lambda k: abs(ops[k][2] - called))
+    prev = [o[3] for o in ops[:i] if o[1] == ops[i][1]]
+    return max(called, prev[-1]) if prev else called
+
+
+def entries(case, ready=False):
     """Per measured iteration, each rank's lateness into its collectives
     against the median of the others' (the ranks' own clocks), s: into its
     first collective of the iteration, or for a straggler slowed inside its
-    backward pass (BACKWARD) into the last."""
+    backward pass (BACKWARD) into the last; by its call, or where ready by
+    when it could begin the exchange (ready_ns)."""
     name = os.path.basename(case)
     ranks = []
     for r in range(CASES[name][0]):
@@ -209,6 +228,8 @@ def entries(case):
             e = [r["entries_ns"][it][-1] if r["entries_ns"][it] else None for r in ranks]
         else:
             e = [r["entry_ns"][it] for r in ranks]
+        if ready and None not in e:
+            e = [ready_ns(case, r, e[r]) for r in range(len(e))]
         if None in e:
             continue
         late.append([(e[r] - statistics.median(e[:r] + e[r + 1:])) / 1e9 for r in range(len(e))])
@@ -253,8 +274,11 @@ def score(commtap, name):
         # an alarm, naming the rank that stopped first
         hit = [f for f in hit if f["confidence"] >= 0.5]
     if name in STRAGGLERS:
-        late = entries(case)
-        mine = [row[late_rank] for row in late[late_from:]]
+        # by when each rank could begin the exchange: its call, or where its
+        # call was queued behind the one before (BACKWARD's last bucket), that
+        # one's end; the calls alone printed beside
+        mine = [row[late_rank] for row in entries(case, ready=True)[late_from:]]
+        called = [row[late_rank] for row in entries(case)[late_from:]]
         # found means: from the injection on (capture iterations count the warm-up too,
         # so the sleep starts at iteration STRAGGLER_FROM of the capture), within 3
         # iterations, and as late as the ranks' own entries say, within 10%
@@ -265,8 +289,9 @@ def score(commtap, name):
                                          "found" if hit else "MISSED"))
     if name in STRAGGLERS:
         print("  truth: rank %d's own lateness from iteration %d: median %.3g ms "
-              "(slept %.3g ms)" % (late_rank, late_from,
-                                   statistics.median(mine) * 1e3, late_s * 1e3))
+              "(by its calls alone %.3g ms; slept %.3g ms)" %
+              (late_rank, late_from, statistics.median(mine) * 1e3,
+               statistics.median(called) * 1e3, late_s * 1e3))
         near = [f for f in found if f["kind"] == "straggler" and f.get("host") == addr(late_rank)]
         if near:
             d = near[0]["delay_s"]
