@@ -445,6 +445,38 @@ static double order_change(const double *u, size_t ni, size_t nh, size_t *split)
 	return fmin(1, fmax(1, (double)splits / STRAGGLER_SCAN_TRIES) * by_chance(best, nh));
 }
 
+/* A finding's figure: the median of its iterations' values (scratch: seen of them). */
+static void finding_value(const struct anom_ctx *c, struct ct_anomaly *an, size_t seen,
+			  double *scratch)
+{
+	for (size_t k = 0; k < seen; k++)
+		scratch[k] = an->iters[k].value;
+	an->value = anom_median(scratch, seen);
+	an->share = an->value / c->period_s;
+}
+
+/*
+ * A finding late in STRAGGLER_FRESH iterations or fewer and not judged in
+ * every one since its onset stays below an alarm (STRAGGLER_FRESH):
+ * returns whether its confidence was so held.
+ */
+static int held_fresh(struct ct_anomaly *an, size_t seen, size_t dated, size_t ni)
+{
+	if (seen > STRAGGLER_FRESH || an->confidence <= STRAGGLER_FRESH_CONFIDENCE ||
+	    dated + 1 >= ni - (size_t)an->onset)
+		return 0;
+	an->confidence = STRAGGLER_FRESH_CONFIDENCE;
+	return 1;
+}
+
+/* The finding an, its chance `chance`, is surer than the member's best so far. */
+static int surer(const struct ct_anomaly *an, double chance, const struct ct_anomaly *best,
+		 double best_chance)
+{
+	return an->confidence > best->confidence ||
+	       (an->confidence == best->confidence && chance < best_chance);
+}
+
 /*
  * One step of a collective (its start gate[it], entries looked for after
  * after[it], step of n_steps): each member's entry and lateness, and the
@@ -578,10 +610,7 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		an.seen = (unsigned)seen;
 		sum_of(u, (size_t)an.onset, ni, &dated);
 		an.of = (unsigned)dated;
-		for (size_t k = 0; k < seen; k++)
-			tmp[k] = an.iters[k].value;
-		an.value = anom_median(tmp, seen);
-		an.share = an.value / c->period_s;
+		finding_value(c, &an, seen, tmp);
 		/*
 		 * How steadily it is late beyond the job's spread (the
 		 * iterations since the start where the change is not told from
@@ -599,12 +628,8 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		by_spread *= fmin(1, fmax(0, an.value / threshold - 1));
 		an.confidence = fmax(by_spread,
 				     fmin(1, -log10(fmax(order, change)) / STRAGGLER_SURE_LOG10));
-		fresh = seen <= STRAGGLER_FRESH && an.confidence > STRAGGLER_FRESH_CONFIDENCE &&
-			dated + 1 < ni - (size_t)an.onset;
-		if (fresh)
-			an.confidence = STRAGGLER_FRESH_CONFIDENCE;
-		if (an.confidence < best[a].confidence || (an.confidence == best[a].confidence &&
-							   fmax(order, change) >= best_chance[a])) {
+		fresh = held_fresh(&an, seen, dated, ni);
+		if (!surer(&an, fmax(order, change), &best[a], best_chance[a])) {
 			free(an.iters);
 			continue;
 		}
@@ -662,6 +687,15 @@ static uint64_t step_bytes(const struct anom_ctx *c, const struct ct_burst *b, s
 	return bytes;
 }
 
+/* Iteration it holds a held wait (held_waits): one member ended one there. */
+static int held_in(const double *held, size_t nh, size_t ni, size_t it)
+{
+	for (size_t a = 0; a < nh; a++)
+		if (held[a * ni + it] > 0)
+			return 1;
+	return 0;
+}
+
 /*
  * The collective's held waits: a wait of every member (runs apart by more
  * than STRAGGLER_STEP_JOIN of the period, as a step's start) that begins a
@@ -680,14 +714,14 @@ static uint64_t step_bytes(const struct anom_ctx *c, const struct ct_burst *b, s
 static size_t held_waits(const struct anom_ctx *c, const struct ct_burst *b, size_t n,
 			 const size_t *member, size_t nh, double *held, char *seen, double *entry)
 {
-	uint64_t join = (uint64_t)(c->period_s * STRAGGLER_STEP_JOIN * 1e9), end = 0, all_end = 0;
+	uint64_t join = (uint64_t)(c->period_s * STRAGGLER_STEP_JOIN * 1e9), end = 0, all_end = 0,
+		 period = (uint64_t)(c->period_s * 1e9);
 	size_t ni = c->n_iter, it = 0, with = 0;
 
 	for (size_t k = 0; k < nh * ni; k++)
 		held[k] = 0;
 	for (size_t i = 0; i < n;) {
-		uint64_t s = b[i].start, gap = i ? s - end : 0, since = all_end,
-			 period = (uint64_t)(c->period_s * 1e9);
+		uint64_t s = b[i].start, gap = i ? s - end : 0, since = all_end;
 		size_t lead = member[b[i].flow], senders = 0, first = i, k = 0;
 		int data = 1;
 
@@ -708,7 +742,7 @@ static size_t held_waits(const struct anom_ctx *c, const struct ct_burst *b, siz
 		} while (i < n && b[i].start - end <= join);
 		if (senders == nh)
 			all_end = end;
-		/* two members at once: neither told */
+		/* not a held wait; or two members ending it at once: neither told */
 		if (!first || gap <= join || senders < nh || !data ||
 		    (first + 1 < n && b[first + 1].start == s &&
 		     member[b[first + 1].flow] != lead) ||
@@ -729,13 +763,8 @@ static size_t held_waits(const struct anom_ctx *c, const struct ct_burst *b, siz
 		if (entry[0] > held[lead * ni + it])
 			held[lead * ni + it] = entry[0];
 	}
-	for (size_t k = 0; k < ni; k++) {
-		int any = 0;
-
-		for (size_t a = 0; a < nh; a++)
-			any |= held[a * ni + k] > 0;
-		with += any;
-	}
+	for (size_t k = 0; k < ni; k++)
+		with += held_in(held, nh, ni, k);
 	return with;
 }
 
@@ -768,14 +797,9 @@ static int judge_waits(struct anom_ctx *c, int cls, const struct anom_hosts *h, 
 					.onset = -1};
 		size_t seen = 0, split, of, dated, from;
 		double order, change;
-		int fresh;
 
 		for (size_t it = 0; it < ni; it++) {
-			int any = 0;
-
-			for (size_t o = 0; o < nh; o++)
-				any |= held[o * ni + it] > 0;
-			u[it] = any ? ((held[a * ni + it] > 0) - p) / sd : 0;
+			u[it] = held_in(held, nh, ni, it) ? ((held[a * ni + it] > 0) - p) / sd : 0;
 			if (gate[it] == UINT64_MAX)
 				u[it] = NAN;
 		}
@@ -798,17 +822,10 @@ static int judge_waits(struct anom_ctx *c, int cls, const struct anom_hosts *h, 
 		an.seen = (unsigned)seen;
 		sum_of(u, (size_t)an.onset, ni, &dated);
 		an.of = (unsigned)dated;
-		for (size_t k = 0; k < seen; k++)
-			vals[k] = an.iters[k].value;
-		an.value = anom_median(vals, seen);
-		an.share = an.value / c->period_s;
+		finding_value(c, &an, seen, vals);
 		an.confidence = fmin(1, -log10(fmax(order, change)) / STRAGGLER_SURE_LOG10);
-		fresh = seen <= STRAGGLER_FRESH && an.confidence > STRAGGLER_FRESH_CONFIDENCE &&
-			dated + 1 < ni - (size_t)an.onset;
-		if (fresh)
-			an.confidence = STRAGGLER_FRESH_CONFIDENCE;
-		if (an.confidence < best[a].confidence || (an.confidence == best[a].confidence &&
-							   fmax(order, change) >= best_chance[a])) {
+		held_fresh(&an, seen, dated, ni);
+		if (!surer(&an, fmax(order, change), &best[a], best_chance[a])) {
 			free(an.iters);
 			continue;
 		}
