@@ -196,15 +196,13 @@ def hung_for(seconds):
     return ended
 
 
-def ready_ns(case, rank, called):
+def ready_ns(ops, called):
     """When a rank could begin the exchange of the collective it called at
     `called` (ns, its own clock): the call, or the end of its previous
     collective on the same group where that is later (gloo runs a group's
     collectives in turn: DDP's second bucket, called while the first is
-    still running, waits for it). From the rank's log of its collectives
-    (ranks/N.json: op, group, start, end), the one called nearest."""
-    with open(os.path.join(case, "ranks", "%d.json" % rank)) as f:
-        ops = json.load(f)["ops"]
+    still running, waits for it). ops: the rank's log of its collectives
+    (ranks/N.json: op, group, start, end); the one called nearest."""
     i = min(range(len(ops)), key=lambda k: abs(ops[k][2] - called))
     prev = [o[3] for o in ops[:i] if o[1] == ops[i][1]]
     return max(called, prev[-1]) if prev else called
@@ -217,10 +215,13 @@ def entries(case, ready=False):
     backward pass (BACKWARD) into the last; by its call, or where ready by
     when it could begin the exchange (ready_ns)."""
     name = os.path.basename(case)
-    ranks = []
+    ranks, ops = [], []
     for r in range(CASES[name][0]):
         with open(os.path.join(case, "ranks", "%d.entries.json" % r)) as f:
             ranks.append(json.load(f))
+        if ready:
+            with open(os.path.join(case, "ranks", "%d.json" % r)) as f:
+                ops.append(json.load(f)["ops"])
     warm = make_scenario.WARMUP
     late = []
     for it in range(warm, len(ranks[0]["entry_ns"])):
@@ -229,7 +230,7 @@ def entries(case, ready=False):
         else:
             e = [r["entry_ns"][it] for r in ranks]
         if ready and None not in e:
-            e = [ready_ns(case, r, e[r]) for r in range(len(e))]
+            e = [ready_ns(ops[r], e[r]) for r in range(len(e))]
         if None in e:
             continue
         late.append([(e[r] - statistics.median(e[:r] + e[r + 1:])) / 1e9 for r in range(len(e))])
