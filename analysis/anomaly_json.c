@@ -92,6 +92,8 @@ static json_object *finding(struct aj *b, const struct ct_anomaly *a)
 			}
 			put(b, e, "iteration", json_object_new_int64(a->iters[i].iteration));
 			put(b, e, value_unit(a->kind), json_object_new_double(a->iters[i].value));
+			if (a->iters[i].at_ns)
+				put(b, e, "at_ns", json_object_new_uint64(a->iters[i].at_ns));
 			push(b, it, e);
 		}
 		put(b, o, "per_iteration", it);

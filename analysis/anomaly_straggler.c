@@ -590,6 +590,8 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 				continue;
 			above += l > threshold;
 			err = anom_seen_in(c, &an, &seen, ni, it, l);
+			if (!err)
+				an.iters[seen - 1].at_ns = first[a * ni + it];
 		}
 		if (err || seen < STRAGGLER_MIN_ITERATIONS) {
 			free(an.iters);
@@ -708,11 +710,13 @@ static int held_in(const double *held, size_t nh, size_t ni, size_t it)
  * a step's entries, judge_step), or the wait's start where it sent none
  * (its entry unseen, queued behind that step: gloo's second bucket).
  * held[a * n_iter + it]: member a's largest such lateness in iteration
- * it, in seconds (0: none). b: the collective's n sends, sorted by start;
- * seen: nh scratch; entry: nh more. Returns the iterations with one.
+ * it, in seconds (0: none), at[a * n_iter + it] that send's start. b: the
+ * collective's n sends, sorted by start; seen: nh scratch; entry: nh
+ * more. Returns the iterations with one.
  */
 static size_t held_waits(const struct anom_ctx *c, const struct ct_burst *b, size_t n,
-			 const size_t *member, size_t nh, double *held, char *seen, double *entry)
+			 const size_t *member, size_t nh, double *held, uint64_t *at, char *seen,
+			 double *entry)
 {
 	uint64_t join = (uint64_t)(c->period_s * STRAGGLER_STEP_JOIN * 1e9), end = 0, all_end = 0,
 		 period = (uint64_t)(c->period_s * 1e9);
@@ -760,8 +764,10 @@ static size_t held_waits(const struct anom_ctx *c, const struct ct_burst *b, siz
 			if (a != lead)
 				entry[k++] = entry[a];
 		entry[0] = anom_median(entry, k);
-		if (entry[0] > held[lead * ni + it])
+		if (entry[0] > held[lead * ni + it]) {
 			held[lead * ni + it] = entry[0];
+			at[lead * ni + it] = s;
+		}
 	}
 	for (size_t k = 0; k < ni; k++)
 		with += held_in(held, nh, ni, k);
@@ -777,12 +783,13 @@ static size_t held_waits(const struct anom_ctx *c, const struct ct_burst *b, siz
  * by_chance), one more family of tests: the chances are multiplied by the
  * steps judged and one. A member that holds it up from the capture's
  * start may be the job's own make, as in the entries' order: low. gate:
- * the collective's first step each iteration (where it ran); u: n_iter
- * scratch, vals: n_iter more.
+ * the collective's first step each iteration (where it ran); at: when
+ * each held wait ended (held_waits); u: n_iter scratch, vals: n_iter more.
  */
 static int judge_waits(struct anom_ctx *c, int cls, const struct anom_hosts *h, const size_t *m,
-		       size_t nh, const uint64_t *gate, const double *held, size_t n_steps,
-		       double *u, double *vals, struct ct_anomaly *best, double *best_chance)
+		       size_t nh, const uint64_t *gate, const double *held, const uint64_t *at,
+		       size_t n_steps, double *u, double *vals, struct ct_anomaly *best,
+		       double *best_chance)
 {
 	size_t ni = c->n_iter;
 	double p = 1.0 / (double)nh, sd = sqrt(p * (1 - p)), tries = (double)n_steps + 1;
@@ -806,9 +813,13 @@ static int judge_waits(struct anom_ctx *c, int cls, const struct anom_hosts *h, 
 		change = fmin(1, tries * order_change(u, ni, nh, &split));
 		if (change > STRAGGLER_DATE_CHANCE)
 			split = 0;
-		for (size_t it = split; it < ni && !err; it++)
-			if (held[a * ni + it] > 0)
-				err = anom_seen_in(c, &an, &seen, ni, it, held[a * ni + it]);
+		for (size_t it = split; it < ni && !err; it++) {
+			if (!(held[a * ni + it] > 0))
+				continue;
+			err = anom_seen_in(c, &an, &seen, ni, it, held[a * ni + it]);
+			if (!err)
+				an.iters[seen - 1].at_ns = at[a * ni + it];
+		}
 		if (err || seen < STRAGGLER_MIN_ITERATIONS) {
 			free(an.iters);
 			continue;
@@ -940,9 +951,10 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 		best[a].confidence = -1;
 		best_chance[a] = 2;
 	}
-	/* its held waits first: the steps' entries reuse bursts */
-	if (held_waits(c, bursts, nb, member, nh, late, seen_by, tmp) >= STRAGGLER_MIN_ITERATIONS)
-		err = judge_waits(c, cls, h, m, nh, gate, late, n_steps, tmp, tmp + ni, best,
+	/* its held waits first: the steps' entries reuse bursts, late and first */
+	if (held_waits(c, bursts, nb, member, nh, late, first, seen_by, tmp) >=
+	    STRAGGLER_MIN_ITERATIONS)
+		err = judge_waits(c, cls, h, m, nh, gate, late, first, n_steps, tmp, tmp + ni, best,
 				  best_chance);
 	for (size_t k = 0; k < n_steps && !err; k++)
 		err = judge_step(c, cls, h, m, nh, gate + k * ni, after + k * ni, k, n_steps, first,

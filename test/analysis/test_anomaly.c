@@ -401,6 +401,14 @@ static void test_straggler_in_gloo_ring(void **state)
 	truth = truth_lateness(e, 8, GLOO_ITERS, 2);
 	assert_near(a->value, truth, 0.1 * truth);
 	assert_true(a->confidence > 0);
+	/* each late iteration says when: host 2's own entry (its ready message) */
+	for (unsigned k = 0; k < a->seen; k++) {
+		unsigned i = 0;
+
+		while (i < GLOO_ITERS && e[i * HOSTS + 2] != a->iters[k].at_ns)
+			i++;
+		assert_true(i < GLOO_ITERS);
+	}
 	done(&j);
 
 	gloo_ring(&j, -1, 0, 0, NULL);
@@ -471,6 +479,17 @@ static void test_straggler_in_a_queued_bucket(void **state)
 	assert_true(labs(a->onset - 8) <= 3);
 	assert_near(a->value, 0.025, 0.0025);
 	assert_true(a->confidence >= 0.5);
+	/* when: its send that ended the wait, in the iteration it is counted in */
+	for (unsigned k = 0; k < a->seen; k++) {
+		uint32_t it = a->iters[k].iteration;
+		const uint64_t *start = j.per.job.starts;
+		/* the last iteration lasts a period */
+		uint64_t end = it + 1 < j.per.job.iterations
+				       ? start[it + 1]
+				       : start[it] + (uint64_t)(j.per.job.period_s * 1e9);
+
+		assert_in_range(a->iters[k].at_ns, start[it], end);
+	}
 	done(&j);
 
 	gloo_two_buckets(&j, -1, 0, 0);

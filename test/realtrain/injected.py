@@ -64,6 +64,7 @@ end of its previous collective on the group where its call was queued
 behind that one (ready_ns: DDP's last bucket), the calls alone printed
 beside.
 """
+import bisect
 import json
 import os
 import statistics
@@ -209,11 +210,12 @@ def ready_ns(ops, called):
 
 
 def entries(case, ready=False):
-    """Per measured iteration, each rank's lateness into its collectives
-    against the median of the others' (the ranks' own clocks), s: into its
-    first collective of the iteration, or for a straggler slowed inside its
-    backward pass (BACKWARD) into the last; by its call, or where ready by
-    when it could begin the exchange (ready_ns)."""
+    """Per measured iteration (numbered as the ranks count, the warm-up's
+    too), each rank's lateness into its collectives against the median of
+    the others' (the ranks' own clocks), s: into its first collective of
+    the iteration, or for a straggler slowed inside its backward pass
+    (BACKWARD) into the last; by its call, or where ready by when it could
+    begin the exchange (ready_ns). A dict: iteration -> a row of ranks."""
     name = os.path.basename(case)
     ranks, ops = [], []
     for r in range(CASES[name][0]):
@@ -222,9 +224,8 @@ def entries(case, ready=False):
         if ready:
             with open(os.path.join(case, "ranks", "%d.json" % r)) as f:
                 ops.append(json.load(f)["ops"])
-    warm = make_scenario.WARMUP
-    late = []
-    for it in range(warm, len(ranks[0]["entry_ns"])):
+    late = {}
+    for it in range(make_scenario.WARMUP, len(ranks[0]["entry_ns"])):
         if name in BACKWARD:  # into the iteration's last collective
             e = [r["entries_ns"][it][-1] if r["entries_ns"][it] else None for r in ranks]
         else:
@@ -233,8 +234,46 @@ def entries(case, ready=False):
             e = [ready_ns(ops[r], e[r]) for r in range(len(e))]
         if None in e:
             continue
-        late.append([(e[r] - statistics.median(e[:r] + e[r + 1:])) / 1e9 for r in range(len(e))])
+        late[it] = [(e[r] - statistics.median(e[:r] + e[r + 1:])) / 1e9 for r in range(len(e))]
     return late
+
+
+def rank_shift(case, job):
+    """What to add to the capture's iteration numbers to get the ranks':
+    the capture's iterations start where the job's traffic starts after its
+    longest common wait (period.c), somewhere inside the ranks' iteration,
+    and it counts from its first whole one, so its iteration k is the
+    ranks' k or k + 1 (ddp-straggler: k, moe-straggler: k + 1). The shift
+    most of the capture's starts (report: job.iteration_starts) agree on,
+    each placed among the median rank's iteration starts."""
+    n = CASES[os.path.basename(case)][0]
+    starts = []
+    for r in range(n):
+        with open(os.path.join(case, "ranks", "%d.entries.json" % r)) as f:
+            starts.append(json.load(f)["iteration_starts_ns"])
+    ranks = [statistics.median(s) for s in zip(*starts)]
+    votes = [bisect.bisect_right(ranks, s) - 1 - k
+             for k, s in enumerate(job.get("iteration_starts") or [])]
+    return statistics.mode(votes) if votes else 0
+
+
+def rank_entries(case, rank):
+    """When `rank` entered the collective entries() judges, each iteration,
+    the warm-up's too (ready_ns, its own clock, the capture's too: one
+    machine): [(ns, the ranks' iteration)]."""
+    name = os.path.basename(case)
+    with open(os.path.join(case, "ranks", "%d.entries.json" % rank)) as f:
+        mine = json.load(f)
+    with open(os.path.join(case, "ranks", "%d.json" % rank)) as f:
+        ops = json.load(f)["ops"]
+    found = []
+    for it in range(len(mine["entry_ns"])):
+        e = mine["entry_ns"][it]
+        if name in BACKWARD:
+            e = mine["entries_ns"][it][-1] if mine["entries_ns"][it] else None
+        if e is not None:
+            found.append((ready_ns(ops, e), it))
+    return found
 
 
 def score(commtap, name):
@@ -243,7 +282,8 @@ def score(commtap, name):
     subprocess.run([commtap, "analyze", os.path.join(case, "capture.pcap"), "--json", report],
                    capture_output=True, check=False)
     with open(report) as f:
-        a = json.load(f)["anomalies"]
+        whole = json.load(f)
+    a = whole["anomalies"]
     found = a["findings"]
     print("%s: %d iterations, straggler spread %.3g ms, %d findings" %
           (name, a["iterations"], (a.get("straggler_jitter_s") or 0) * 1e3, len(found)))
@@ -278,28 +318,60 @@ def score(commtap, name):
         # by when each rank could begin the exchange: its call, or where its
         # call was queued behind the one before (BACKWARD's last bucket), that
         # one's end; the calls alone printed beside
-        mine = [row[late_rank] for row in entries(case, ready=True)[late_from:]]
-        called = [row[late_rank] for row in entries(case)[late_from:]]
-        # found means: from the injection on (capture iterations count the warm-up too,
-        # so the sleep starts at iteration STRAGGLER_FROM of the capture), within 3
-        # iterations, and as late as the ranks' own entries say, within 10%
+        ready, called = entries(case, ready=True), entries(case)
+        mine = [row[late_rank] for it, row in ready.items() if it >= late_from]
+        shift, entered = rank_shift(case, whole.get("job") or {}), rank_entries(case, late_rank)
+
+        def rank_it(seen):
+            """The ranks' iteration of one the finding names: the one the
+            late rank entered nearest to when the finding says it did
+            (at_ns: a late entry lies either side of where an iteration
+            starts on the wire), else by the capture's numbering."""
+            if seen.get("at_ns") and entered:
+                return min(entered, key=lambda e: abs(e[0] - seen["at_ns"]))[1]
+            return seen["iteration"] + shift
+
+        def onset_of(f):
+            per = f.get("per_iteration") or [{}]
+            return rank_it(per[0] if per[0].get("iteration") == f["onset_iteration"]
+                           else {"iteration": f["onset_iteration"]})
+
+        def truth_of(f):
+            """The ranks' own lateness in the iterations the finding names."""
+            named = [rank_it(p) for p in f.get("per_iteration") or []]
+            return [ready[it][late_rank] for it in named if it in ready]
+
+        def agrees(f):
+            truth = truth_of(f)
+            return bool(truth) and abs(f["delay_s"] / statistics.median(truth) - 1) <= 0.10
+
+        # found means: from the injection on (in the ranks' iterations, which
+        # count the warm-up's too: the sleep starts at their iteration
+        # late_from), within 3 iterations, and as late as the ranks' own
+        # entries say in the iterations it names, within 10%
         hit = [f for f in hit if f.get("onset_iteration") is not None and
-               abs(f["onset_iteration"] - late_from) <= 3 and
-               abs(f["delay_s"] / statistics.median(mine) - 1) <= 0.10]
+               abs(onset_of(f) - late_from) <= 3 and agrees(f)]
     print("  injected %s at %s: %s" % (want[0], sorted(want[1] or ["the job"]),
                                          "found" if hit else "MISSED"))
     if name in STRAGGLERS:
         print("  truth: rank %d's own lateness from iteration %d: median %.3g ms "
-              "(by its calls alone %.3g ms; slept %.3g ms)" %
+              "(by its calls alone %.3g ms; slept %.3g ms); the capture's iteration k "
+              "is mostly the ranks' k%+d" %
               (late_rank, late_from, statistics.median(mine) * 1e3,
-               statistics.median(called) * 1e3, late_s * 1e3))
+               statistics.median(row[late_rank] for it, row in called.items()
+                                 if it >= late_from) * 1e3, late_s * 1e3, shift))
         near = [f for f in found if f["kind"] == "straggler" and f.get("host") == addr(late_rank)]
         if near:
-            d = near[0]["delay_s"]
-            print("  its finding (onset %s): %.3g ms, %+.1f%% against the ranks' own lateness, "
-                  "%+.1f%% against the sleep" % (near[0]["onset_iteration"], d * 1e3,
-                                                 100 * (d / statistics.median(mine) - 1),
-                                                 100 * (d / late_s - 1)))
+            d, truth = near[0]["delay_s"], truth_of(near[0])
+            off = [abs(p["delay_s"] - ready[rank_it(p)][late_rank])
+                   for p in near[0].get("per_iteration") or [] if rank_it(p) in ready]
+            print("  its finding (onset %s, the ranks' %d): %.3g ms, %s against the ranks' own "
+                  "lateness in its %d iterations (each within a median %.3g ms), %+.1f%% "
+                  "against their lateness since the onset, %+.1f%% against the sleep" %
+                  (near[0]["onset_iteration"], onset_of(near[0]), d * 1e3,
+                   "%+.1f%%" % (100 * (d / statistics.median(truth) - 1)) if truth else "nothing",
+                   len(truth), statistics.median(off) * 1e3 if off else float("nan"),
+                   100 * (d / statistics.median(mine) - 1), 100 * (d / late_s - 1)))
     return 0 if hit else 1
 
 

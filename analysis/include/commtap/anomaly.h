@@ -49,6 +49,12 @@ enum ct_anomaly_scope {
 struct ct_anomaly_iter {
 	uint32_t iteration; /* index into the job's iteration starts */
 	double value;
+	/*
+	 * Straggler: when the host entered there (its first message, or its
+	 * send that ended the wait), capture ns; 0: not said. A late entry
+	 * may lie either side of where its iteration starts on the wire.
+	 */
+	uint64_t at_ns;
 };
 
 struct ct_anomaly {
