@@ -96,7 +96,8 @@
  * chance 0.2, 7 iterations before the split, last in 2 of them by 4 ms).
  * Where there is no sign of a change at all (the synthesized stragglers
  * of 7 to 8 iterations, late from the first: chance 1) the finding starts
- * at its first late iteration.
+ * at its first late iteration. Where its place shows none but how late it
+ * is does, by the same test and chance, that dates it (size_ranks).
  */
 #define STRAGGLER_DATE_CHANCE 0.5
 /*
@@ -284,8 +285,15 @@ static void starts(const struct anom_ctx *c, struct ct_burst *b, size_t n, const
 		end = take_run(b, n, &i, member, seen, &senders, &ready);
 		if (!closed || !(senders == nh || ready))
 			continue;
-		/* the iteration whose first step began last before it */
-		while (it + 1 < ni && start[it + 1] != UINT64_MAX && start[it + 1] <= s) {
+		/*
+		 * The iteration whose first step's entries began last before
+		 * it: a run after where the next iteration's entries are
+		 * looked for from is one of them, not a step of its own (a late
+		 * member's data, past a join after the others' entries, ends
+		 * the next iteration's longest wait: moe-straggler-r3 read
+		 * one exchange in two iterations, its late entry twice).
+		 */
+		while (it + 1 < ni && start[it + 1] != UINT64_MAX && after[it + 1] < s) {
 			it++;
 			k = 0;
 		}
@@ -381,6 +389,49 @@ static void order_ranks(const uint64_t *first, const double *late, size_t nh, si
 	}
 }
 
+/*
+ * Member a's lateness in each iteration (NAN: not judged) ranked among its
+ * own iterations', standardised as order_ranks' places: a member last by
+ * 1-2 ms before it sleeps and by 25 ms after keeps its place in the order
+ * but not its size (moe-straggler-r0 in two of three recordings: its
+ * order's change at chance 1, so dated at the capture's first iteration,
+ * 6 before its sleeps began). Sizes within `floor` of each other (the
+ * least lateness judged, STRAGGLER_MIN_SHARE) are one size: a synthesized
+ * straggler late by the same 2.53 ms in every iteration ranked by its
+ * nanoseconds read a change at chance 0.17. sorted: n_iter scratch.
+ */
+static void size_ranks(const double *late, size_t ni, size_t a, double floor, double *u,
+		       double *sorted)
+{
+	size_t n = 0;
+
+	for (size_t it = 0; it < ni; it++)
+		if (!isnan(late[a * ni + it]))
+			sorted[n++] = nearbyint(late[a * ni + it] / floor);
+	anom_median(sorted, n); /* sorts them */
+	for (size_t it = 0; it < ni; it++) {
+		double l = nearbyint(late[a * ni + it] / floor);
+		size_t below = 0, upto, hi = n;
+
+		u[it] = NAN;
+		if (isnan(l) || n < 2)
+			continue;
+		while (below < hi) { /* sorted[below]: the first not under l */
+			size_t mid = below + (hi - below) / 2;
+
+			if (sorted[mid] < l)
+				below = mid + 1;
+			else
+				hi = mid;
+		}
+		for (upto = below; upto < n && sorted[upto] <= l;)
+			upto++;
+		/* ties share their ranks' mean: (below + 1 + upto) / 2 */
+		u[it] = ((double)(below + 1 + upto) / 2 - (double)(n + 1) / 2) /
+			sqrt((double)(n * n - 1) / 12);
+	}
+}
+
 /* Member a is late in iteration it: the latest of the members, beyond floor. */
 static int late_in(const double *late, size_t nh, size_t ni, size_t a, size_t it, double floor)
 {
@@ -469,10 +520,22 @@ static int held_fresh(struct ct_anomaly *an, size_t seen, size_t dated, size_t n
 	return 1;
 }
 
-/* The finding an, its chance `chance`, is surer than the member's best so far. */
+/*
+ * The finding an, its chance `chance`, says more than the member's best so
+ * far: surer; or, both an alarm, seen in more iterations. Where either
+ * pages, the one that shows more of the straggler says since when and how
+ * late: a step where its lateness shows only now and then can read it
+ * steady over its last iterations and surer than the step it shows in
+ * every iteration from its onset (ddp8-straggler-100 in its third
+ * recording: at 1.00 from iteration 15 over 3, where the first step has it
+ * at 0.7 from iteration 6 over 12).
+ */
 static int surer(const struct ct_anomaly *an, double chance, const struct ct_anomaly *best,
 		 double best_chance)
 {
+	if (an->confidence >= CT_ANOMALY_ALARM && best->confidence >= CT_ANOMALY_ALARM &&
+	    an->seen != best->seen)
+		return an->seen > best->seen;
 	return an->confidence > best->confidence ||
 	       (an->confidence == best->confidence && chance < best_chance);
 }
@@ -482,7 +545,7 @@ static int surer(const struct ct_anomaly *an, double chance, const struct ct_ano
  * after[it], step of n_steps): each member's entry and lateness, and the
  * member's finding there where it is one and surer than best[a] (kept in
  * best; confidence -1: none yet). first, late: nh * n_iter + 1 scratch,
- * tmp that, nh and n_iter more; bursts: room for the bursts of every flow.
+ * tmp that, nh and 2 n_iter more; bursts: room for the bursts of every flow.
  */
 static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, const size_t *m,
 		      size_t nh, const uint64_t *gate, const uint64_t *after, size_t step,
@@ -494,7 +557,12 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 	double spread, threshold, floor;
 	int err = 0;
 
-	/* each member's entry: its first send since the previous step, up to half a period on */
+	/*
+	 * Each member's entry: its first send since the previous step, up to
+	 * half a period on and before the step's next start: a send is one
+	 * iteration's entry (moe-straggler-r0 read one send as its entry in
+	 * its last two iterations, ddp-slowlink in two of its first).
+	 */
 	for (size_t a = 0; a < nh; a++) {
 		uint64_t *e = first + a * ni;
 
@@ -506,7 +574,8 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 
 			for (size_t it = 0; it < ni; it++)
 				if (gate[it] != UINT64_MAX && (t > after[it] || t == gate[it]) &&
-				    t < gate[it] + half && t < e[it])
+				    t < gate[it] + half && t < e[it] &&
+				    (it + 1 == ni || t < gate[it + 1]))
 					e[it] = t;
 		}
 	}
@@ -563,7 +632,8 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 					.cls = -1,
 					.host = h->a[m[a]],
 					.onset = -1};
-		double *u = tmp + nh * ni + 1 + nh, order, change, by_spread; /* ni more */
+		double *u = tmp + nh * ni + 1 + nh, *sized = u + ni; /* ni more each */
+		double order, change, by_spread;
 		int fresh;
 		size_t seen = 0, above = 0, of, dated, split, from, told;
 		/* iterations late beyond the threshold since its first late one, judged since */
@@ -576,8 +646,12 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		order_ranks(first, late, nh, ni, a, u);
 		change = fmin(1, (double)n_steps * order_change(u, ni, nh, &split));
 		told = change <= STRAGGLER_MAX_CHANCE ? split : 0;
-		if (change > STRAGGLER_DATE_CHANCE)
-			split = 0;
+		if (change > STRAGGLER_DATE_CHANCE) { /* no change in its place: in its size? */
+			size_ranks(late, ni, a, floor, sized, tmp);
+			if ((double)n_steps * order_change(sized, ni, nh, &split) >
+			    STRAGGLER_DATE_CHANCE)
+				split = 0;
+		}
 		for (size_t it = told; it < ni && !err; it++) {
 			double l = late[a * ni + it];
 
@@ -917,7 +991,7 @@ static void match_steps(const struct anom_ctx *c, const struct ct_burst *b, size
 /*
  * One collective: the nh hosts h->a[m[...]] joined by flows of class cls,
  * each of its steps judged, each member's surest finding kept. first,
- * late: nh * n_iter + 1 scratch, tmp that, nh and n_iter more; bursts:
+ * late: nh * n_iter + 1 scratch, tmp that, nh and 2 n_iter more; bursts:
  * room for the bursts of every flow; longest: n_iter.
  */
 static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const size_t *m,
@@ -1006,7 +1080,7 @@ int anom_straggler(struct anom_ctx *c)
 	m = malloc((nh + 1) * sizeof(*m));
 	first = malloc((nh * ni + 1) * sizeof(*first));
 	late = malloc((nh * ni + 1) * sizeof(*late));
-	tmp = malloc((nh * ni + 1 + nh + ni) * sizeof(*tmp));
+	tmp = malloc((nh * ni + 1 + nh + 2 * ni) * sizeof(*tmp));
 	longest = malloc(ni * sizeof(*longest));
 	bursts = malloc((nb + 1) * sizeof(*bursts));
 	if (!parent || !m || !first || !late || !tmp || !longest || !bursts) {

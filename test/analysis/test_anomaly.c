@@ -315,6 +315,12 @@ static void gloo_burst(struct job *j, int h, uint64_t start, uint64_t dur, uint6
 	j->log.b[j->log.n - 1].messages = messages;
 }
 
+/*
+ * Where nonzero, host `late` enters this long after the last of the others
+ * before `from` too: the job's make, last by a little every iteration.
+ */
+static uint64_t gloo_last_by;
+
 static void gloo_ring(struct job *j, int late, uint64_t late_ns, unsigned from, uint64_t *entered)
 {
 	uint64_t t0 = T0, seed = 12345;
@@ -329,6 +335,12 @@ static void gloo_ring(struct job *j, int late, uint64_t late_ns, unsigned from, 
 			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 			e[h] = t0 + 10 * MS + (seed >> 33) % GLOO_JITTER +
 			       (i >= from && h == late ? late_ns : 0);
+			if (h != late)
+				last = e[h] > last ? e[h] : last;
+		}
+		if (gloo_last_by && late >= 0 && i < from)
+			e[late] = last + gloo_last_by;
+		for (int h = 0; h < HOSTS; h++) {
 			last = e[h] > last ? e[h] : last;
 			if (entered)
 				entered[i * HOSTS + h] = e[h];
@@ -414,6 +426,34 @@ static void test_straggler_in_gloo_ring(void **state)
 	gloo_ring(&j, -1, 0, 0, NULL);
 	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
 	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
+	done(&j);
+}
+
+/*
+ * Host 2 last in every iteration: by 1 ms before iteration 8 (the job's
+ * make) and by 30 ms more from there (a sleep). Its place in the order
+ * never changes, the size of its lateness does: dated from about iteration
+ * 8, its delay its own lateness from there, not from the capture's first
+ * iteration (moe-straggler-r0 in two of its three recordings).
+ */
+static void test_straggler_last_all_along_dated_by_its_size(void **state)
+{
+	uint64_t e[GLOO_ITERS * HOSTS];
+	const struct ct_anomaly *a;
+	double truth;
+	struct job j;
+
+	(void)state;
+	gloo_last_by = 1 * MS;
+	gloo_ring(&j, 2, 30 * MS, 8, e);
+	gloo_last_by = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[2].src, sizeof(a->host));
+	assert_true(labs(a->onset - 8) <= 3);
+	truth = truth_lateness(e, 8, GLOO_ITERS, 2);
+	assert_near(a->value, truth, 0.1 * truth);
 	done(&j);
 }
 
@@ -1500,6 +1540,7 @@ int main(void)
 		cmocka_unit_test(test_straggler),
 		cmocka_unit_test(test_straggler_last_bucket),
 		cmocka_unit_test(test_straggler_in_gloo_ring),
+		cmocka_unit_test(test_straggler_last_all_along_dated_by_its_size),
 		cmocka_unit_test(test_straggler_in_a_queued_bucket),
 		cmocka_unit_test(test_straggler_in_pairwise_exchange),
 		cmocka_unit_test(test_straggler_when_the_longest_wait_moves),
