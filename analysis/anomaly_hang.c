@@ -126,6 +126,7 @@ static double moved_after(const struct anom_ctx *c, const struct anom_hosts *hos
 
 struct hang_host {
 	uint64_t last_end; /* its last data burst's end (acknowledgements aside) */
+	uint64_t last_msg; /* its last burst's end that carries a message (a ready one too) */
 	double share;	   /* its last iteration's bytes over its median iteration's */
 };
 
@@ -209,6 +210,9 @@ int anom_hang(struct anom_ctx *c)
 				it = (long)ni;
 			if (fp->bursts[b].end > h[k].last_end && !anom_acks_only(&fp->bursts[b]))
 				h[k].last_end = fp->bursts[b].end;
+			if (fp->bursts[b].end > h[k].last_msg &&
+			    anom_carries_message(&fp->bursts[b]))
+				h[k].last_msg = fp->bursts[b].end;
 			if (it >= 0 && it <= last_it)
 				bytes[(size_t)k * (ni + 1) + (size_t)it] +=
 					(double)fp->bursts[b].bytes;
@@ -231,16 +235,31 @@ int anom_hang(struct anom_ctx *c)
 	}
 	if (iteration > 0 && moved_after(c, &hosts, job_last) >= HANG_MOVED_ITERATIONS * iteration)
 		goto out; /* its hosts still exchange data: it went on elsewhere */
-	/* among the silent, the one whose data stopped first */
+	/*
+	 * Among the silent, the one that said nothing last: the others entered
+	 * the collective that never completed and said so (gloo's ready
+	 * message), though their data waited for it (the real ddp-hang: the
+	 * stopped rank 2's and its successor's data both ended in the last
+	 * whole iteration, the successor's 3 ms first; only it sent a ready
+	 * message after). Its data's end names it where messages do not.
+	 */
 	for (size_t i = 0; i < hosts.n; i++)
 		if (h[i].share < HANG_SILENT_SHARE && h[shortest].share < HANG_SILENT_SHARE &&
-		    h[i].last_end < h[shortest].last_end)
+		    (h[i].last_msg < h[shortest].last_msg ||
+		     (h[i].last_msg == h[shortest].last_msg &&
+		      h[i].last_end < h[shortest].last_end)))
 			shortest = i;
 	qsort_r(order, hosts.n, sizeof(*order), later_first, h);
 	for (size_t i = 0; i < hosts.n; i++)
 		bytes[i] = h[i].share; /* the scratch is free again */
 	median_share = anom_median(bytes, hosts.n);
-	uneven = missing && h[shortest].share < HANG_UNEVEN * median_share && !pipeline;
+	/*
+	 * Uneven where one host sent clearly less than the others; where most
+	 * sent nothing of it (the median silent too), every host stopped
+	 * alike, whichever of them is named.
+	 */
+	uneven = missing && median_share >= HANG_SILENT_SHARE &&
+		 h[shortest].share < HANG_UNEVEN * median_share && !pipeline;
 	{
 		struct ct_anomaly an = {.kind = CT_ANOMALY_HANG,
 					.scope = CT_ANOMALY_AT_JOB,

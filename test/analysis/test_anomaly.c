@@ -48,6 +48,14 @@ static unsigned n_iters = ITERS;  /* iterations in the job */
 static int quiet_host = -1;	  /* this host sends nothing from iteration quiet_from on */
 static unsigned quiet_from;
 /*
+ * And these (a bit per host) send only a message of said_bytes from
+ * quiet_from on where their data went: a ready message (a 114-byte frame)
+ * where they entered a collective that never completed, two frames of
+ * data where they sent a job's last few bytes.
+ */
+static unsigned said_hosts;
+static uint64_t said_bytes = 114;
+/*
  * Every sparse_every-th iteration (0: none) host 0 also sends host 2 a
  * tensor-parallel burst at [70, 75) ms: a collective of the iteration that
  * the periods between miss, when the period read is a part of the iteration.
@@ -177,6 +185,13 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 
 			if (h == quiet_host && i >= quiet_from)
 				continue;
+			if ((said_hosts >> h & 1) && i >= quiet_from) {
+				log_burst(&j->log, &j->ring[h], t0 + 50 * MS, t0 + 50 * MS + 10000,
+					  said_bytes);
+				j->log.b[j->log.n - 1].packets = said_bytes > 1000 ? 2 : 1;
+				j->log.b[j->log.n - 1].messages = 1;
+				continue;
+			}
 			log_burst(&j->log, &j->ring[h], t0 + 10 * MS + d, t0 + 20 * MS + d, bucket);
 			mark_last_burst(j, h, i);
 			log_burst(&j->log, &j->ring[h], t0 + 50 * MS + d,
@@ -1420,6 +1435,54 @@ static void test_hang_as_long_as_a_stall_is_below_an_alarm(void **state)
 	hang_after_stall(400 * MS, 0, 0.45);
 }
 
+/*
+ * Host 2 stops before the last iteration; host 1, whose data waits for it,
+ * enters that iteration's collective and says so (a ready message), no
+ * data. Host 2's last data ends after host 1's (its second bucket slower
+ * from 3 iterations before): the host that said nothing last is the one
+ * that stopped, named silent at an alarm. Every host but host 2 sending a
+ * job's last few bytes (two frames, under 1% of an iteration) and no more:
+ * every host stopped at the same point, below an alarm (the real
+ * ddp-noise-1.part's end, the job done and the noise on, read a hang at
+ * 0.9).
+ */
+static void test_hang_names_the_host_that_said_nothing(void **state)
+{
+	struct ct_engine_counters k = {0};
+	const struct ct_anomaly *a;
+	struct job j;
+
+	(void)state;
+	for (unsigned said = 1u << 1; said; said = said == 1u << 1 ? 0xbu : 0) {
+		quiet_host = 2;
+		quiet_from = ITERS - 1;
+		said_hosts = said;
+		said_bytes = said == 1u << 1 ? 114 : 18000;
+		ring(&j, -1, 0, 2, 1.3, ITERS - 3);
+		quiet_host = -1;
+		said_hosts = 0;
+		said_bytes = 114;
+		k.last_ts = 0;
+		for (size_t i = 0; i < j.log.n; i++)
+			if (j.log.b[i].end > k.last_ts)
+				k.last_ts = j.log.b[i].end;
+		k.last_ts += 500 * MS;
+		assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, &k, &j.found), 0);
+		a = NULL;
+		for (size_t i = 0; i < j.found.n; i++)
+			if (j.found.list[i].kind == CT_ANOMALY_HANG)
+				a = &j.found.list[i];
+		assert_non_null(a);
+		if (said == 1u << 1) {
+			assert_true(a->confidence >= 0.5);
+			assert_memory_equal(&a->peer, &j.ring[2].src, sizeof(a->peer));
+		} else {
+			assert_true(a->confidence < 0.5);
+		}
+		done(&j);
+	}
+}
+
 /* 200 MB on another connection: twice the job's 100 MB iteration */
 static void test_silence_while_the_hosts_exchange_data_no_hang(void **state)
 {
@@ -1561,6 +1624,7 @@ int main(void)
 		cmocka_unit_test(test_merged_iterations_are_no_break),
 		cmocka_unit_test(test_alarm_carried_while_it_lasts),
 		cmocka_unit_test(test_hang_found),
+		cmocka_unit_test(test_hang_names_the_host_that_said_nothing),
 		cmocka_unit_test(test_hang_as_long_as_a_stall_is_below_an_alarm),
 		cmocka_unit_test(test_silence_while_the_hosts_exchange_data_no_hang),
 		cmocka_unit_test(test_hang_beside_a_heartbeat_found),
