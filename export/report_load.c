@@ -570,6 +570,7 @@ static const struct rep_field finding_fields[] = {
 
 static const struct rep_field seen_fields[] = {
 	F(struct ct_rep_seen, "iteration", T_U64, iteration),
+	F(struct ct_rep_seen, "at_ns", T_U64, at_ns),
 };
 
 /* per_iteration: the iterations it was seen in, each with the kind's figure. */

@@ -150,6 +150,7 @@ struct ct_rep_pfc_priority {
 struct ct_rep_seen {
 	uint64_t iteration;
 	double value;
+	uint64_t at_ns; /* straggler: when the host entered there; 0 not said */
 };
 
 struct ct_rep_finding {

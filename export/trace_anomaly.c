@@ -2,7 +2,8 @@
 /*
  * The report's anomalies for the timeline (docs/trace.md, docs/anomalies.md):
  * one instant per iteration a finding was seen in, at that iteration's
- * start; a finding of the whole capture (loss, congestion) once, at the
+ * start, or where the report says when (a straggler's entry, at_ns) then;
+ * a finding of the whole capture (loss, congestion) once, at the
  * capture's first packet. trace.c writes them on the job's track.
  */
 #include "trace_internal.h"
@@ -64,12 +65,12 @@ long tr_anomaly_instants(const struct ct_rep *rep, const uint64_t *iters, size_t
 			continue;
 		}
 		for (size_t k = 0; k < f->n_per_iteration; k++) {
-			uint64_t it = f->per_iteration[k].iteration;
+			uint64_t it = f->per_iteration[k].iteration, at = f->per_iteration[k].at_ns;
 
 			if (it >= n_iter) /* not in this report's iterations */
 				continue;
 			v[n] = (struct tr_instant){
-				.ts = iters[it], .finding = f, .iteration = (long)it};
+				.ts = at ? at : iters[it], .finding = f, .iteration = (long)it};
 			memcpy(v[n++].name, name, sizeof(name));
 		}
 	}

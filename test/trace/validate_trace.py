@@ -202,6 +202,34 @@ def check_structure(trace, bad):
     return events
 
 
+def check_anomalies(events, report, origin, starts, bad):
+    """Each anomaly instant where the report puts it: at its iteration's
+    start, or when the report says the host entered there (a straggler's
+    per_iteration at_ns); a finding of the whole capture at the first
+    packet."""
+    want = collections.Counter()
+    first = report.get("capture", {}).get("first_ts")
+    for f in (report.get("anomalies") or {}).get("findings", []):
+        if f.get("onset_iteration") is None:
+            if first is not None:
+                want[(f["kind"], f["evidence"], None, first)] += 1
+            continue
+        for p in f.get("per_iteration") or []:
+            it = p["iteration"]
+            if it < len(starts):
+                want[(f["kind"], f["evidence"], it, p.get("at_ns") or starts[it])] += 1
+    got = collections.Counter()
+    for e in events:
+        if e.get("ph") == "i" and e.get("cat") == "anomaly":
+            a = e.get("args", {})
+            got[(a.get("kind"), a.get("evidence"), a.get("iteration"), ns(e["ts"], origin))] += 1
+    if got != want:
+        extra, missing = got - want, want - got
+        bad.add("anomaly instants: %d not where the report puts them (e.g. %s), %d missing "
+                "(e.g. %s)" % (sum(extra.values()), str(list(extra)[:1])[:160],
+                               sum(missing.values()), str(list(missing)[:1])[:160]))
+
+
 def check_report(trace, events, report, flow_limit, bad):
     other = trace.get("otherData") if isinstance(trace, dict) else None
     if not isinstance(other, dict) or not is_int(other.get("time_origin_ns")):
@@ -280,6 +308,7 @@ def check_report(trace, events, report, flow_limit, bad):
                                         class_bytes[cls], counters[cls]))
 
     starts = sorted(report.get("job", {}).get("iteration_starts") or [])
+    check_anomalies(events, report, origin, starts, bad)
     if sorted(iterations) != starts:
         bad.add("%d iteration slices; the report has %d iteration starts (or others)"
                 % (len(iterations), len(starts)))
