@@ -496,6 +496,17 @@ static double order_change(const double *u, size_t ni, size_t nh, size_t *split)
 	return fmin(1, fmax(1, (double)splits / STRAGGLER_SCAN_TRIES) * by_chance(best, nh));
 }
 
+/* Iteration it of a finding, its lateness and when the member entered there. */
+static int late_at(const struct anom_ctx *c, struct ct_anomaly *an, size_t *seen, size_t it,
+		   double lateness, uint64_t at_ns)
+{
+	int err = anom_seen_in(c, an, seen, c->n_iter, it, lateness);
+
+	if (!err)
+		an->iters[*seen - 1].at_ns = at_ns;
+	return err;
+}
+
 /* A finding's figure: the median of its iterations' values (scratch: seen of them). */
 static void finding_value(const struct anom_ctx *c, struct ct_anomaly *an, size_t seen,
 			  double *scratch)
@@ -663,9 +674,7 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 			if (it < split)
 				continue;
 			above += l > threshold;
-			err = anom_seen_in(c, &an, &seen, ni, it, l);
-			if (!err)
-				an.iters[seen - 1].at_ns = first[a * ni + it];
+			err = late_at(c, &an, &seen, it, l, first[a * ni + it]);
 		}
 		if (err || seen < STRAGGLER_MIN_ITERATIONS) {
 			free(an.iters);
@@ -887,13 +896,10 @@ static int judge_waits(struct anom_ctx *c, int cls, const struct anom_hosts *h, 
 		change = fmin(1, tries * order_change(u, ni, nh, &split));
 		if (change > STRAGGLER_DATE_CHANCE)
 			split = 0;
-		for (size_t it = split; it < ni && !err; it++) {
-			if (!(held[a * ni + it] > 0))
-				continue;
-			err = anom_seen_in(c, &an, &seen, ni, it, held[a * ni + it]);
-			if (!err)
-				an.iters[seen - 1].at_ns = at[a * ni + it];
-		}
+		for (size_t it = split; it < ni && !err; it++)
+			if (held[a * ni + it] > 0)
+				err = late_at(c, &an, &seen, it, held[a * ni + it],
+					      at[a * ni + it]);
 		if (err || seen < STRAGGLER_MIN_ITERATIONS) {
 			free(an.iters);
 			continue;
