@@ -551,6 +551,19 @@ static int surer(const struct ct_anomaly *an, double chance, const struct ct_ano
 	       (an->confidence == best->confidence && chance < best_chance);
 }
 
+/* The finding an, its chance `chance`, kept as the member's best where it says more (surer). */
+static void keep_surer(struct ct_anomaly *an, double chance, struct ct_anomaly *best,
+		       double *best_chance)
+{
+	if (!surer(an, chance, best, *best_chance)) {
+		free(an->iters);
+		return;
+	}
+	free(best->iters);
+	*best = *an;
+	*best_chance = chance;
+}
+
 /*
  * One step of a collective (its start gate[it], entries looked for after
  * after[it], step of n_steps): each member's entry and lateness, and the
@@ -714,10 +727,6 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		an.confidence = fmax(by_spread,
 				     fmin(1, -log10(fmax(order, change)) / STRAGGLER_SURE_LOG10));
 		fresh = held_fresh(&an, seen, dated, ni);
-		if (!surer(&an, fmax(order, change), &best[a], best_chance[a])) {
-			free(an.iters);
-			continue;
-		}
 		snprintf(an.evidence, sizeof(an.evidence),
 			 "it enters the collectives a median %.3g ms (%.1f%% of the %.3g ms "
 			 "iteration) after the other %zu hosts of its %s collective (step %zu of "
@@ -734,9 +743,7 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 				"; late in %zu iterations, judged in %u of the %zu since: below an "
 				"alarm until one more",
 				seen, an.of, ni - (size_t)an.onset);
-		free(best[a].iters);
-		best[a] = an;
-		best_chance[a] = fmax(order, change);
+		keep_surer(&an, fmax(order, change), &best[a], &best_chance[a]);
 	}
 	return err;
 }
@@ -916,10 +923,6 @@ static int judge_waits(struct anom_ctx *c, int cls, const struct anom_hosts *h, 
 		finding_value(c, &an, seen, vals);
 		an.confidence = fmin(1, -log10(fmax(order, change)) / STRAGGLER_SURE_LOG10);
 		held_fresh(&an, seen, dated, ni);
-		if (!surer(&an, fmax(order, change), &best[a], best_chance[a])) {
-			free(an.iters);
-			continue;
-		}
 		snprintf(an.evidence, sizeof(an.evidence),
 			 "its %s collective waited for it: in %zu of %u iterations from iteration "
 			 "%ld every other member sent its part and fell silent until its data "
@@ -927,9 +930,7 @@ static int judge_waits(struct anom_ctx *c, int cls, const struct anom_hosts *h, 
 			 "the others had entered (by chance: %.2g; a change there: %.2g)",
 			 ct_class_name(cls), seen, an.of, an.onset, an.value * 1e3, an.share * 100,
 			 c->period_s * 1e3, order, change);
-		free(best[a].iters);
-		best[a] = an;
-		best_chance[a] = fmax(order, change);
+		keep_surer(&an, fmax(order, change), &best[a], &best_chance[a]);
 	}
 	return err;
 }
