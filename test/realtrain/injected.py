@@ -209,36 +209,45 @@ def ready_ns(ops, called):
     return max(called, prev[-1]) if prev else called
 
 
-def entries(case, ready=False):
-    """Per measured iteration (numbered as the ranks count, the warm-up's
-    too), each rank's lateness into its collectives against the median of
-    the others' (the ranks' own clocks), s: into its first collective of
-    the iteration, or for a straggler slowed inside its backward pass
-    (BACKWARD) into the last; by its call, or where ready by when it could
-    begin the exchange (ready_ns). A dict: iteration -> a row of ranks."""
-    name = os.path.basename(case)
-    ranks, ops = [], []
-    for r in range(CASES[name][0]):
+def rank_logs(case):
+    """Each rank's logs, read once: (ranks/N.entries.json, ranks/N.json's ops)."""
+    logs, ops = [], []
+    for r in range(CASES[os.path.basename(case)][0]):
         with open(os.path.join(case, "ranks", "%d.entries.json" % r)) as f:
-            ranks.append(json.load(f))
-        if ready:
-            with open(os.path.join(case, "ranks", "%d.json" % r)) as f:
-                ops.append(json.load(f)["ops"])
+            logs.append(json.load(f))
+        with open(os.path.join(case, "ranks", "%d.json" % r)) as f:
+            ops.append(json.load(f)["ops"])
+    return logs, ops
+
+
+def entry_of(name, log, it):
+    """A rank's entry in iteration it into the collective judged (None: not
+    logged): its first of the iteration, or for a straggler slowed inside
+    its backward pass (BACKWARD) the last."""
+    if name in BACKWARD:
+        return log["entries_ns"][it][-1] if log["entries_ns"][it] else None
+    return log["entry_ns"][it]
+
+
+def entries(case, logs, ready=False):
+    """Per measured iteration (numbered as the ranks count, the warm-up's
+    too), each rank's lateness into the collective judged (entry_of)
+    against the median of the others' (the ranks' own clocks), s: by its
+    call, or where ready by when it could begin the exchange (ready_ns).
+    logs: rank_logs. A dict: iteration -> a row of ranks."""
+    name, (ranks, ops) = os.path.basename(case), logs
     late = {}
     for it in range(make_scenario.WARMUP, len(ranks[0]["entry_ns"])):
-        if name in BACKWARD:  # into the iteration's last collective
-            e = [r["entries_ns"][it][-1] if r["entries_ns"][it] else None for r in ranks]
-        else:
-            e = [r["entry_ns"][it] for r in ranks]
-        if ready and None not in e:
-            e = [ready_ns(ops[r], e[r]) for r in range(len(e))]
+        e = [entry_of(name, log, it) for log in ranks]
         if None in e:
             continue
+        if ready:
+            e = [ready_ns(ops[r], e[r]) for r in range(len(e))]
         late[it] = [(e[r] - statistics.median(e[:r] + e[r + 1:])) / 1e9 for r in range(len(e))]
     return late
 
 
-def rank_shift(case, job):
+def rank_shift(logs, job):
     """What to add to the capture's iteration numbers to get the ranks':
     the capture's iterations start where the job's traffic starts after its
     longest common wait (period.c), somewhere inside the ranks' iteration,
@@ -246,34 +255,20 @@ def rank_shift(case, job):
     ranks' k or k + 1 (ddp-straggler: k, moe-straggler: k + 1). The shift
     most of the capture's starts (report: job.iteration_starts) agree on,
     each placed among the median rank's iteration starts."""
-    n = CASES[os.path.basename(case)][0]
-    starts = []
-    for r in range(n):
-        with open(os.path.join(case, "ranks", "%d.entries.json" % r)) as f:
-            starts.append(json.load(f)["iteration_starts_ns"])
-    ranks = [statistics.median(s) for s in zip(*starts)]
+    ranks = [statistics.median(s) for s in zip(*(log["iteration_starts_ns"] for log in logs[0]))]
     votes = [bisect.bisect_right(ranks, s) - 1 - k
              for k, s in enumerate(job.get("iteration_starts") or [])]
     return statistics.mode(votes) if votes else 0
 
 
-def rank_entries(case, rank):
-    """When `rank` entered the collective entries() judges, each iteration,
-    the warm-up's too (ready_ns, its own clock, the capture's too: one
+def rank_entries(case, logs, rank):
+    """When `rank` entered the collective judged, each iteration, the
+    warm-up's too (ready_ns, its own clock, the capture's too: one
     machine): [(ns, the ranks' iteration)]."""
-    name = os.path.basename(case)
-    with open(os.path.join(case, "ranks", "%d.entries.json" % rank)) as f:
-        mine = json.load(f)
-    with open(os.path.join(case, "ranks", "%d.json" % rank)) as f:
-        ops = json.load(f)["ops"]
-    found = []
-    for it in range(len(mine["entry_ns"])):
-        e = mine["entry_ns"][it]
-        if name in BACKWARD:
-            e = mine["entries_ns"][it][-1] if mine["entries_ns"][it] else None
-        if e is not None:
-            found.append((ready_ns(ops, e), it))
-    return found
+    name, log, ops = os.path.basename(case), logs[0][rank], logs[1][rank]
+    return [(ready_ns(ops, e), it) for it, e in
+            ((it, entry_of(name, log, it)) for it in range(len(log["entry_ns"])))
+            if e is not None]
 
 
 def score(commtap, name):
@@ -318,9 +313,11 @@ def score(commtap, name):
         # by when each rank could begin the exchange: its call, or where its
         # call was queued behind the one before (BACKWARD's last bucket), that
         # one's end; the calls alone printed beside
-        ready, called = entries(case, ready=True), entries(case)
+        logs = rank_logs(case)
+        ready, called = entries(case, logs, ready=True), entries(case, logs)
         mine = [row[late_rank] for it, row in ready.items() if it >= late_from]
-        shift, entered = rank_shift(case, whole.get("job") or {}), rank_entries(case, late_rank)
+        shift = rank_shift(logs, whole.get("job") or {})
+        entered = rank_entries(case, logs, late_rank)
 
         def rank_it(seen):
             """The ranks' iteration of one the finding names: the one the
