@@ -17,7 +17,8 @@
  * PP pairs move 0.1..20 Gbit/s while their DP pairs move 45). A pair with
  * no peers at all is judged against its own earlier iterations
  * (anomaly_slow_link_own.c). An alarm needs a step of the pair's own
- * (SLOW_UNDECIDED_CONFIDENCE).
+ * (SLOW_UNDECIDED_CONFIDENCE) that costs the job more than its own swing
+ * in iteration time (anom_slow_step_felt), or a link that meters.
  */
 #include "anomaly_slow_link.h"
 
@@ -165,6 +166,44 @@ static double own_before(const double *ratio, size_t onset, double *tmp, double 
 	return m;
 }
 
+/*
+ * The job's own swing in iteration time: 1.4826 MAD of its whole
+ * iterations' lengths (the last one's end is extrapolated, left out), s;
+ * NAN with fewer than SLOW_MIN_BEFORE.
+ */
+static double iteration_spread(const struct anom_ctx *c, double *tmp)
+{
+	size_t n = c->n_iter ? c->n_iter - 1 : 0;
+	double m;
+
+	if (n < SLOW_MIN_BEFORE)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = (double)(c->bounds[i + 1] - c->bounds[i]) / 1e9;
+	m = anom_median(tmp, n);
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = fabs((double)(c->bounds[i + 1] - c->bounds[i]) / 1e9 - m);
+	return 1.4826 * anom_median(tmp, n);
+}
+
+void anom_slow_step_felt(const struct anom_ctx *c, struct ct_anomaly *an, const double *on,
+			 double before, size_t at, double *tmp)
+{
+	double cost, swing;
+
+	for (size_t k = 0; k < an->seen; k++)
+		tmp[k] = on[an->iters[k].iteration] * (1 - an->iters[k].value / before);
+	cost = anom_median(tmp, an->seen);
+	swing = iteration_spread(c, tmp);
+	if (isnan(swing) || cost > SLOW_SPREAD_Z * swing)
+		return;
+	an->confidence = fmin(an->confidence, SLOW_UNDECIDED_CONFIDENCE);
+	snprintf(an->evidence + at, sizeof(an->evidence) - at,
+		 "; it costs an iteration %.2f ms at most, within the job's own swing "
+		 "(%.0f x %.2f ms): below an alarm",
+		 cost * 1e3, SLOW_SPREAD_Z, swing * 1e3);
+}
+
 int anom_slow_link(struct anom_ctx *c)
 {
 	const struct ct_flow_set *set = c->set;
@@ -295,6 +334,7 @@ int anom_slow_link(struct anom_ctx *c)
 					.onset = -1};
 		size_t seen = 0, at;
 		double rate = 0, before, metered, own_spread = 0;
+		int stepped;
 
 		for (size_t it = episode(ratio + a * ni, ni, whole_spread[a]); it < ni; it++) {
 			double r = ratio[a * ni + it];
@@ -313,8 +353,8 @@ int anom_slow_link(struct anom_ctx *c)
 			for (size_t it = 0; it < ni; it++)
 				tmp[it] = on[a * ni + it] > 0 ? bytes[a * ni + it] / on[a * ni + it]
 							      : 0;
-			err = anom_slow_link_own(c, &pairs[a].src, &pairs[a].dst, pairs[a].cls,
-						 tmp);
+			err = anom_slow_link_own(c, &pairs[a].src, &pairs[a].dst, pairs[a].cls, tmp,
+						 on + a * ni);
 			continue;
 		}
 		if (err || seen < SLOW_MIN_ITERATIONS || seen < SLOW_MIN_STEADY * an.of) {
@@ -339,12 +379,15 @@ int anom_slow_link(struct anom_ctx *c)
 			SLOW_RATIO * 100, seen, an.of, an.onset);
 		at = at < sizeof(an.evidence) ? at : sizeof(an.evidence) - 1;
 		metered = peers_timed_share(pairs, np, a, whole[a], vol, timed, inside, tmp);
-		if (!isnan(before) && an.value < SLOW_RATIO * before &&
-		    1 - an.value / before >= SLOW_SPREAD_Z * own_spread)
-			snprintf(an.evidence + at, sizeof(an.evidence) - at,
-				 "; %.0f%% of them before it (its own spread %.0f%%)", before * 100,
-				 own_spread * 100);
-		else if (!isnan(metered) && timed[a] < SLOW_METERED_SHARE * metered * inside[a])
+		stepped = !isnan(before) && an.value < SLOW_RATIO * before &&
+			  1 - an.value / before >= SLOW_SPREAD_Z * own_spread;
+		if (stepped) {
+			at += (size_t)snprintf(an.evidence + at, sizeof(an.evidence) - at,
+					       "; %.0f%% of them before it (its own spread %.0f%%)",
+					       before * 100, own_spread * 100);
+			at = at < sizeof(an.evidence) ? at : sizeof(an.evidence) - 1;
+			anom_slow_step_felt(c, &an, on + a * ni, before, at, tmp);
+		} else if (!isnan(metered) && timed[a] < SLOW_METERED_SHARE * metered * inside[a])
 			snprintf(an.evidence + at, sizeof(an.evidence) - at,
 				 "; %.0f%% of its bytes move in bursts of %d packets or more, "
 				 "%.0f%% of its peers': the link meters them",

@@ -35,12 +35,29 @@
 #define SLOW_SPREAD_Z 3.0
 
 /*
+ * A step pages only where the job can feel it: what the pair's slow bursts
+ * took beyond their time at its ratio before (before; on: their on-time per
+ * iteration, s), a median over the finding's iterations, is the most the
+ * step adds to an iteration (all of it on the critical path, as in a ring).
+ * Where that is within SLOW_SPREAD_Z robust deviations of the job's own
+ * iteration time, the step explains nothing the job shows: the finding is
+ * held below an alarm and its evidence (from evidence + at) says so. tmp:
+ * n_iter doubles. Measured: on clean real gloo runs, senders whose packets
+ * went from 6 to 25 us apart mid-run (gradacc-3: 101% -> 32% of its peers)
+ * cost 2.0-7.5 ms an iteration against swings of 5.5-29 ms (6 alarms in
+ * 1,255 iterations before, 0 after); the synthesized corpus's slowed links
+ * cost 0.001-0.08 ms against swings of 0.6-2.2 ms (docs/accuracy.md).
+ */
+void anom_slow_step_felt(const struct anom_ctx *c, struct ct_anomaly *an, const double *on,
+			 double before, size_t at, double *tmp);
+
+/*
  * A pair with no peers of its class, judged against its own earlier
  * iterations: rate[it] is its bytes over its bursts' time in iteration it
- * (0: none timed). Adds a finding (anom_add) where its rate steps down and
+ * (0: none timed), on[it] that time (s). Adds a finding (anom_add) where its rate steps down and
  * stays down beyond its own run-to-run spread. 0 or -ENOMEM.
  */
 int anom_slow_link_own(struct anom_ctx *c, const struct ct_addr *src, const struct ct_addr *dst,
-		       int cls, const double *rate);
+		       int cls, const double *rate, const double *on);
 
 #endif

@@ -42,9 +42,9 @@ static double side_spread(const double *v, size_t n, size_t cut, double mb, doub
 }
 
 int anom_slow_link_own(struct anom_ctx *c, const struct ct_addr *src, const struct ct_addr *dst,
-		       int cls, const double *rate)
+		       int cls, const double *rate, const double *on)
 {
-	size_t ni = c->n_iter, n = 0, cut = 0, seen = 0;
+	size_t ni = c->n_iter, n = 0, cut = 0, seen = 0, len;
 	size_t *at = malloc((ni + 1) * sizeof(*at));
 	double *v = malloc((ni + 1) * sizeof(*v)), *tmp = malloc((ni + 1) * sizeof(*tmp));
 	double best = INFINITY, mb = 0, ma = 0, spread, sum = 0;
@@ -99,13 +99,15 @@ int anom_slow_link_own(struct anom_ctx *c, const struct ct_addr *src, const stru
 	an.seen = (unsigned)seen;
 	an.value = ma / mb;
 	an.confidence = (double)seen / an.of * fmin(1, 0.5 + (SLOW_RATIO - an.value) / SLOW_RATIO);
-	snprintf(an.evidence, sizeof(an.evidence),
-		 "%s bursts on this link move %.3g Gbit/s while sending from iteration %ld, "
-		 "%.0f%% of its own %.3g Gbit/s before (no peers of its class to compare "
-		 "with; flagged below %.0f%% and by %.0f times its own spread of %.0f%%), "
-		 "in %zu of %u iterations",
-		 ct_class_name(cls), sum / (double)seen * 8 / 1e9, an.onset, an.value * 100,
-		 mb * 8 / 1e9, SLOW_RATIO * 100, SLOW_SPREAD_Z, spread * 100, seen, an.of);
+	len = (size_t)snprintf(
+		an.evidence, sizeof(an.evidence),
+		"%s bursts on this link move %.3g Gbit/s while sending from iteration %ld, "
+		"%.0f%% of its own %.3g Gbit/s before (no peers of its class to compare "
+		"with; flagged below %.0f%% and by %.0f times its own spread of %.0f%%), "
+		"in %zu of %u iterations",
+		ct_class_name(cls), sum / (double)seen * 8 / 1e9, an.onset, an.value * 100,
+		mb * 8 / 1e9, SLOW_RATIO * 100, SLOW_SPREAD_Z, spread * 100, seen, an.of);
+	anom_slow_step_felt(c, &an, on, 1, len, tmp);
 	err = anom_add(c, &an);
 out:
 	free(at);

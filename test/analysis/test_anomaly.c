@@ -81,6 +81,8 @@ static int metered_host = -1;
 static double slow_swing = 1;
 /* and in iteration slow_dip_at (-1: none) `slow` times as long: a dip it came back from */
 static int slow_dip_at = -1;
+/* iteration i lasts (i % 3) times this much longer (a job's healthy swing), ms */
+static uint64_t iter_swing_ms;
 
 /*
  * The counts host sig_host's bursts carry from iteration sig_from on (-1:
@@ -214,7 +216,8 @@ static void ring(struct job *j, int late, uint64_t late_ns, int slow_host, doubl
 					  (i % 2 ? sparse_jitter_ms * MS : 0),
 				  5000000);
 		t0 += PERIOD + (on && late >= 0 ? late_ns : 0) +
-		      ((int)i == stall || (i < 32 && (stalls >> i) & 1) ? stall_ns : 0);
+		      ((int)i == stall || (i < 32 && (stalls >> i) & 1) ? stall_ns : 0) +
+		      (i % 3) * iter_swing_ms * MS;
 	}
 	for (unsigned k = 0; after_job_bytes && k < 5; k++) {
 		struct ct_flow_key other = tcp_key(addr[0], addr[1], 41000, 41001);
@@ -950,6 +953,32 @@ static void test_slow_link_step_within_its_own_swing_below_an_alarm(void **state
 }
 
 /*
+ * test_slow_link's step (its second bucket 10 ms -> 30: 20 ms more an
+ * iteration at most) in a job whose iterations last 100, 110 and 120 ms
+ * in turn (a robust spread of 14.8 ms): the step costs less than the job's
+ * own swing; reported, below an alarm. Its twin, test_slow_link, pages.
+ */
+static void test_slow_link_step_the_job_does_not_feel(void **state)
+{
+	struct job j;
+	const struct ct_anomaly *a;
+
+	(void)state;
+	iter_swing_ms = 10;
+	ring(&j, -1, 0, 1, 3, 4);
+	iter_swing_ms = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_SLOW_LINK), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
+	assert_near(a->value, 0.5, 0.01);
+	assert_true(labs(a->onset - 4) <= 1);
+	assert_true(a->confidence > 0 && a->confidence < 0.5);
+	assert_non_null(strstr(a->evidence, "job's own swing"));
+	done(&j);
+}
+
+/*
  * A link that meters its bytes, slow from the first iteration: 0.4 of its
  * peers' rate while it sends, 40% of its bytes in bursts that time a rate
  * against its peers' 100%: the link, an alarm (its twin without metering,
@@ -1620,6 +1649,7 @@ int main(void)
 		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),
 		cmocka_unit_test(test_slow_link_after_a_dip_it_came_back_from),
 		cmocka_unit_test(test_slow_link_step_within_its_own_swing_below_an_alarm),
+		cmocka_unit_test(test_slow_link_step_the_job_does_not_feel),
 		cmocka_unit_test(test_metered_link_from_the_start),
 		cmocka_unit_test(test_slow_link_without_peers),
 		cmocka_unit_test(test_peerless_link_jitter_or_small_step_not_slow),
