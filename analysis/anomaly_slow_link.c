@@ -38,26 +38,13 @@
 #define SLOW_PEER_VOLUME 2.0
 
 /*
- * A link that slowed is slower than it was: an alarm needs the pair's own
- * ratio to its peers before the onset (SLOW_MIN_BEFORE of them at least)
- * and the slow iterations below SLOW_RATIO of it, by SLOW_SPREAD_Z of its
- * own spread there (a pair whose ratio swings is not judged by one dip,
- * nor by the ratio it had in two iterations). A pair below its peers from
- * its first iterations, or one that was already most of the way there, is
- * what a host slower by placement shows too (gloo ranks sharing a loaded
- * 2-core machine: on clean real runs ring pairs sit at 0.4-0.6 of their
- * peers for a whole run): reported, below an alarm.
- */
-#define SLOW_UNDECIDED_CONFIDENCE 0.45
-/*
- * Or a link that meters what it carries: a token bucket lets a pair's bytes
- * through as single packets or pairs spaced at its rate, bursts too short
- * to time (SLOW_MIN_PACKETS), where its peers' move in timed bursts. A pair
- * that moves under this share of its peers' timed share is metered: tbf
- * at 50 Mbit/s on one real rank's link moved 4% of its bytes timed against
- * its peers' 100% (0.04 of theirs); of the 910 pairs with peers in the 67
- * clean real recordings none moved under 0.69 of its peers' share (pp4's
- * misread EP link), nor under 59% of its bytes (a pipeline pair's).
+ * A link that meters what it carries pages without a step (see
+ * SLOW_UNDECIDED_CONFIDENCE): a token bucket lets a pair's bytes through as single packets or pairs
+ * spaced at its rate, bursts too short to time (SLOW_MIN_PACKETS), where its peers' move in timed
+ * bursts. A pair that moves under this share of its peers' timed share is metered: tbf at 50 Mbit/s
+ * on one real rank's link moved 4% of its bytes timed against its peers' 100% (0.04 of theirs); of
+ * the 910 pairs with peers in the 67 clean real recordings none moved under 0.69 of its peers'
+ * share (pp4's misread EP link), nor under 59% of its bytes (a pipeline pair's).
  */
 #define SLOW_METERED_SHARE 0.5
 
@@ -164,44 +151,6 @@ static double own_before(const double *ratio, size_t onset, double *tmp, double 
 		tmp[i] = fabs(tmp[i] - m) / m;
 	*spread = 1.4826 * anom_median(tmp, n);
 	return m;
-}
-
-/*
- * The job's own swing in iteration time: 1.4826 MAD of its whole
- * iterations' lengths (the last one's end is extrapolated, left out), s;
- * NAN with fewer than SLOW_MIN_BEFORE.
- */
-static double iteration_spread(const struct anom_ctx *c, double *tmp)
-{
-	size_t n = c->n_iter ? c->n_iter - 1 : 0;
-	double m;
-
-	if (n < SLOW_MIN_BEFORE)
-		return NAN;
-	for (size_t i = 0; i < n; i++)
-		tmp[i] = (double)(c->bounds[i + 1] - c->bounds[i]) / 1e9;
-	m = anom_median(tmp, n);
-	for (size_t i = 0; i < n; i++)
-		tmp[i] = fabs((double)(c->bounds[i + 1] - c->bounds[i]) / 1e9 - m);
-	return 1.4826 * anom_median(tmp, n);
-}
-
-void anom_slow_step_felt(const struct anom_ctx *c, struct ct_anomaly *an, const double *on,
-			 double before, size_t at, double *tmp)
-{
-	double cost, swing;
-
-	for (size_t k = 0; k < an->seen; k++)
-		tmp[k] = on[an->iters[k].iteration] * (1 - an->iters[k].value / before);
-	cost = anom_median(tmp, an->seen);
-	swing = iteration_spread(c, tmp);
-	if (isnan(swing) || cost > SLOW_SPREAD_Z * swing)
-		return;
-	an->confidence = fmin(an->confidence, SLOW_UNDECIDED_CONFIDENCE);
-	snprintf(an->evidence + at, sizeof(an->evidence) - at,
-		 "; it costs an iteration %.2f ms at most, within the job's own swing "
-		 "(%.0f x %.2f ms): below an alarm",
-		 cost * 1e3, SLOW_SPREAD_Z, swing * 1e3);
 }
 
 int anom_slow_link(struct anom_ctx *c)

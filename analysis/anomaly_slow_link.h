@@ -35,6 +35,19 @@
 #define SLOW_SPREAD_Z 3.0
 
 /*
+ * A link that slowed is slower than it was: an alarm needs the pair's own
+ * ratio to its peers before the onset (SLOW_MIN_BEFORE of them at least)
+ * and the slow iterations below SLOW_RATIO of it, by SLOW_SPREAD_Z of its
+ * own spread there (a pair whose ratio swings is not judged by one dip,
+ * nor by the ratio it had in two iterations). A pair below its peers from
+ * its first iterations, or one that was already most of the way there, is
+ * what a host slower by placement shows too (gloo ranks sharing a loaded
+ * 2-core machine: on clean real runs ring pairs sit at 0.4-0.6 of their
+ * peers for a whole run): reported, below an alarm.
+ */
+#define SLOW_UNDECIDED_CONFIDENCE 0.45
+
+/*
  * A step pages only where the job can feel it: what the pair's slow bursts
  * took beyond their time at its ratio before (before; on: their on-time per
  * iteration, s), a median over the finding's iterations, is the most the
