@@ -115,7 +115,10 @@ static void summary_from_flow(struct ct_flow_summary *sum, const struct ct_flow 
 	sum->read_requests = c->read_requests;
 	sum->read_bytes_requested = c->read_bytes_requested;
 	sum->reads_matched = c->reads_matched;
-	sum->read_len_mismatch = c->read_len_mismatch;
+	if (f->key.transport == CT_TRANSPORT_TCP)
+		sum->reordered = c->tcp_reordered;
+	else
+		sum->read_len_mismatch = c->read_len_mismatch;
 	sum->seen = f->seen;
 	if (f->key.transport == CT_TRANSPORT_ROCE) {
 		sum->req_first_psn = c->req_first_psn;
@@ -149,6 +152,7 @@ static void summary_merge(struct ct_flow_summary *a, const struct ct_flow_summar
 	a->cnp += b->cnp;
 	a->ecn_ce += b->ecn_ce;
 	a->retransmits += b->retransmits;
+	a->reordered += b->reordered;
 	a->psn_gaps += b->psn_gaps;
 	a->psn_missing += b->psn_missing;
 	a->duplicates += b->duplicates;

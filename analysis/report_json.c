@@ -219,6 +219,8 @@ static json_object *flow_json(struct jb *b, const struct ct_report *r, size_t i)
 	if (roce)
 		add(b, o, "opcodes", opcodes_json(b, f));
 	add_u64(b, o, "retransmits", f->retransmits);
+	if (!roce)
+		add_u64(b, o, "reordered", f->reordered);
 	if (roce) {
 		json_object *psn = OBJ(b);
 		json_object *naks = OBJ(b);

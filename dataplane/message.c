@@ -283,13 +283,46 @@ void ct_msg_roce(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p)
 	request(e, f, p, info);
 }
 
+/*
+ * A segment of nothing new that fills the hole the last new segment opened
+ * (tcp_hole_start .. req_next_psn) was reordered before the capture point,
+ * not resent: a sender resends a lost segment only after the segments past
+ * it brought back duplicate acknowledgements, a round trip at least, and
+ * new data goes out meanwhile, which closes the hole here. So is a repeat
+ * of the fill (it ends where the hole now starts): the sender answering
+ * the receiver's report of that same reordering, the original having been
+ * seen here (or, rarely, a resend of the segment before the hole, lost
+ * past the capture point). A mirror port swaps neighbours: on a clean real
+ * run (ddp-5: gloo over veth behind a bridge) 18 of the 25 segments counted
+ * resent on its busiest link were such a fill, seen microseconds after the
+ * one past it, 3 more their repeats (37 -> 8 on the capture; Wireshark
+ * reads 28 out of order and 10 resent, 1 of them spurious). The fill moves
+ * the hole's start past it where it begins there. Counted apart, not as
+ * loss. 1: a fill (its bytes are the message's), -1: a repeat, 0: neither.
+ */
+static int tcp_reordered(struct ct_flow *f, uint32_t seq, uint32_t end)
+{
+	if (f->tcp_hole_start == f->req_next_psn)
+		return 0;
+	if ((int32_t)(seq - f->tcp_hole_start) < 0) {
+		if (end != f->tcp_hole_start)
+			return 0;
+		f->cold.tcp_reordered++;
+		return -1;
+	}
+	if (seq == f->tcp_hole_start)
+		f->tcp_hole_start = end;
+	f->cold.tcp_reordered++;
+	return 1;
+}
+
 void ct_msg_tcp(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p, uint64_t now)
 {
 	const struct ct_tcp *t = &p->tcp;
 	uint32_t len = t->payload_len;
 
 	if (t->flags & 0x02) { /* SYN consumes one sequence number */
-		f->req_next_psn = t->seq + 1;
+		f->req_next_psn = f->tcp_hole_start = t->seq + 1;
 		f->state |= CT_FS_TCP_SEQ_OK;
 	}
 	if (!len)
@@ -297,14 +330,23 @@ void ct_msg_tcp(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p, 
 	if (f->state & CT_FS_TCP_SEQ_OK) {
 		uint32_t end = t->seq + len;
 
-		if ((int32_t)(end - f->req_next_psn) <= 0) { /* every byte seen before */
-			f->cold.retransmits++;
-			ct_flow_burst_count(&f->cold.burst_loss);
-			return;
+		if ((int32_t)(end - f->req_next_psn) > 0) {
+			/* a jump ahead opens a hole; data in order closes the one before */
+			f->tcp_hole_start =
+				(int32_t)(t->seq - f->req_next_psn) > 0 ? f->req_next_psn : end;
+			f->req_next_psn = end;
+		} else {
+			int reordered = tcp_reordered(f, t->seq, end);
+
+			if (!reordered) { /* every byte seen before */
+				f->cold.retransmits++;
+				ct_flow_burst_count(&f->cold.burst_loss);
+			}
+			if (reordered <= 0)
+				return;
 		}
-		f->req_next_psn = end;
 	} else {
-		f->req_next_psn = t->seq + len;
+		f->req_next_psn = f->tcp_hole_start = t->seq + len;
 		f->state |= CT_FS_TCP_SEQ_OK;
 	}
 	if (f->req_msg_bytes && now - f->tcp_last_data_ts > e->tcp_msg_gap_ns) {

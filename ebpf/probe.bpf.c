@@ -340,7 +340,7 @@ static __always_inline void tcp(struct ctp_totals *t, struct ctp_flow *f, const 
 	__u32 len = p->payload_len;
 
 	if (p->tcp_flags & 0x02) { /* SYN consumes one sequence number */
-		f->next_psn = p->psn + 1;
+		f->next_psn = f->msg_len = p->psn + 1;
 		f->state |= CTP_FS_TCP_SEQ_OK;
 	}
 	if (!len)
@@ -348,14 +348,23 @@ static __always_inline void tcp(struct ctp_totals *t, struct ctp_flow *f, const 
 	if (f->state & CTP_FS_TCP_SEQ_OK) {
 		__u32 end = p->psn + len;
 
-		if ((__s32)(end - f->next_psn) <= 0) { /* every byte seen before */
+		if ((__s32)(end - f->next_psn) > 0) {
+			/* a jump ahead opens a hole (msg_len: its start); in order closes it */
+			f->msg_len = (__s32)(p->psn - f->next_psn) > 0 ? f->next_psn : end;
+			f->next_psn = end;
+		} else if (f->msg_len != f->next_psn && end == f->msg_len) {
+			return; /* a repeat of the fill that ended there: reordered (ct_msg_tcp) */
+		} else if (f->msg_len != f->next_psn && (__s32)(p->psn - f->msg_len) >= 0) {
+			/* it fills the hole the last new segment opened: reordered (ct_msg_tcp) */
+			if (p->psn == f->msg_len)
+				f->msg_len = end;
+		} else { /* every byte seen before */
 			f->retransmits++;
 			t->t[CTP_T_RETRANSMITS]++;
 			return;
 		}
-		f->next_psn = end;
 	} else {
-		f->next_psn = p->psn + len;
+		f->next_psn = f->msg_len = p->psn + len;
 		f->state |= CTP_FS_TCP_SEQ_OK;
 	}
 	if (f->msg_bytes && now - f->tcp_last_data_ts > ctp_tcp_msg_gap_ns) {

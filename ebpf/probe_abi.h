@@ -82,7 +82,7 @@ struct ctp_flow {
 	__u64 burst_start_bytes;
 	__u32 burst_start_packets;
 	__u32 burst_start_messages;
-	__u32 msg_len;	/* RETH length of the WRITE in progress, 0 unknown */
+	__u32 msg_len;	/* RETH length of the WRITE in progress, 0 unknown; TCP: a hole's start */
 	__u32 next_psn; /* request PSN expected next; TCP: next sequence number */
 	__u32 resp_next_psn;
 	__u32 resp_msg_bytes;

@@ -794,6 +794,42 @@ static void test_tcp_one_message_when_gaps_are_short(void **state)
 	harness_free(h);
 }
 
+/*
+ * A mirror that swaps neighbours: 3000 seen before 2000, then 2000 again
+ * (the sender answering the receiver's report of the same reordering),
+ * then 4000. The swapped segment filled the hole 3000 opened and its
+ * repeat ends where the hole now starts: reordered, not lost. Then
+ * 6000 jumps over 5000, 7000 follows (new data: the hole is no longer the
+ * last segment's), and 5000 comes: resent after a loss before the capture
+ * point. 3000 again is old data seen twice: resent.
+ */
+static void test_tcp_swapped_neighbours_are_not_retransmissions(void **state)
+{
+	struct harness *h = harness_new(1000000);
+	const struct ct_flow *f;
+
+	(void)state;
+	h->step_ns = 2000;
+	tcp_segment(h, 40002, 999, 0x02, 0); /* SYN */
+	tcp_segment(h, 40002, 1000, 0x10, 1000);
+	tcp_segment(h, 40002, 3000, 0x10, 1000);
+	tcp_segment(h, 40002, 2000, 0x10, 1000); /* swapped with 3000 */
+	tcp_segment(h, 40002, 2000, 0x10, 1000); /* and resent at once */
+	tcp_segment(h, 40002, 4000, 0x10, 1000);
+	tcp_segment(h, 40002, 6000, 0x10, 1000);
+	tcp_segment(h, 40002, 7000, 0x10, 1000);
+	tcp_segment(h, 40002, 5000, 0x10, 1000); /* after new data: resent */
+	tcp_segment(h, 40002, 3000, 0x10, 1000); /* seen before: resent */
+	harness_finish(h);
+	f = harness_tcp_flow(h, rc_host_a, rc_host_b, 40002, 5201);
+	assert_non_null(f);
+	assert_int_equal(f->cold.tcp_reordered, 2);
+	assert_int_equal(f->cold.retransmits, 2);
+	assert_int_equal(f->cold.messages, 1);
+	assert_int_equal(f->cold.message_bytes, 6000); /* 5000 never seen first-hand */
+	harness_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -821,6 +857,7 @@ int main(void)
 		cmocka_unit_test(test_partial_read_responses),
 		cmocka_unit_test(test_tcp_messages_split_by_idle_gaps),
 		cmocka_unit_test(test_tcp_one_message_when_gaps_are_short),
+		cmocka_unit_test(test_tcp_swapped_neighbours_are_not_retransmissions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,6 +39,7 @@ struct ct_flow_summary {
 	uint8_t n_ops;
 	uint64_t op_other;
 	uint64_t cnp, ecn_ce, retransmits;
+	uint64_t reordered; /* TCP: segments that filled the hole the one before opened */
 	uint64_t psn_gaps, psn_missing, duplicates, go_back_n;
 	uint64_t naks_seq, naks_rnr, naks_other;
 	uint64_t partial_messages;

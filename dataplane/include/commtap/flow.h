@@ -92,10 +92,14 @@ struct ct_flow_cold {
 	uint32_t go_back_n;		      /* replay episodes of more than one packet */
 	uint32_t naks_seq;		      /* NAK: PSN sequence error */
 	uint32_t read_requests;
-	uint32_t reads_matched;	    /* READ responses whose total equals the request */
-	uint32_t read_len_mismatch; /* READ responses that differ from the request */
-	uint32_t req_first_psn;	    /* for pairing: first request PSN ... */
-	uint32_t resp_first_psn;    /* ... and first response/ACK PSN */
+	uint32_t reads_matched; /* READ responses whose total equals the request */
+	union {
+		uint32_t read_len_mismatch; /* READ responses that differ from the request */
+		/* TCP: segments that filled that hole, reordered before the capture point */
+		uint32_t tcp_reordered;
+	};
+	uint32_t req_first_psn;	 /* for pairing: first request PSN ... */
+	uint32_t resp_first_psn; /* ... and first response/ACK PSN */
 	uint32_t resp_msg_first_psn;
 	uint32_t read_peer_qpn; /* with CT_SEEN_READ_PEER: QPN of the flow whose READ we answered */
 	/* 16 and 8 bits */
@@ -112,8 +116,15 @@ struct ct_flow {
 	uint64_t bytes; /* wire bytes: 14 + 4 per VLAN tag + IP length */
 	/* cache line 1: per-packet protocol state */
 	uint64_t req_msg_bytes; /* payload of the request message in progress (TCP: message) */
-	uint32_t req_msg_len;	/* RETH length of the WRITE in progress, 0 if unknown */
-	uint32_t req_next_psn;	/* TCP: next expected sequence number */
+	union {
+		uint32_t req_msg_len; /* RETH length of the WRITE in progress, 0 if unknown */
+		/*
+		 * TCP: the start of the hole the last new segment opened, up
+		 * to req_next_psn; equal to it when that segment was in order.
+		 */
+		uint32_t tcp_hole_start;
+	};
+	uint32_t req_next_psn; /* TCP: next expected sequence number */
 	union {
 		struct {
 			uint32_t resp_next_psn;
