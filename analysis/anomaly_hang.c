@@ -24,7 +24,10 @@
  * of the job's flows while its hosts go on exchanging data on others (a
  * new connection, flows the wire reading does not count as the job's):
  * a stopped job's hosts send nothing to each other but acknowledgements
- * (HANG_MOVED_ITERATIONS).
+ * (HANG_MOVED_ITERATIONS). Nor is a job whose every host closed its
+ * connections (TCP FIN or RST): it ended. Where some closed theirs and the
+ * others did not, those left (killed, crashed) and the others wait for
+ * them: a hang, the one that left named.
  */
 #include "anomaly_internal.h"
 
@@ -128,6 +131,7 @@ struct hang_host {
 	uint64_t last_end; /* its last data burst's end (acknowledgements aside) */
 	uint64_t last_msg; /* its last burst's end that carries a message (a ready one too) */
 	double share;	   /* its last iteration's bytes over its median iteration's */
+	int closed;	   /* a job data flow of its closed (TCP FIN or RST) */
 };
 
 static int later_first(const void *a, const void *b, void *arg)
@@ -143,7 +147,7 @@ int anom_hang(struct anom_ctx *c)
 	const struct ct_flow_set *set = c->set;
 	struct anom_hosts hosts = {0};
 	struct hang_host *h = NULL;
-	size_t *order = NULL, missing = 0, named = 0, ni = c->n_iter, shortest = 0;
+	size_t *order = NULL, missing = 0, named = 0, ni = c->n_iter, shortest = 0, closed = 0;
 	double *bytes = NULL, median_share, iteration = 0;
 	int uneven, pipeline = 0;
 	uint64_t job_last = 0, end;
@@ -203,6 +207,8 @@ int anom_hang(struct anom_ctx *c)
 		if (!anom_job_data_flow(c, f))
 			continue;
 		k = anom_hosts_find(&hosts, &set->flows[f].key.src);
+		if (k >= 0)
+			h[k].closed |= set->flows[f].closed;
 		for (size_t b = 0; b < fp->n_bursts && k >= 0; b++) {
 			long it = anom_iteration(c, fp->bursts[b].start);
 
@@ -235,6 +241,10 @@ int anom_hang(struct anom_ctx *c)
 	}
 	if (iteration > 0 && moved_after(c, &hosts, job_last) >= HANG_MOVED_ITERATIONS * iteration)
 		goto out; /* its hosts still exchange data: it went on elsewhere */
+	for (size_t i = 0; i < hosts.n; i++)
+		closed += h[i].closed;
+	if (closed == hosts.n)
+		goto out; /* every host closed its connections: the job ended */
 	/*
 	 * Among the silent, the one that said nothing last: the others entered
 	 * the collective that never completed and said so (gloo's ready
@@ -260,6 +270,10 @@ int anom_hang(struct anom_ctx *c)
 	 */
 	uneven = missing && median_share >= HANG_SILENT_SHARE &&
 		 h[shortest].share < HANG_UNEVEN * median_share && !pipeline;
+	/* some hosts left (their connections closed), the others wait: of those, the first */
+	for (size_t i = 0; i < hosts.n && closed; i++)
+		if (h[i].closed && (!h[shortest].closed || h[i].last_end < h[shortest].last_end))
+			shortest = i;
 	{
 		struct ct_anomaly an = {.kind = CT_ANOMALY_HANG,
 					.scope = CT_ANOMALY_AT_JOB,
@@ -268,9 +282,9 @@ int anom_hang(struct anom_ctx *c)
 					.host = hosts.a[order[0]],
 					.value = silence,
 					.share = silence / c->period_s,
-					.confidence = uneven	? HANG_CONF_PARTIAL
-						      : missing ? HANG_CONF_ALIKE
-								: HANG_CONF_WHOLE,
+					.confidence = uneven || closed ? HANG_CONF_PARTIAL
+						      : missing	       ? HANG_CONF_ALIKE
+								       : HANG_CONF_WHOLE,
 					.onset = last_it,
 					.onset_ns = job_last};
 		char list[4 * 64] = "", buf[64];
@@ -280,8 +294,8 @@ int anom_hang(struct anom_ctx *c)
 			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
 					       named ? ", " : "",
 					       anom_addr(&hosts.a[order[i]], buf));
-		if (missing)
-			an.peer = hosts.a[shortest]; /* the one that sent least of its iteration */
+		if (missing || closed)
+			an.peer = hosts.a[shortest]; /* the one that left, or sent least */
 		if (silence < HANG_NEW_STALL * before && an.confidence > HANG_CONF_ALIKE)
 			an.confidence = HANG_CONF_ALIKE; /* as long a stall came and went */
 		at = (size_t)snprintf(
@@ -294,13 +308,21 @@ int anom_hang(struct anom_ctx *c)
 			silence, silence / c->period_s, c->period_s * 1e3, before, last_it, missing,
 			hosts.n, HANG_WHOLE_SHARE * 100, anom_addr(&hosts.a[shortest], buf),
 			h[shortest].share * 100,
-			uneven	  ? ": it stopped first, the others waited for it in a collective "
+			closed	  ? ""
+			: uneven  ? ": it stopped first, the others waited for it in a collective "
 				    "that never completed"
 			: missing ? (pipeline ? ": a pipeline's stages end apart in the wire's "
 						"iteration (a stop, or an end at its own boundary)"
 					      : ": every host stopped at the same point (a stop of "
 						"all, or an end at the job's own boundary)")
 				  : ": it may have ended");
+		if (closed && at < sizeof(an.evidence))
+			at += (size_t)snprintf(
+				an.evidence + at, sizeof(an.evidence) - at,
+				"; %zu of its %zu hosts closed their connections, %s "
+				"first to fall silent: they left, the others wait for "
+				"them",
+				closed, hosts.n, anom_addr(&hosts.a[shortest], buf));
 		/* the hosts last: what does not fit is cut */
 		if (at < sizeof(an.evidence))
 			snprintf(an.evidence + at, sizeof(an.evidence) - at,

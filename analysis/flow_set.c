@@ -115,9 +115,10 @@ static void summary_from_flow(struct ct_flow_summary *sum, const struct ct_flow 
 	sum->read_requests = c->read_requests;
 	sum->read_bytes_requested = c->read_bytes_requested;
 	sum->reads_matched = c->reads_matched;
-	if (f->key.transport == CT_TRANSPORT_TCP)
+	if (f->key.transport == CT_TRANSPORT_TCP) {
 		sum->reordered = c->tcp_reordered;
-	else
+		sum->closed = !!(f->state & CT_FS_TCP_CLOSED);
+	} else
 		sum->read_len_mismatch = c->read_len_mismatch;
 	sum->seen = f->seen;
 	if (f->key.transport == CT_TRANSPORT_ROCE) {
@@ -153,6 +154,7 @@ static void summary_merge(struct ct_flow_summary *a, const struct ct_flow_summar
 	a->ecn_ce += b->ecn_ce;
 	a->retransmits += b->retransmits;
 	a->reordered += b->reordered;
+	a->closed |= b->closed;
 	a->psn_gaps += b->psn_gaps;
 	a->psn_missing += b->psn_missing;
 	a->duplicates += b->duplicates;

@@ -219,8 +219,10 @@ static json_object *flow_json(struct jb *b, const struct ct_report *r, size_t i)
 	if (roce)
 		add(b, o, "opcodes", opcodes_json(b, f));
 	add_u64(b, o, "retransmits", f->retransmits);
-	if (!roce)
+	if (!roce) {
 		add_u64(b, o, "reordered", f->reordered);
+		add(b, o, "closed", BOOL(b, f->closed));
+	}
 	if (roce) {
 		json_object *psn = OBJ(b);
 		json_object *naks = OBJ(b);

@@ -325,6 +325,8 @@ void ct_msg_tcp(struct ct_engine *e, struct ct_flow *f, const struct ct_pkt *p, 
 		f->req_next_psn = f->tcp_hole_start = t->seq + 1;
 		f->state |= CT_FS_TCP_SEQ_OK;
 	}
+	if (t->flags & 0x05) /* FIN or RST */
+		f->state |= CT_FS_TCP_CLOSED;
 	if (!len)
 		return;
 	if (f->state & CT_FS_TCP_SEQ_OK) {

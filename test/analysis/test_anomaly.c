@@ -1519,6 +1519,42 @@ static void test_hang_names_the_host_that_said_nothing(void **state)
 	done(&j);
 }
 
+/* The ring flows of the hosts in `hosts` (a bit each) closed: a FIN or RST seen. */
+static void close_flows(struct job *j, unsigned hosts)
+{
+	for (size_t i = 0; i < j->set.count; i++)
+		for (int h = 0; h < HOSTS; h++)
+			if ((hosts >> h & 1) &&
+			    !memcmp(&j->set.flows[i].key, &j->ring[h], sizeof(j->ring[h])))
+				j->set.flows[i].closed = 1;
+}
+
+/*
+ * The job of test_hang_names_the_host_that_said_nothing's second half
+ * (every host stopped alike, below an alarm). Every host's connections
+ * closed: it ended, no hang. Host 2's alone: it left and the others wait,
+ * a hang at an alarm naming it.
+ */
+static void test_hang_by_the_connections_closed(void **state)
+{
+	const struct ct_anomaly *a;
+	struct job j;
+
+	(void)state;
+	hang_with_said(&j, 0xb, 18000);
+	close_flows(&j, 0xf);
+	assert_null(hang_of(&j));
+	done(&j);
+
+	hang_with_said(&j, 0xb, 18000);
+	close_flows(&j, 1u << 2);
+	a = hang_of(&j);
+	assert_non_null(a);
+	assert_near(a->confidence, 0.9, 1e-9);
+	assert_memory_equal(&a->peer, &j.ring[2].src, sizeof(a->peer));
+	done(&j);
+}
+
 /* 200 MB on another connection: twice the job's 100 MB iteration */
 static void test_silence_while_the_hosts_exchange_data_no_hang(void **state)
 {
@@ -1662,6 +1698,7 @@ int main(void)
 		cmocka_unit_test(test_alarm_carried_while_it_lasts),
 		cmocka_unit_test(test_hang_found),
 		cmocka_unit_test(test_hang_names_the_host_that_said_nothing),
+		cmocka_unit_test(test_hang_by_the_connections_closed),
 		cmocka_unit_test(test_hang_as_long_as_a_stall_is_below_an_alarm),
 		cmocka_unit_test(test_silence_while_the_hosts_exchange_data_no_hang),
 		cmocka_unit_test(test_hang_beside_a_heartbeat_found),

@@ -759,6 +759,7 @@ static void test_tcp_messages_split_by_idle_gaps(void **state)
 	f = harness_tcp_flow(h, rc_host_a, rc_host_b, 40000, 5201);
 	assert_non_null(f);
 	assert_int_equal(f->key.transport, CT_TRANSPORT_TCP);
+	assert_false(f->state & CT_FS_TCP_CLOSED); /* no FIN, no RST */
 	assert_int_equal(f->packets, 8);
 	assert_int_equal(f->bytes, 8 * tcp_hdr_bytes + 6500);
 	assert_int_equal(f->cold.retransmits, 1);
@@ -820,9 +821,11 @@ static void test_tcp_swapped_neighbours_are_not_retransmissions(void **state)
 	tcp_segment(h, 40002, 7000, 0x10, 1000);
 	tcp_segment(h, 40002, 5000, 0x10, 1000); /* after new data: resent */
 	tcp_segment(h, 40002, 3000, 0x10, 1000); /* seen before: resent */
+	tcp_segment(h, 40002, 8000, 0x11, 0); /* FIN */
 	harness_finish(h);
 	f = harness_tcp_flow(h, rc_host_a, rc_host_b, 40002, 5201);
 	assert_non_null(f);
+	assert_true(f->state & CT_FS_TCP_CLOSED);
 	assert_int_equal(f->cold.tcp_reordered, 2);
 	assert_int_equal(f->cold.retransmits, 2);
 	assert_int_equal(f->cold.messages, 1);

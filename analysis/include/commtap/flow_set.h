@@ -40,6 +40,7 @@ struct ct_flow_summary {
 	uint64_t op_other;
 	uint64_t cnp, ecn_ce, retransmits;
 	uint64_t reordered; /* TCP: segments that filled the hole the one before opened */
+	uint8_t closed;	    /* TCP: a FIN or RST seen this way */
 	uint64_t psn_gaps, psn_missing, duplicates, go_back_n;
 	uint64_t naks_seq, naks_rnr, naks_other;
 	uint64_t partial_messages;

@@ -50,6 +50,8 @@ _Static_assert(sizeof(struct ct_flow_key) == 40, "flow key is 40 bytes");
 #define CT_FS_TCP_SEQ_OK  0x20
 #define CT_FS_MSG_SEND	  0x40 /* the request message in progress is a SEND, else a WRITE */
 #define CT_FS_IN_BURST	  0x80 /* a burst is open (cold.burst_*) */
+/* TCP: a FIN or RST seen, the connection closed this way (RoCE's REQ_IN_MSG bit) */
+#define CT_FS_TCP_CLOSED CT_FS_REQ_IN_MSG
 
 /* ct_flow.seen bits: set once, for pairing and reporting */
 #define CT_SEEN_REQ_PSN	  0x01 /* cold.req_first_psn is valid */
