@@ -78,6 +78,29 @@ int anom_acks_only(const struct ct_burst *b);
  * frame, is one: how a member says it entered).
  */
 int anom_carries_message(const struct ct_burst *b);
+/*
+ * The rendezvous's flows (rdv[i] = 1, set->count of them), if the capture
+ * has one: the TCP endpoint (*host, *port) that each of its clients, three
+ * hosts or more, connected to before any other flow it sends. Its traffic
+ * is the ranks polling the store while they start (in ptd it beats at
+ * 103 ms from 1.1 s to 3 s, read as the job's iterations until the real
+ * ones begin at 3.4 s), not the collectives'. 0 or -ENOMEM
+ * (anomaly_rendezvous.c).
+ */
+int anom_rendezvous(const struct ct_flow_set *set, unsigned char *rdv, struct ct_addr *host,
+		    uint16_t *port);
+/*
+ * Whether the job is starting (*starting): the rendezvous's flows beat at
+ * its period, the job's iterations being the ranks' polling of the store.
+ * A window of a run's first seconds reads that polling as iterations, and
+ * the few bytes the ranks send each other while they connect as
+ * collectives (clean real ptd-2, pp4-1: a straggler at 0.5-0.56 in the
+ * first interval report, which ends before the ranks' first iteration).
+ * Once they train they do not poll the store (none of the 73 clean real
+ * recordings past its first 2 s); an agent's keep-alive every few seconds
+ * does not beat at a training period. 0 or -ENOMEM.
+ */
+int anom_job_starting(const struct anom_ctx *c, int *starting);
 /* The iteration t falls in, or -1. */
 long anom_iteration(const struct anom_ctx *c, uint64_t t);
 

@@ -46,16 +46,6 @@
  */
 #define LOSS_UNDECIDED_MAX 0.45
 
-/*
- * The rendezvous: the TCP endpoint (a host's listening port) that every
- * rank connects to before anything else, to learn where the others are
- * (PyTorch's store on MASTER_PORT). A fan-in from this many hosts or more,
- * each of which opened it strictly before any other flow it sends: two
- * would be a pair of peers, and a capture begun mid-run opens its flows at
- * once (ties), so no endpoint is first for every host there.
- */
-#define LOSS_RDV_MIN_CLIENTS 3
-
 /* one-sided 95% of a Poisson count, by its normal approximation (margin) */
 #define LOSS_RATE_Z 1.645
 
@@ -155,110 +145,6 @@ out:
 	free(pw);
 	free(x);
 	free(p);
-	return err;
-}
-
-static int is_tcp_to(const struct ct_flow_summary *f, const struct ct_addr *host, uint16_t port)
-{
-	return f->key.transport == CT_TRANSPORT_TCP && same_addr(&f->key.dst, host) &&
-	       (f->key.id & 0xffff) == port;
-}
-
-/*
- * Whether (host, port) is the rendezvous: every host with a flow to it
- * opened that flow first, and at least LOSS_RDV_MIN_CLIENTS hosts did.
- */
-static int is_rendezvous(const struct ct_flow_set *set, const struct anom_hosts *senders,
-			 const long *first, const struct ct_addr *host, uint16_t port)
-{
-	size_t clients = 0;
-
-	for (size_t i = 0; i < set->count; i++) {
-		long fh;
-
-		if (!is_tcp_to(&set->flows[i], host, port))
-			continue;
-		fh = first[anom_hosts_find(senders, &set->flows[i].key.src)];
-		if (fh == (long)i)
-			clients++;
-		else if (fh < 0 || !is_tcp_to(&set->flows[fh], host, port))
-			return 0; /* its sender opened something else first */
-	}
-	return clients >= LOSS_RDV_MIN_CLIENTS;
-}
-
-/*
- * The rendezvous's flows (rdv[i] = 1), if the capture has one: the
- * endpoint each of at least LOSS_RDV_MIN_CLIENTS hosts connected to first.
- * Its traffic is the ranks polling the store while they start (in ptd it
- * beats at 103 ms from 1.1 s to 3 s, read as the job's iterations until
- * the real ones begin at 3.4 s), not the collectives'; its loss is of a
- * control connection, not of the fabric the job trains on. *sig: the
- * signals on it. 0 or -ENOMEM.
- */
-static int rendezvous(const struct ct_flow_set *set, unsigned char *rdv, struct ct_addr *host,
-		      uint16_t *port, double *sig)
-{
-	struct anom_hosts senders = {0};
-	long *first = NULL;
-	int found = 0, err = 0;
-
-	*sig = 0;
-	for (size_t i = 0; i < set->count && !err; i++)
-		err = anom_hosts_add(&senders, &set->flows[i].key.src);
-	anom_hosts_done(&senders);
-	first = malloc((senders.n + 1) * sizeof(*first));
-	if (err || !first) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* each sender's first flow; -1 where two opened at the same time */
-	for (size_t h = 0; h < senders.n; h++)
-		first[h] = -1;
-	for (size_t i = 0; i < set->count; i++) {
-		long h = anom_hosts_find(&senders, &set->flows[i].key.src), *fh = &first[h];
-		const struct ct_flow_summary *f = &set->flows[i];
-
-		if (*fh < 0 || f->first_ts < set->flows[*fh].first_ts)
-			*fh = (long)i;
-	}
-	for (size_t i = 0; i < set->count; i++) {
-		long h = anom_hosts_find(&senders, &set->flows[i].key.src);
-
-		if (first[h] >= 0 && (long)i != first[h] &&
-		    set->flows[i].first_ts == set->flows[first[h]].first_ts)
-			first[h] = -1; /* a tie: no first */
-	}
-	for (size_t h = 0; h < senders.n && !found; h++) {
-		const struct ct_flow_summary *f;
-		size_t clients = 0, seen = 0;
-
-		if (first[h] < 0 || set->flows[first[h]].key.transport != CT_TRANSPORT_TCP)
-			continue;
-		f = &set->flows[first[h]];
-		*host = f->key.dst;
-		*port = f->key.id & 0xffff;
-		/* the full test (every flow to it) once, for an endpoint first of enough */
-		for (size_t o = 0; o < senders.n; o++) {
-			int to = first[o] >= 0 && is_tcp_to(&set->flows[first[o]], host, *port);
-
-			clients += to;
-			seen += to && o < h;
-		}
-		found = !seen && clients >= LOSS_RDV_MIN_CLIENTS &&
-			is_rendezvous(set, &senders, first, host, *port);
-	}
-	for (size_t i = 0; i < set->count; i++) {
-		const struct ct_flow_summary *g = &set->flows[i];
-
-		rdv[i] = found && is_tcp_to(g, host, *port);
-		if (rdv[i])
-			*sig += (double)(g->retransmits + g->psn_gaps + g->naks_seq +
-					 g->naks_other);
-	}
-out:
-	free(first);
-	anom_hosts_free(&senders);
 	return err;
 }
 
@@ -416,9 +302,14 @@ int anom_loss(struct anom_ctx *c)
 		err = -ENOMEM;
 		goto out;
 	}
-	err = rendezvous(set, rdv, &note.host, &note.port, &note.signals);
+	err = anom_rendezvous(set, rdv, &note.host, &note.port);
 	if (err)
 		goto out;
+	for (size_t i = 0; i < set->count; i++)
+		if (rdv[i])
+			note.signals +=
+				(double)(set->flows[i].retransmits + set->flows[i].psn_gaps +
+					 set->flows[i].naks_seq + set->flows[i].naks_other);
 	steady_share(c, rdv, share, &startup);
 	for (size_t i = 0; i < set->count; i++) {
 		const struct ct_flow_summary *f = &set->flows[i];

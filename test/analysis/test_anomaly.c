@@ -301,6 +301,26 @@ static void test_straggler(void **state)
 }
 
 /*
+ * test_straggler's job while its ranks still poll the store every
+ * iteration (the rendezvous beats at the job's period): the job is
+ * starting, no straggler is looked for, and the report says why.
+ */
+static void test_straggler_not_judged_while_the_job_starts(void **state)
+{
+	struct job j;
+
+	(void)state;
+	store_clients = 3, store_open_ms = 500;
+	ring(&j, 2, 6 * MS, -1, 1, 5);
+	store_clients = 0, store_open_ms = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
+	assert_non_null(j.found.not_looked[CT_ANOMALY_STRAGGLER]);
+	assert_non_null(strstr(j.found.not_looked[CT_ANOMALY_STRAGGLER], "starting"));
+	done(&j);
+}
+
+/*
  * Host 2 starts 40 ms late from iteration 5: its second bucket, alone 40 ms
  * after the others' (more than a step's join), is the end of that
  * iteration's step, not its entry into the next: found, 40 ms late.
@@ -1710,6 +1730,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clean_ring_has_none),
 		cmocka_unit_test(test_straggler),
+		cmocka_unit_test(test_straggler_not_judged_while_the_job_starts),
 		cmocka_unit_test(test_straggler_last_bucket),
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_straggler_last_all_along_dated_by_its_size),
