@@ -153,6 +153,7 @@ static void summary_of(struct ct_collect *c, const struct ctp_flow_key *k, const
 	s->naks_other = f->naks_other;
 	s->partial_messages = f->partial_messages;
 	s->seen = f->seen;
+	s->closed = k->transport == CTP_TRANSPORT_TCP && (f->state & CTP_FS_TCP_CLOSED);
 	if (k->transport == CTP_TRANSPORT_ROCE) {
 		s->req_first_psn = f->req_first_psn;
 		s->req_last_psn = (f->next_psn - 1) & PSN_MASK;

@@ -343,6 +343,8 @@ static __always_inline void tcp(struct ctp_totals *t, struct ctp_flow *f, const 
 		f->next_psn = f->msg_len = p->psn + 1;
 		f->state |= CTP_FS_TCP_SEQ_OK;
 	}
+	if (p->tcp_flags & 0x05) /* FIN or RST */
+		f->state |= CTP_FS_TCP_CLOSED;
 	if (!len)
 		return;
 	if (f->state & CTP_FS_TCP_SEQ_OK) {

@@ -56,6 +56,7 @@ struct ctp_flow_key4 {
 #define CTP_FS_TCP_SEQ_OK  0x08
 #define CTP_FS_MSG_SEND	   0x10
 #define CTP_FS_RESP_PSN_OK 0x20
+#define CTP_FS_TCP_CLOSED  0x40 /* TCP: a FIN or RST seen (CT_FS_TCP_CLOSED) */
 
 /* ctp_flow.seen bits: as CT_SEEN_* */
 #define CTP_SEEN_REQ_PSN  0x01
