@@ -133,6 +133,8 @@ int ct_anomalies_find(const struct ct_flow_set *set, const struct ct_periodicity
 			err = 0;
 		}
 	}
+	if (c.n_iter)
+		err = anom_job_starting(&c, &c.starting);
 	for (size_t i = 0; i < sizeof(detectors) / sizeof(detectors[0]) && !err; i++)
 		err = detectors[i].run(&c);
 	free(c.bounds);

@@ -17,6 +17,7 @@ struct anom_ctx {
 	uint64_t *bounds;
 	size_t n_iter;
 	double period_s;
+	int starting; /* the job is starting (anom_job_starting) */
 	struct ct_anomalies *out;
 };
 

@@ -1065,20 +1065,17 @@ int anom_straggler(struct anom_ctx *c)
 	uint64_t *first = NULL, *longest = NULL;
 	double *late = NULL, *tmp = NULL;
 	size_t *parent = NULL, *m = NULL, nh, ni = c->n_iter, nb = 0, groups = 0;
-	int err = 0, starting;
+	int err = 0;
 
 	if (!ni) {
 		anom_not_looked(c, CT_ANOMALY_STRAGGLER, "no iteration period");
 		return 0;
 	}
-	err = anom_job_starting(c, &starting);
-	if (err || starting) {
-		if (starting)
-			anom_not_looked(
-				c, CT_ANOMALY_STRAGGLER,
-				"the job is starting: its ranks exchanged more packets with "
-				"the rendezvous than with each other");
-		return err;
+	if (c->starting) {
+		anom_not_looked(c, CT_ANOMALY_STRAGGLER,
+				"the job is starting: the rendezvous's flows beat at its period "
+				"(its ranks still poll the store)");
+		return 0;
 	}
 	for (size_t f = 0; f < set->count && !err; f++) {
 		/* room for every flow's bursts */

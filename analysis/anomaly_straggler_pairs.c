@@ -356,13 +356,10 @@ int anom_straggler_pairs(struct anom_ctx *c)
 	struct ct_anomaly *found = NULL;
 	size_t judged = 0;
 	double *tmp = NULL, spread, late, waited;
-	int err = 0, starting;
+	int err = 0;
 
-	if (!ni)
+	if (!ni || c->starting)
 		return 0; /* said by the straggler detector */
-	err = anom_job_starting(c, &starting);
-	if (err || starting)
-		return err; /* as above */
 	for (size_t f = 0; f < set->count && !err; f++)
 		if (anom_job_data_flow(c, f) && anom_collective_class(anom_class(c, f))) {
 			err = anom_hosts_add(&h, &set->flows[f].key.src);
