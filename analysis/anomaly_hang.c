@@ -242,11 +242,11 @@ int anom_hang(struct anom_ctx *c)
 	}
 	/*
 	 * The last iteration the job was in, and what each host sent in it and
-	 * in the others. Traffic past the last whole iteration's end is of one
-	 * it never finished (index ni): no next start anchors it. (A real ddp
-	 * rank stopped before its step: two of the others sent a sixth of
-	 * their iteration after the last whole one, which was read as that
-	 * one's, every host whole: "it may have ended", at 0.3.)
+	 * in the others. Traffic from where the one it never finished began
+	 * (unfinished_start) is that one's (index ni): no next start anchors
+	 * it. (A real ddp rank stopped before its step: two of the others sent
+	 * a sixth of their iteration after the last whole one, which was read
+	 * as that one's, every host whole: "it may have ended", at 0.3.)
 	 */
 	err = unfinished_start(c, &cut);
 	if (err)
