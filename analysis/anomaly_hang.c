@@ -140,7 +140,8 @@ static double moved_after(const struct anom_ctx *c, const struct anom_hosts *hos
 static int unfinished_start(const struct anom_ctx *c, uint64_t *cut)
 {
 	size_t ni = c->n_iter, n, m = 0;
-	uint64_t from = c->bounds[ni] - (uint64_t)(c->period_s / 2 * 1e9), e, best_s = 0, gap = 0;
+	uint64_t half = (uint64_t)(c->period_s / 2 * 1e9), e, best_s = 0, gap = 0;
+	uint64_t from = c->bounds[ni] > half ? c->bounds[ni] - half : 0; /* a capture from 0 too */
 	double *total = calloc(ni + 1, sizeof(*total)), before = 0;
 	struct ct_burst *all = NULL;
 	int err = total ? anom_job_bursts(c, 1, &all, &n) : -ENOMEM;
