@@ -133,10 +133,13 @@ int ct_anomalies_find(const struct ct_flow_set *set, const struct ct_periodicity
 			err = 0;
 		}
 	}
-	if (c.n_iter)
-		err = anom_job_starting(&c, &c.starting);
+	c.rdv = malloc(set->count + 1);
+	err = c.rdv ? anom_rendezvous(set, c.rdv, &c.rdv_host, &c.rdv_port) : -ENOMEM;
+	if (!err && c.n_iter)
+		c.starting = anom_job_starting(&c);
 	for (size_t i = 0; i < sizeof(detectors) / sizeof(detectors[0]) && !err; i++)
 		err = detectors[i].run(&c);
+	free(c.rdv);
 	free(c.bounds);
 	if (err) {
 		ct_anomalies_free(out);

@@ -17,6 +17,10 @@ struct anom_ctx {
 	uint64_t *bounds;
 	size_t n_iter;
 	double period_s;
+	/* the rendezvous (anom_rendezvous): rdv[f] for each flow of set, its endpoint */
+	unsigned char *rdv;
+	struct ct_addr rdv_host;
+	uint16_t rdv_port;
 	int starting; /* the job is starting (anom_job_starting) */
 	struct ct_anomalies *out;
 };
@@ -91,7 +95,7 @@ int anom_carries_message(const struct ct_burst *b);
 int anom_rendezvous(const struct ct_flow_set *set, unsigned char *rdv, struct ct_addr *host,
 		    uint16_t *port);
 /*
- * Whether the job is starting (*starting): the rendezvous's flows beat at
+ * Whether the job is starting: the rendezvous (c->rdv)'s flows beat at
  * its period, the job's iterations being the ranks' polling of the store.
  * A window of a run's first seconds reads that polling as iterations, and
  * the few bytes the ranks send each other while they connect as
@@ -99,9 +103,9 @@ int anom_rendezvous(const struct ct_flow_set *set, unsigned char *rdv, struct ct
  * first interval report, which ends before the ranks' first iteration).
  * Once they train they do not poll the store (none of the 73 clean real
  * recordings past its first 2 s); an agent's keep-alive every few seconds
- * does not beat at a training period. 0 or -ENOMEM.
+ * does not beat at a training period.
  */
-int anom_job_starting(const struct anom_ctx *c, int *starting);
+int anom_job_starting(const struct anom_ctx *c);
 /* The iteration t falls in, or -1. */
 long anom_iteration(const struct anom_ctx *c, uint64_t t);
 

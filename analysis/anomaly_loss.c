@@ -291,20 +291,17 @@ int anom_loss(struct anom_ctx *c)
 	const struct ct_flow_set *set = c->set;
 	struct link *links = malloc((2 * set->count + 1) * sizeof(*links)), *rx = NULL;
 	double *share = malloc((set->count + 1) * sizeof(*share));
-	unsigned char *rdv = malloc(set->count + 1);
-	struct rdv_note note = {0};
+	const unsigned char *rdv = c->rdv;
+	struct rdv_note note = {.host = c->rdv_host, .port = c->rdv_port};
 	size_t nl = 0, nr, n_dir;
 	double total = 0, others, startup;
 	long t;
 	int err = 0;
 
-	if (!links || !share || !rdv) {
+	if (!links || !share) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = anom_rendezvous(set, rdv, &note.host, &note.port);
-	if (err)
-		goto out;
 	for (size_t i = 0; i < set->count; i++)
 		if (rdv[i])
 			note.signals +=
@@ -405,6 +402,5 @@ out:
 	free(links);
 	free(rx);
 	free(share);
-	free(rdv);
 	return err;
 }

@@ -114,18 +114,10 @@ out:
 	return err;
 }
 
-int anom_job_starting(const struct anom_ctx *c, int *starting)
+int anom_job_starting(const struct anom_ctx *c)
 {
-	const struct ct_flow_set *set = c->set;
-	unsigned char *rdv = malloc(set->count + 1);
-	struct ct_addr host;
-	uint16_t port;
-	int err = rdv ? anom_rendezvous(set, rdv, &host, &port) : -ENOMEM;
-
-	*starting = 0;
-	for (size_t f = 0; f < set->count && !err && c->per; f++)
-		if (rdv[f] && c->per->flows[f].periodic && c->per->flows[f].job == 0)
-			*starting = 1;
-	free(rdv);
-	return err;
+	for (size_t f = 0; f < c->set->count && c->per; f++)
+		if (c->rdv[f] && c->per->flows[f].periodic && c->per->flows[f].job == 0)
+			return 1;
+	return 0;
 }
