@@ -7,12 +7,16 @@
  * pairs or more is three hosts with its partners. Each pair's steps give
  * each member's entry (its first send after the step before closed, a
  * ready message alone as much as data), so how long each waited for the
- * other. The late host is the one its partners wait for while it waits
- * for none of them: its tensor-parallel partner, which waited for it in
- * their all-reduce, enters its other collectives as late, but it waited
+ * other. The late host is the one waited for first in the iteration: a
+ * late rank's partner, which waited for it, enters its other collectives
+ * as late, and a pipeline hands the delay on to the other stage, whose
+ * ranks then come late to collectives where the late rank waits for them
  * (the real ptd-straggler: rank 3 sleeping 40 ms drags ranks 2, 6 and 7;
- * only rank 3 waits for nobody). Of two partners both read late, the one
- * read so more often is said: it held the other up.
+ * ptd-straggler-r6: rank 6 asleep, its pipeline peer rank 2 and its
+ * tensor partner rank 3 come late to their data-parallel all-reduces and
+ * rank 6 waits for rank 2 in the embedding sync). All of that follows the
+ * first wait. Of two partners both read late, the one read so more often
+ * is said: it held the other up.
  */
 #include "anomaly_internal.h"
 
@@ -32,11 +36,9 @@
 /*
  * A host is late where a partner waited for it over PAIRS_LATE_SPREADS of
  * the pairs' spread (each pair's delays about its own median: a pipeline's
- * pairs enter in their stages' order), and it waited for none over
- * PAIRS_WAITED_SPREADS: one robust deviation is the pairs' usual jitter.
+ * pairs enter in their stages' order) in the iteration's first such wait.
  */
-#define PAIRS_LATE_SPREADS   3.0
-#define PAIRS_WAITED_SPREADS 1.0
+#define PAIRS_LATE_SPREADS 3.0
 /*
  * A straggler is late in this many iterations at least, and in this share
  * of those since its first at least: a host late now and then is jitter.
@@ -144,16 +146,25 @@ static size_t pair_sends(const struct anom_ctx *c, const struct anom_hosts *h, c
 	return n;
 }
 
+/* One step of a pair: when its later member entered, and how much later than the other. */
+struct pair_step {
+	uint64_t at;  /* the later member's entry */
+	double delay; /* s, p->a's entry after p->b's */
+	long it;
+	uint32_t pair;
+};
+
 /*
  * Per iteration, how much later p->a entered one of the pair's steps than
- * p->b, s (NAN: no step), the step where they were furthest apart. A step
- * closes with a run of sends in which both sent; each member enters the
- * next one with its first send after that, a ready message alone as much
- * as data (a member that waits for the other sends its ready and then
- * nothing until the other comes). The step is of the iteration its close
- * falls in.
+ * p->b, s (NAN: no step), the step where they were furthest apart; every
+ * step appended to st (n_st of them). A step closes with a run of sends in
+ * which both sent; each member enters the next one with its first send
+ * after that, a ready message alone as much as data (a member that waits
+ * for the other sends its ready and then nothing until the other comes).
+ * The step is of the iteration its close falls in.
  */
-static void pair_steps(const struct anom_ctx *c, const struct ct_burst *b, size_t n, double *d)
+static void pair_steps(const struct anom_ctx *c, const struct ct_burst *b, size_t n, double *d,
+		       uint32_t pair, struct pair_step *st, size_t *n_st)
 {
 	uint64_t join = (uint64_t)(c->period_s * PAIRS_STEP_JOIN * 1e9), end = 0;
 	uint64_t entry[2] = {UINT64_MAX, UINT64_MAX};
@@ -169,6 +180,9 @@ static void pair_steps(const struct anom_ctx *c, const struct ct_burst *b, size_
 
 			if (it >= 0 && (isnan(d[it]) || fabs(x) > fabs(d[it])))
 				d[it] = x;
+			if (it >= 0)
+				st[(*n_st)++] = (struct pair_step){
+					entry[0] > entry[1] ? entry[0] : entry[1], x, it, pair};
 			entry[0] = entry[1] = UINT64_MAX;
 		}
 		if (i == n)
@@ -192,11 +206,13 @@ struct delays {
 };
 
 /*
- * Each host's delays after its partners in every iteration, and every
- * pair step's delay (ad, nd of them) for the job's spread.
+ * Each host's delays after its partners in every iteration, every pair
+ * step's delay (ad, nd of them) for the job's spread, and the steps
+ * themselves (*st, n_st of them; the caller frees them).
  */
 static int lateness(const struct anom_ctx *c, const struct anom_hosts *h, const struct pair *p,
-		    size_t np, struct delays *dl, size_t *partners, double *ad, size_t *nd)
+		    size_t np, struct delays *dl, size_t *partners, double *ad, size_t *nd,
+		    struct pair_step **st, size_t *n_st)
 {
 	size_t ni = c->n_iter, nb = 0;
 	double *d = malloc((ni + 1) * sizeof(*d));
@@ -205,9 +221,14 @@ static int lateness(const struct anom_ctx *c, const struct anom_hosts *h, const 
 	for (size_t f = 0; f < c->set->count; f++)
 		nb += c->per->flows[f].n_bursts;
 	b = malloc((nb + 1) * sizeof(*b));
-	if (!d || !b) {
+	/* a step closes a run of sends: at most one per burst of the pairs */
+	*st = malloc((nb + 1) * sizeof(**st));
+	*n_st = 0;
+	if (!d || !b || !*st) {
 		free(d);
 		free(b);
+		free(*st);
+		*st = NULL;
 		return -ENOMEM;
 	}
 	memset(dl, 0, h->n * ni * sizeof(*dl));
@@ -219,7 +240,7 @@ static int lateness(const struct anom_ctx *c, const struct anom_hosts *h, const 
 
 		partners[p[k].a]++;
 		partners[p[k].b]++;
-		pair_steps(c, b, pair_sends(c, h, &p[k], b), d);
+		pair_steps(c, b, pair_sends(c, h, &p[k], b), d, (uint32_t)k, *st, n_st);
 		for (size_t it = 0; it < ni; it++) {
 			struct delays *x = &dl[p[k].a * ni + it], *y = &dl[p[k].b * ni + it];
 
@@ -240,25 +261,48 @@ static int lateness(const struct anom_ctx *c, const struct anom_hosts *h, const 
 	return 0;
 }
 
+/* The iteration's first wait: who was waited for, and how long. */
+struct first_wait {
+	long host; /* -1: nobody was waited for over `late` */
+	double delay;
+};
+
+/*
+ * Per iteration, the first step (by its later member's entry) at which a
+ * member waited for the other over `late`: the late one and the wait.
+ */
+static void first_waits(const struct pair *p, const struct pair_step *st, size_t n_st, size_t ni,
+			double late, struct first_wait *fw)
+{
+	uint64_t *at = malloc((ni + 1) * sizeof(*at));
+
+	for (size_t it = 0; it < ni; it++)
+		fw[it] = (struct first_wait){-1, 0};
+	if (!at)
+		return; /* out of memory: nobody is said late */
+	for (size_t it = 0; it < ni; it++)
+		at[it] = UINT64_MAX;
+	for (size_t k = 0; k < n_st; k++) {
+		const struct pair_step *x = &st[k];
+
+		if (fabs(x->delay) <= late || (size_t)x->it >= ni || x->at >= at[x->it])
+			continue;
+		at[x->it] = x->at;
+		fw[x->it].host = (long)(x->delay > 0 ? p[x->pair].a : p[x->pair].b);
+		fw[x->it].delay = fabs(x->delay);
+	}
+	free(at);
+}
+
 /*
  * Host's lateness in an iteration (NAN: not judged; 0: not late): how long
- * the partner that waited longest for it waited, where that is over
- * `late` and it waited for none of them by over `waited`. A partner held up
- * by the late one (its tensor-parallel pair waits in their all-reduce,
- * then enters its other collectives late as well) waited for it: its
- * lateness is not its own.
+ * it was waited for in the iteration's first wait, where that was for it.
  */
-static double own_lateness(const struct delays *x, double late, double waited)
+static double own_lateness(const struct delays *x, size_t host, const struct first_wait *fw)
 {
-	double lo = INFINITY, hi = -INFINITY;
-
 	if (x->n < PAIRS_MIN_PARTNERS)
 		return NAN;
-	for (unsigned k = 0; k < x->n; k++) {
-		lo = fmin(lo, x->d[k]);
-		hi = fmax(hi, x->d[k]);
-	}
-	return hi > late && lo >= -waited ? hi : 0;
+	return fw->host == (long)host ? fw->delay : 0;
 }
 
 /* Already said of this host by the straggler detector of larger groups. */
@@ -277,7 +321,7 @@ static int said(const struct anom_ctx *c, const struct ct_addr *host)
  * its lateness began, after the last PAIRS_MIN_BEFORE it was not late in.
  */
 static int judge(struct anom_ctx *c, const struct anom_hosts *h, size_t host,
-		 const struct delays *dl, double late, double waited, double spread,
+		 const struct delays *dl, const struct first_wait *fw, double late, double spread,
 		 size_t partners, double *tmp, struct ct_anomaly *an)
 {
 	size_t ni = c->n_iter, seen = 0, of = 0, before = 0, start = ni, calm = 0;
@@ -291,7 +335,7 @@ static int judge(struct anom_ctx *c, const struct anom_hosts *h, size_t host,
 				  .onset = -1,
 				  .confidence = -1};
 	for (size_t it = 0; it < ni; it++) {
-		double l = own_lateness(&dl[it], late, waited);
+		double l = own_lateness(&dl[it], host, &fw[it]);
 
 		if (isnan(l))
 			continue;
@@ -300,7 +344,7 @@ static int judge(struct anom_ctx *c, const struct anom_hosts *h, size_t host,
 		calm = l > 0 ? 0 : calm + 1;
 	}
 	for (size_t it = start; it < ni && !err; it++) {
-		double l = own_lateness(&dl[it], late, waited);
+		double l = own_lateness(&dl[it], host, &fw[it]);
 
 		if (isnan(l))
 			continue;
@@ -326,10 +370,9 @@ static int judge(struct anom_ctx *c, const struct anom_hosts *h, size_t host,
 	if (before < PAIRS_MIN_BEFORE)
 		an->confidence = fmin(an->confidence, PAIRS_UNDECIDED_CONFIDENCE);
 	snprintf(an->evidence, sizeof(an->evidence),
-		 "its partners wait a median %.3g ms (%.1f%% of the %.3g ms iteration) for it in "
-		 "their collectives, it for none of its %zu (its groups are pairs), in %u of %u "
-		 "iterations from iteration %ld; the pairs' spread is %.3g ms, flagged from "
-		 "%.3g ms%s",
+		 "waited for first: its partners wait a median %.3g ms (%.1f%% of the %.3g ms "
+		 "iteration) for it, before any other wait of its %zu pairs, in %u of %u "
+		 "iterations from %ld; the pairs' spread is %.3g ms, flagged from %.3g ms%s",
 		 an->value * 1e3, an->share * 100, c->period_s * 1e3, partners, an->seen, an->of,
 		 an->onset, spread * 1e3, late * 1e3,
 		 before < PAIRS_MIN_BEFORE ? "; late from its first iterations (below an alarm)"
@@ -355,7 +398,10 @@ int anom_straggler_pairs(struct anom_ctx *c)
 	size_t *parent = NULL, *size = NULL, *partners = NULL, np, ni = c->n_iter, nd = 0;
 	struct ct_anomaly *found = NULL;
 	size_t judged = 0;
-	double *tmp = NULL, spread, late, waited;
+	double *tmp = NULL, spread, late;
+	struct pair_step *st = NULL;
+	struct first_wait *fw = NULL;
+	size_t n_st = 0;
 	int err = 0;
 
 	if (!ni || c->starting)
@@ -382,7 +428,7 @@ int anom_straggler_pairs(struct anom_ctx *c)
 	np = find_pairs(c, &h, parent, size, p);
 	if (!np)
 		goto out;
-	err = lateness(c, &h, p, np, dl, partners, tmp, &nd);
+	err = lateness(c, &h, p, np, dl, partners, tmp, &nd, &st, &n_st);
 	if (err || !nd)
 		goto out;
 	for (size_t i = 0; i < h.n; i++)
@@ -393,14 +439,19 @@ int anom_straggler_pairs(struct anom_ctx *c)
 	c->out->not_looked[CT_ANOMALY_STRAGGLER] = NULL;
 	spread = 1.4826 * anom_median(tmp, nd);
 	late = fmax(PAIRS_LATE_SPREADS * spread, PAIRS_MIN_SHARE * c->period_s);
-	waited = fmax(PAIRS_WAITED_SPREADS * spread, PAIRS_MIN_SHARE * c->period_s);
+	fw = malloc((ni + 1) * sizeof(*fw));
+	if (!fw) {
+		err = -ENOMEM;
+		goto out;
+	}
+	first_waits(p, st, n_st, ni, late, fw);
 	if (spread > c->out->straggler_jitter_s) {
 		c->out->straggler_jitter_s = spread;
 		c->out->straggler_threshold_s = late;
 	}
 	for (size_t i = 0; i < h.n && !err; i++)
 		if (partners[i] >= PAIRS_MIN_PARTNERS && !said(c, &h.a[i]))
-			err = judge(c, &h, i, dl + i * ni, late, waited, spread, partners[i], tmp,
+			err = judge(c, &h, i, dl + i * ni, fw, late, spread, partners[i], tmp,
 				    &found[i]);
 		else
 			found[i].confidence = -1;
@@ -418,6 +469,8 @@ int anom_straggler_pairs(struct anom_ctx *c)
 		found[i].iters = NULL;
 	}
 out:
+	free(st);
+	free(fw);
 	free(parent);
 	free(size);
 	free(partners);

@@ -7,15 +7,28 @@
 
 #include "hosts.h"
 
-__attribute__((format(printf, 5, 6))) void ct_class_set(struct ct_flow_class *fc,
-							 enum ct_class cls,
-							 enum ct_class_source src,
-							 double confidence, const char *fmt, ...);
+__attribute__((format(printf, 5, 6))) void ct_class_set(struct ct_flow_class *fc, enum ct_class cls,
+							enum ct_class_source src, double confidence,
+							const char *fmt, ...);
 
 /* dst says what src says: class, source, confidence, evidence and operation. */
 void ct_class_copy(struct ct_flow_class *dst, const struct ct_flow_class *src);
 
 int ct_class_is_data_direction(const struct ct_flow_set *set, size_t i);
+
+/*
+ * A burst that carries data, not only the acknowledgements of the other
+ * direction's (a socket used both ways acknowledges in its data's gaps):
+ * a message ended in it, or its frames average more than a bare TCP ACK
+ * with options or a RoCE ACK (66-90 bytes), or its frames are not known.
+ */
+#define DATA_FRAME_MIN 128
+
+static inline int ct_burst_carries_data(const struct ct_burst *b)
+{
+	/* packets unknown: nothing tells it apart, so it counts */
+	return b->messages || !b->packets || b->bytes > (uint64_t)DATA_FRAME_MIN * b->packets;
+}
 
 /*
  * Classify the flows marked in to_classify (data directions without a label).

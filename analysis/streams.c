@@ -11,6 +11,7 @@
  *   - one way: one step of a ring, if its ring closes (classify_ops.c).
  */
 #include "streams.h"
+#include "classify_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,20 +42,6 @@ static int same_stream(const struct groups_ctx *c, size_t i, size_t j)
 	       c->per->flows[i].n_bursts == c->per->flows[j].n_bursts;
 }
 
-/*
- * A burst that carries data, not only the acknowledgements of the other
- * direction's (a socket used both ways acknowledges in its data's gaps):
- * a message ended in it, or its frames average more than a bare TCP ACK
- * with options or a RoCE ACK (66-90 bytes), or its frames are not known.
- */
-#define DATA_FRAME_MIN 128
-
-static int carries_data(const struct ct_burst *b)
-{
-	/* packets unknown: nothing tells it apart, so it counts */
-	return b->messages || !b->packets || b->bytes > (uint64_t)DATA_FRAME_MIN * b->packets;
-}
-
 /* Bytes, messages and the phase histogram of a stream's flows. */
 static void stream_measure(const struct groups_ctx *c, struct stream *s)
 {
@@ -73,7 +60,7 @@ static void stream_measure(const struct groups_ctx *c, struct stream *s)
 
 			if (ph < 0 || ph >= 1)
 				continue;
-			if (!carries_data(&fp->bursts[b]))
+			if (!ct_burst_carries_data(&fp->bursts[b]))
 				continue;
 			/* one search where the burst ends in the iteration it began in */
 			ph_end = (size_t)it + 1 < job->iterations && end < job->starts[it + 1]
@@ -92,24 +79,44 @@ static void stream_measure(const struct groups_ctx *c, struct stream *s)
 	s->msgs /= iters;
 }
 
-/* The end of a stream's last burst that starts in each iteration (0: none). */
+/*
+ * Where a stream's exchange ends in each window (cut at pause; 0: none):
+ * on each of its channels, the end of the burst of data by which all but
+ * share of the channel's bytes in the window have gone (0: its last); the
+ * latest of its channels. tail: room for the windows' allowances.
+ */
 static void stream_ends(const struct groups_ctx *c, const struct stream *s,
-			const struct ct_period *job, double pause, uint64_t *end)
+			const struct ct_period *job, double pause, double share, uint64_t *end,
+			double *tail)
 {
 	memset(end, 0, (job->iterations + 1) * sizeof(*end));
 	for (size_t m = 0; m < s->n; m++) {
 		const struct ct_flow_periodicity *fp = &c->per->flows[c->members[s->first + m]];
 
-		for (size_t b = 0; b < fp->n_bursts; b++) {
-			long it = ct_period_iteration(job, fp->bursts[b].start);
-			size_t w;
+		memset(tail, 0, (job->iterations + 1) * sizeof(*tail));
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t k = 0; k < fp->n_bursts; k++) {
+				/* the first pass sums the windows, the second walks back */
+				const struct ct_burst *b =
+					&fp->bursts[pass ? fp->n_bursts - 1 - k : k];
+				long it = ct_period_iteration(job, b->start);
+				size_t w;
 
-			if (it < 0 || !carries_data(&fp->bursts[b]))
-				continue;
-			w = (size_t)it + (ct_period_phase_in(job, it, fp->bursts[b].start) >= pause);
-			if (fp->bursts[b].end > end[w])
-				end[w] = fp->bursts[b].end;
-		}
+				if (it < 0 || !ct_burst_carries_data(b))
+					continue;
+				w = (size_t)it + (ct_period_phase_in(job, it, b->start) >= pause);
+				if (!pass) {
+					tail[w] += share * (double)b->bytes;
+					continue;
+				}
+				if (isnan(tail[w]))
+					continue; /* its end is found */
+				tail[w] -= (double)b->bytes;
+				if (tail[w] <= 0) {
+					end[w] = b->end > end[w] ? b->end : end[w];
+					tail[w] = NAN;
+				}
+			}
 	}
 }
 
@@ -146,21 +153,21 @@ static int double_cmp(const void *a, const void *b)
 /*
  * How much later than s the partner ends its iterations, as a share of the
  * period: the median over the whole windows both send in (cut at the
- * pair's pause; the first and last may be cut by the capture). Returns NAN
- * when there are none.
+ * pair's pause; the first and last may be cut by the capture), each
+ * direction ending with its last burst of data, or, ignoring the last
+ * tail share of each window's bytes, with its bulk. Returns NAN when no
+ * window has both.
  */
-static double cooldown_of(const struct groups_ctx *c, const struct stream *s,
-			  const struct stream *partner, uint64_t *room, double *d)
+static double cooldown_at(const struct groups_ctx *c, const struct stream *s,
+			  const struct stream *partner, double tail, uint64_t *room, double *d)
 {
 	const struct ct_period *job = ct_periodicity_period_of(c->per, c->members[s->first]);
 	uint64_t *a = room, *b = room + job->iterations + 1;
 	double pause = pair_pause(s->hist, partner->hist);
 	size_t n = 0;
 
-	if (job->iterations < 3)
-		return NAN;
-	stream_ends(c, s, job, pause, a);
-	stream_ends(c, partner, job, pause, b);
+	stream_ends(c, s, job, pause, tail, a, d);
+	stream_ends(c, partner, job, pause, tail, b, d);
 	/* windows 1 .. iterations-1 are whole */
 	for (size_t k = 1; k < job->iterations; k++)
 		if (a[k] && b[k])
@@ -169,6 +176,32 @@ static double cooldown_of(const struct groups_ctx *c, const struct stream *s,
 		return NAN;
 	qsort(d, n, sizeof(*d), double_cmp);
 	return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+}
+
+/*
+ * The pair's cool-down: by the last bursts, or by the bulks where only
+ * they end together. Two directions whose bulks end together are one
+ * exchange, though one sends a small message later (END_TAIL_SHARE); two
+ * that end with their last bursts together are one, though their bulks
+ * part (ZeRO's all-gather one way and reduce-scatter back). A pipeline's
+ * last message is part of its bulk: both readings show its cool-down, and
+ * the last bursts' is said.
+ */
+static double cooldown_of(const struct groups_ctx *c, const struct stream *s,
+			  const struct stream *partner, uint64_t *room, double *d)
+{
+	const struct ct_period *job = ct_periodicity_period_of(c->per, c->members[s->first]);
+	double last, bulk;
+
+	if (job->iterations < 3)
+		return NAN;
+	last = cooldown_at(c, s, partner, 0, room, d);
+	if (fabs(last) < COOLDOWN_MIN)
+		return last; /* they end together: the bulks need not be read */
+	bulk = cooldown_at(c, s, partner, END_TAIL_SHARE, room, d);
+	if (isnan(last) || isnan(bulk))
+		return isnan(last) ? bulk : last;
+	return fabs(bulk) < COOLDOWN_MIN ? bulk : last;
 }
 
 /* The circular cross-correlation of two histograms: share at lag 0 (±1) of the best. */

@@ -49,6 +49,17 @@
  * activation and receives a gradient at once in its steady state).
  */
 #define COOLDOWN_MIN 0.02
+/*
+ * Where an exchange ends: when all but this share of a window's bytes have
+ * gone. gloo sends a small message when a rank enters its next collective
+ * (456 B in four frames, 0.2-0.7% of the real 2-2-2 DP and embedding
+ * windows), and a rank that enters early sends it long after the exchange
+ * ended (real 2-2-2 with rank 6 asleep: half an iteration later, every DP
+ * pair read as a pipeline). A pipeline's message is an activation or a
+ * gradient of one micro-batch: 12-18% of its window in the real pp4 and
+ * 2-2-2 runs.
+ */
+#define END_TAIL_SHARE 0.01
 
 enum stream_mode {
 	MODE_ALIGNED = 0, /* both ways at once: a collective */

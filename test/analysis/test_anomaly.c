@@ -749,7 +749,9 @@ static void test_straggler_when_the_longest_wait_moves(void **state)
  * times as much: 100 and 300 packets); 30 ms of compute after, each
  * enters its DP all-reduce (280 and 840) the same way. Host `late` (-1: none)
  * enters its TP all-reduce late_ns late from iteration `from`: its TP partner waits for it there
- * and enters the DP all-reduce as late as it does.
+ * and enters the DP all-reduce as late as it does. Host 1 enters its DP
+ * all-reduce handed_ns late from `from` as well, where a pipeline hands
+ * the delay on to a rank of the other stage (0: not).
  */
 #define PAIR_ITERS  24
 #define PAIR_JITTER (2 * MS)
@@ -779,7 +781,7 @@ static void pair_step(struct mesh *j, int a, int b, uint64_t ea, uint64_t eb, ui
 	}
 }
 
-static void pairs_job(struct mesh *j, int late, uint64_t late_ns, unsigned from)
+static void pairs_job(struct mesh *j, int late, uint64_t late_ns, unsigned from, uint64_t handed_ns)
 {
 	static const int tp[HOSTS] = {1, 0, 3, 2};
 	uint64_t seed = 777;
@@ -800,7 +802,8 @@ static void pairs_job(struct mesh *j, int late, uint64_t late_ns, unsigned from)
 		for (int h = 0; h < HOSTS; h++) {
 			done_tp[h] = (e[h] > e[tp[h]] ? e[h] : e[tp[h]]) + 2 * MS;
 			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-			d[h] = done_tp[h] + 30 * MS + (seed >> 33) % PAIR_JITTER;
+			d[h] = done_tp[h] + 30 * MS + (seed >> 33) % PAIR_JITTER +
+			       (i >= from && h == 1 ? handed_ns : 0);
 		}
 		pair_step(j, 0, 1, e[0], e[1], 100);
 		pair_step(j, 2, 3, e[2], e[3], 100);
@@ -828,7 +831,7 @@ static void test_straggler_in_pairs(void **state)
 	struct mesh j;
 
 	(void)state;
-	pairs_job(&j, 3, 30 * MS, 10);
+	pairs_job(&j, 3, 30 * MS, 10, 0);
 	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
 	assert_null(j.found.not_looked[CT_ANOMALY_STRAGGLER]);
 	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
@@ -839,9 +842,37 @@ static void test_straggler_in_pairs(void **state)
 	assert_true(a->confidence >= 0.5);
 	mesh_done(&j);
 
-	pairs_job(&j, -1, 0, 0);
+	pairs_job(&j, -1, 0, 0, 0);
 	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
 	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
+	mesh_done(&j);
+}
+
+/*
+ * Host 3 30 ms late from iteration 10, and the delay handed on: host 1
+ * enters its DP all-reduce with host 3 45 ms late (the real
+ * ptd-straggler-r6: the late rank's pipeline peer and tensor partner come
+ * late to their data-parallel all-reduces, and it waits for one of them
+ * in the embedding sync). Host 3 now waits for host 1 there, 15 ms, and
+ * host 1 waited for nobody: by "waited for none" host 1 read late and
+ * host 3 not at all. The first wait of each iteration is host 2's for
+ * host 3 in their TP all-reduce: host 3 is named, 30 ms late, and host 1
+ * is not.
+ */
+static void test_straggler_in_pairs_handed_on(void **state)
+{
+	const struct ct_anomaly *a;
+	struct mesh j;
+
+	(void)state;
+	pairs_job(&j, 3, 30 * MS, 10, 45 * MS);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.key[3][0].src, sizeof(a->host));
+	assert_near(a->value, 0.030, 0.003);
+	assert_true(labs(a->onset - 10) <= 1);
+	assert_true(a->confidence >= 0.5);
 	mesh_done(&j);
 }
 
@@ -1738,6 +1769,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_in_pairwise_exchange),
 		cmocka_unit_test(test_straggler_when_the_longest_wait_moves),
 		cmocka_unit_test(test_straggler_in_pairs),
+		cmocka_unit_test(test_straggler_in_pairs_handed_on),
 		cmocka_unit_test(test_straggler_soon_after_its_onset),
 		cmocka_unit_test(test_slow_link),
 		cmocka_unit_test(test_slow_link_from_the_start_below_an_alarm),

@@ -384,6 +384,82 @@ static void test_chain_steady_state(void **state)
 	free_all(&c, &per, &set, &log);
 }
 
+/*
+ * TP between A and B eight times an iteration (200 kB at 0, 10, ... 70 ms,
+ * both ways at once) and DP between A and C (1 MB both ways) at 85 ms in
+ * the first half, at 45 ms from iteration 10 on: a rank slowed from there
+ * moves where the job's collectives fall. Taken over the whole capture the
+ * DP's phases are spread (0.31); from one iteration to the next it stays
+ * put but once: DP, not Other.
+ */
+static void test_collective_whose_phase_moves(void **state)
+{
+	struct ct_flow_key ab = roce_key(A, B, 1), ba = roce_key(B, A, 2);
+	struct ct_flow_key ac = roce_key(A, C, 3), ca = roce_key(C, A, 4);
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	for (int l = 0; l < 8; l++) {
+		log_train(&log, &ab, PERIOD, ITERS, 10 * (uint64_t)l * MS, 2 * MS, 200000);
+		log_train(&log, &ba, PERIOD, ITERS, 10 * (uint64_t)l * MS, 2 * MS, 200000);
+	}
+	for (uint64_t i = 0; i < ITERS; i++) {
+		uint64_t at = T0 + i * PERIOD + (i < ITERS / 2 ? 85 : 45) * MS;
+
+		log_burst(&log, &ac, at, at + 5 * MS, 1000000);
+		log_burst(&log, &ca, at, at + 5 * MS, 1000000);
+	}
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	assert_int_equal(class_of(&c, &set, &ab)->cls, CT_CLASS_TP);
+	assert_int_equal(class_of(&c, &set, &ac)->cls, CT_CLASS_DP);
+	assert_int_equal(class_of(&c, &set, &ca)->cls, CT_CLASS_DP);
+	free_all(&c, &per, &set, &log);
+}
+
+/*
+ * test_two_rhythms' job, and C sends A a small message (2 kB in 4
+ * frames) 10 ms after their DP exchange, as a gloo rank entering its next
+ * collective early does: by its last burst C ends 10% of the iteration
+ * after A, a pipeline's cool-down; by its bulk the two end together: one
+ * collective, DP.
+ */
+static void test_collective_with_an_entry_message_after_it(void **state)
+{
+	struct ct_flow_key ab = roce_key(A, B, 1), ba = roce_key(B, A, 2);
+	struct ct_flow_key ac = roce_key(A, C, 3), ca = roce_key(C, A, 4);
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	for (int l = 0; l < 8; l++) {
+		log_train(&log, &ab, PERIOD, ITERS, 10 * (uint64_t)l * MS, 2 * MS, 200000);
+		log_train(&log, &ba, PERIOD, ITERS, 10 * (uint64_t)l * MS, 2 * MS, 200000);
+	}
+	for (uint64_t i = 0; i < ITERS; i++) {
+		uint64_t at = T0 + i * PERIOD + 80 * MS;
+		struct ct_flow_burst *x;
+
+		log_burst(&log, &ac, at, at + 5 * MS, 1000000);
+		log_burst(&log, &ca, at, at + 5 * MS, 1000000);
+		log_burst(&log, &ca, at + 15 * MS, at + 15 * MS + 20000, 2000);
+		x = &log.b[log.n - 1];
+		x->packets = 4;
+		x->messages = 1;
+	}
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	assert_int_equal(class_of(&c, &set, &ac)->cls, CT_CLASS_DP);
+	assert_int_equal(class_of(&c, &set, &ca)->cls, CT_CLASS_DP);
+	assert_int_equal(class_of(&c, &set, &ca)->op, CT_OP_ALLREDUCE);
+	free_all(&c, &per, &set, &log);
+}
+
 /* With no periodicity at hand (per NULL), every flow is Other and nothing is grouped. */
 static void test_no_periodicity(void **state)
 {
@@ -418,6 +494,8 @@ int main(void)
 		cmocka_unit_test(test_lone_ring_busy),
 		cmocka_unit_test(test_sharded),
 		cmocka_unit_test(test_chain_steady_state),
+		cmocka_unit_test(test_collective_whose_phase_moves),
+		cmocka_unit_test(test_collective_with_an_entry_message_after_it),
 		cmocka_unit_test(test_no_periodicity),
 	};
 
