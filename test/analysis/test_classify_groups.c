@@ -98,6 +98,49 @@ static void test_ring_closes(void **state)
 	free_all(&c, &per, &set, &log);
 }
 
+/*
+ * The ring of test_ring_closes, but its step D -> A lands anywhere in the
+ * iteration (1 MB, 5-95 ms in, a different place each time), as the step
+ * into a late rank of a real gloo ring does: by its phase alone it is no
+ * collective of the job, and the ring would stay open. Its bytes repeat
+ * and continue the steps C -> D and A -> B: it rejoins them, the ring
+ * closes, all four steps are DP. Storage traffic of other bytes between
+ * the same hosts (A -> C, 300 kB anywhere) stays Other.
+ */
+static void test_ring_step_whose_phase_wanders(void **state)
+{
+	const char *h[4] = {A, B, C, D};
+	struct ct_flow_key k[4], da = roce_key(D, A, 103), ac = roce_key(A, C, 200);
+	struct ct_burst_log log = {0};
+	struct ct_classification c;
+	struct ct_periodicity per;
+	struct ct_flow_set set;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		k[i] = roce_key(h[i], h[i + 1], 100 + (uint32_t)i);
+		log_train(&log, &k[i], PERIOD, ITERS, 80 * MS, 5 * MS, 1000000);
+	}
+	k[3] = da;
+	for (uint64_t i = 0, seed = 12345; i < ITERS; i++) {
+		uint64_t at, noise;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		at = T0 + i * PERIOD + (5 + (seed >> 33) % 90) * MS;
+		noise = T0 + i * PERIOD + (3 + (seed >> 40) % 90) * MS;
+
+		log_burst(&log, &da, at, at + 5 * MS, 1000000);
+		log_burst(&log, &ac, noise, noise + 1 * MS, 300000);
+	}
+	set_of_log(&set, &log);
+	classified(&set, &log, &per, &c);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(class_of(&c, &set, &k[i])->cls, CT_CLASS_DP);
+	assert_int_equal(class_of(&c, &set, &ac)->cls, CT_CLASS_OTHER);
+	assert_int_equal(c.layout.d, 4);
+	free_all(&c, &per, &set, &log);
+}
+
 /* A -> B -> C -> D with nothing back and no way from D to A: no ring, no collective. */
 static void test_ring_open(void **state)
 {
@@ -487,6 +530,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_closes),
 		cmocka_unit_test(test_ring_open),
+		cmocka_unit_test(test_ring_step_whose_phase_wanders),
 		cmocka_unit_test(test_host_view_ring),
 		cmocka_unit_test(test_pipeline_beside_collectives),
 		cmocka_unit_test(test_two_rhythms),
