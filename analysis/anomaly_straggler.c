@@ -97,7 +97,7 @@
  * Where there is no sign of a change at all (the synthesized stragglers
  * of 7 to 8 iterations, late from the first: chance 1) the finding starts
  * at its first late iteration. Where its place shows none but how late it
- * is does, by the same test and chance, that dates it (size_ranks).
+ * is does, at the same chance, that dates it (size_change).
  */
 #define STRAGGLER_DATE_CHANCE 0.5
 /*
@@ -389,49 +389,6 @@ static void order_ranks(const uint64_t *first, const double *late, size_t nh, si
 	}
 }
 
-/*
- * Member a's lateness in each iteration (NAN: not judged) ranked among its
- * own iterations', standardised as order_ranks' places: a member last by
- * 1-2 ms before it sleeps and by 25 ms after keeps its place in the order
- * but not its size (moe-straggler-r0 in two of three recordings: its
- * order's change at chance 1, so dated at the capture's first iteration,
- * 6 before its sleeps began). Sizes within `floor` of each other (the
- * least lateness judged, STRAGGLER_MIN_SHARE) are one size: a synthesized
- * straggler late by the same 2.53 ms in every iteration ranked by its
- * nanoseconds read a change at chance 0.17. sorted: n_iter scratch.
- */
-static void size_ranks(const double *late, size_t ni, size_t a, double floor, double *u,
-		       double *sorted)
-{
-	size_t n = 0;
-
-	for (size_t it = 0; it < ni; it++)
-		if (!isnan(late[a * ni + it]))
-			sorted[n++] = nearbyint(late[a * ni + it] / floor);
-	anom_median(sorted, n); /* sorts them */
-	for (size_t it = 0; it < ni; it++) {
-		double l = nearbyint(late[a * ni + it] / floor);
-		size_t below = 0, upto, hi = n;
-
-		u[it] = NAN;
-		if (isnan(l) || n < 2)
-			continue;
-		while (below < hi) { /* sorted[below]: the first not under l */
-			size_t mid = below + (hi - below) / 2;
-
-			if (sorted[mid] < l)
-				below = mid + 1;
-			else
-				hi = mid;
-		}
-		for (upto = below; upto < n && sorted[upto] <= l;)
-			upto++;
-		/* ties share their ranks' mean: (below + 1 + upto) / 2 */
-		u[it] = ((double)(below + 1 + upto) / 2 - (double)(n + 1) / 2) /
-			sqrt((double)(n * n - 1) / 12);
-	}
-}
-
 /* Member a is late in iteration it: the latest of the members, beyond floor. */
 static int late_in(const double *late, size_t nh, size_t ni, size_t a, size_t it, double floor)
 {
@@ -489,6 +446,70 @@ static double order_change(const double *u, size_t ni, size_t nh, size_t *split)
 		if (z > best) {
 			best = z;
 			*split = k;
+		}
+	}
+	if (!splits)
+		return 1;
+	return fmin(1, fmax(1, (double)splits / STRAGGLER_SCAN_TRIES) * by_chance(best, nh));
+}
+
+/*
+ * Where how late member a is changed: the split (each side
+ * STRAGGLER_MIN_BASELINE judged iterations or more) about whose two
+ * medians its lateness deviates least, and how far apart they are against
+ * the lateness's own noise, as a z score: the noise from one iteration to
+ * the next (1.4826 MAD of the successive changes over sqrt 2), a median's
+ * standard error 1.2533 of it over sqrt n. (The split of the largest z
+ * drifts to the middle: a side's median holds while fewer than half its
+ * iterations are of the other regime.) A member last by 1-2 ms before it
+ * sleeps and by 25 ms after keeps its place in the order but not its size
+ * (moe-straggler-r0). Medians, not ranks of its sizes: read early in 3 of
+ * its 11 late iterations where its step's sends were matched to another
+ * exchange (set C), its ranks showed a change at chance 1, so it was dated
+ * at the capture's start; its medians, 0 and 25.5 ms against a noise of
+ * 2.2 ms, are no chance. The noise is `floor` at least (the least lateness
+ * judged, STRAGGLER_MIN_SHARE): a synthesized straggler late by the same
+ * 2.53 ms in every iteration is no change. At most SIZE_SPLITS splits,
+ * evenly spaced (each one's medians sort its sides). *split: its first
+ * iteration after, 0 where none. Returns the chance of so large a change
+ * among nh members, the best of the splits tried (STRAGGLER_SCAN_TRIES).
+ * v, w: n_iter and 2 n_iter scratch.
+ */
+#define SIZE_SPLITS 64
+
+static double size_change(const double *late, size_t ni, size_t a, double floor, size_t nh,
+			  size_t *split, double *v, double *w)
+{
+	size_t n = 0, splits = 0, stride;
+	double *at = w + ni, noise, best = -INFINITY, least = INFINITY;
+
+	*split = 0;
+	for (size_t it = 0; it < ni; it++)
+		if (!isnan(late[a * ni + it])) {
+			at[n] = (double)it;
+			v[n++] = late[a * ni + it];
+		}
+	if (n < 2 * STRAGGLER_MIN_BASELINE)
+		return 1;
+	for (size_t k = 1; k < n; k++)
+		w[k - 1] = fabs(v[k] - v[k - 1]);
+	noise = fmax(floor, 1.4826 * anom_median(w, n - 1) / M_SQRT2);
+	stride = (n + SIZE_SPLITS - 1) / SIZE_SPLITS;
+	for (size_t k = STRAGGLER_MIN_BASELINE; k + STRAGGLER_MIN_BASELINE <= n; k += stride) {
+		double before, after, cost = 0;
+
+		memcpy(w, v, k * sizeof(*w));
+		before = anom_median(w, k);
+		memcpy(w, v + k, (n - k) * sizeof(*w));
+		after = anom_median(w, n - k);
+		for (size_t i = 0; i < n; i++)
+			cost += fabs(v[i] - (i < k ? before : after));
+		splits++;
+		if (cost < least) {
+			least = cost;
+			best = (after - before) /
+			       (1.2533 * noise * sqrt(1.0 / (double)k + 1.0 / (double)(n - k)));
+			*split = (size_t)at[k];
 		}
 	}
 	if (!splits)
@@ -670,12 +691,11 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 		order_ranks(first, late, nh, ni, a, u);
 		change = fmin(1, (double)n_steps * order_change(u, ni, nh, &split));
 		told = change <= STRAGGLER_MAX_CHANCE ? split : 0;
-		if (change > STRAGGLER_DATE_CHANCE) { /* no change in its place: in its size? */
-			size_ranks(late, ni, a, floor, sized, tmp);
-			if ((double)n_steps * order_change(sized, ni, nh, &split) >
+		/* no change in its place: in its size? */
+		if (change > STRAGGLER_DATE_CHANCE &&
+		    (double)n_steps * size_change(late, ni, a, floor, nh, &split, sized, tmp) >
 			    STRAGGLER_DATE_CHANCE)
-				split = 0;
-		}
+			split = 0;
 		for (size_t it = told; it < ni && !err; it++) {
 			double l = late[a * ni + it];
 
