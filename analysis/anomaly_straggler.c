@@ -586,6 +586,57 @@ static void keep_surer(struct ct_anomaly *an, double chance, struct ct_anomaly *
 }
 
 /*
+ * A member not in within half a period of its step's start: its entry up
+ * to half a period after the last of the others to enter (still before
+ * the step's next start). The others' own spread (their entries 20-38 ms
+ * apart on a loaded machine) put a rank 23 ms late beyond half a period
+ * from the first to enter in 7 of its 13 late iterations (the
+ * ddp-straggler of set C), and it was not judged there. first: the
+ * entries found (UINT64_MAX: none); until: nh * n_iter scratch.
+ */
+static void late_entries(const struct anom_ctx *c, int cls, const struct anom_hosts *h,
+			 const size_t *m, size_t nh, const uint64_t *gate, const uint64_t *after,
+			 uint64_t half, uint64_t *first, double *until, struct ct_burst *bursts)
+{
+	size_t ni = c->n_iter;
+
+	/* every member's window from the others' entries as first found */
+	for (size_t a = 0; a < nh; a++)
+		for (size_t it = 0; it < ni; it++) {
+			uint64_t last = 0;
+
+			until[a * ni + it] = 0;
+			if (gate[it] == UINT64_MAX || first[a * ni + it] != UINT64_MAX)
+				continue;
+			for (size_t o = 0; o < nh; o++)
+				if (o != a && first[o * ni + it] != UINT64_MAX &&
+				    first[o * ni + it] > last)
+					last = first[o * ni + it];
+			if (last > gate[it])
+				until[a * ni + it] = (double)(last + half);
+		}
+	for (size_t a = 0; a < nh; a++) {
+		const double *u = until + a * ni;
+		uint64_t *e = first + a * ni;
+		size_t nb, open = 0;
+
+		for (size_t it = 0; it < ni; it++)
+			open += u[it] > 0;
+		if (!open)
+			continue;
+		nb = host_sends(c, cls, &h->a[m[a]], bursts);
+		for (size_t b = 0; b < nb; b++) {
+			uint64_t t = bursts[b].start;
+
+			for (size_t it = 0; it < ni; it++)
+				if (u[it] > 0 && t > after[it] && (double)t < u[it] && t < e[it] &&
+				    (it + 1 == ni || t < gate[it + 1]))
+					e[it] = t;
+		}
+	}
+}
+
+/*
  * One step of a collective (its start gate[it], entries looked for after
  * after[it], step of n_steps): each member's entry and lateness, and the
  * member's finding there where it is one and surer than best[a] (kept in
@@ -624,6 +675,7 @@ static int judge_step(struct anom_ctx *c, int cls, const struct anom_hosts *h, c
 					e[it] = t;
 		}
 	}
+	late_entries(c, cls, h, m, nh, gate, after, half, first, tmp, bursts);
 	/* lateness: a host's entry against the median of the others' */
 	for (size_t it = 0; it < ni; it++)
 		for (size_t a = 0; a < nh; a++) {

@@ -367,6 +367,8 @@ static void gloo_burst(struct job *j, int h, uint64_t start, uint64_t dur, uint6
  * before `from` too: the job's make, last by a little every iteration.
  */
 static uint64_t gloo_last_by;
+/* the ring's entries' jitter, 0: GLOO_JITTER */
+static uint64_t gloo_jitter;
 /* iterations (a bit each) in which the late host enters first after all, 3 ms early */
 static uint32_t gloo_early_at;
 
@@ -382,7 +384,8 @@ static void gloo_ring(struct job *j, int late, uint64_t late_ns, unsigned from, 
 
 		for (int h = 0; h < HOSTS; h++) {
 			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-			e[h] = t0 + 10 * MS + (seed >> 33) % GLOO_JITTER +
+			e[h] = t0 + 10 * MS +
+			       (seed >> 33) % (gloo_jitter ? gloo_jitter : GLOO_JITTER) +
 			       (i >= from && h == late ? late_ns : 0);
 			if (h != late)
 				last = e[h] > last ? e[h] : last;
@@ -558,6 +561,37 @@ static void test_straggler_dated_by_its_size_though_read_early_at_times(void **s
 	qsort(late, n, sizeof(*late), dbl_cmp);
 	truth = n % 2 ? late[n / 2] : (late[n / 2 - 1] + late[n / 2]) / 2;
 	assert_near(a->value, truth, 0.1 * truth);
+	done(&j);
+}
+
+/*
+ * Host 2 30 ms late from iteration 8 in the gloo ring whose entries
+ * jitter by 60 ms (8 ranks on 2 cores): the others' entries spread 0-60
+ * ms, so host 2's comes up to 90 ms after the first member's, beyond half
+ * a period (65 ms) in several iterations, and it was not found at all.
+ * Looked for up to half a period after the last of the others to enter,
+ * it is judged in every one of them: named, about iteration 8, late in 12
+ * or more, its delay within 15% (the jitter's 60 ms widen the bar).
+ */
+static void test_straggler_beyond_half_a_period(void **state)
+{
+	uint64_t e[GLOO_ITERS * HOSTS];
+	const struct ct_anomaly *a;
+	double truth;
+	struct job j;
+
+	(void)state;
+	gloo_jitter = 60 * MS;
+	gloo_ring(&j, 2, 30 * MS, 8, e);
+	gloo_jitter = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_true(count(&j.found, CT_ANOMALY_STRAGGLER) >= 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[2].src, sizeof(a->host));
+	assert_true(labs(a->onset - 8) <= 3);
+	truth = truth_lateness(e, 8, GLOO_ITERS, 2);
+	assert_near(a->value, truth, 0.15 * truth); /* 60 ms of jitter: a wider bar */
+	assert_true(a->seen >= 12);
 	done(&j);
 }
 
@@ -1823,6 +1857,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_in_gloo_ring),
 		cmocka_unit_test(test_straggler_last_all_along_dated_by_its_size),
 		cmocka_unit_test(test_straggler_dated_by_its_size_though_read_early_at_times),
+		cmocka_unit_test(test_straggler_beyond_half_a_period),
 		cmocka_unit_test(test_straggler_in_a_queued_bucket),
 		cmocka_unit_test(test_straggler_in_pairwise_exchange),
 		cmocka_unit_test(test_straggler_when_the_longest_wait_moves),
