@@ -543,6 +543,54 @@ cleanup:
 	return err;
 }
 
+/* A steady flow by one of its hosts (its source or its destination), its job, then its bytes. */
+struct host_step {
+	uint32_t host, other;
+	int job;
+	uint64_t bytes;
+};
+
+static int host_step_cmp(const void *a, const void *b)
+{
+	const struct host_step *x = a, *y = b;
+
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	if (x->job != y->job)
+		return x->job < y->job ? -1 : 1;
+	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+/*
+ * Whether a steady flow of by (sorted) at host, of job, moves bytes within
+ * FAMILY_GAP of b, its other end not `except`: the first of the host's flows
+ * of that job from b / FAMILY_GAP on, searched, then those up to
+ * b * FAMILY_GAP.
+ */
+static int continues(const struct host_step *by, size_t n, uint32_t host, int job, double b,
+		     uint32_t except)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct host_step *x = &by[mid];
+
+		if (x->host < host ||
+		    (x->host == host &&
+		     (x->job < job || (x->job == job && (double)x->bytes < b / FAMILY_GAP))))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && by[lo].host == host && by[lo].job == job &&
+	       (double)by[lo].bytes <= b * FAMILY_GAP;
+	     lo++)
+		if (by[lo].other != except)
+			return 1;
+	return 0;
+}
+
 /*
  * A ring's step whose phase wandered: a flow said Other for its phase alone
  * (its sizes and volume repeat) that continues steady flows of its bytes
@@ -553,29 +601,42 @@ cleanup:
  * and then waits for the late rank (phase concentration 0.59): left out,
  * its ring did not close and the whole job read Other. Traffic that is no
  * collective of the job's seldom moves a ring step's bytes between two of
- * its hosts, and where it does, no ring of it closes.
+ * its hosts, and where it does, no ring of it closes. Returns 0 or -ENOMEM.
  */
-static void ring_steps_rejoin(const struct ct_flow_set *set, const struct ct_periodicity *per,
-			      const struct ct_hosts *hosts, const uint8_t *unplaced,
-			      uint8_t *steady)
+static int ring_steps_rejoin(const struct ct_flow_set *set, const struct ct_periodicity *per,
+			     const struct ct_hosts *hosts, const uint8_t *unplaced, uint8_t *steady)
 {
+	struct host_step *by_src = malloc((set->count + 1) * sizeof(*by_src));
+	struct host_step *by_dst = malloc((set->count + 1) * sizeof(*by_dst));
+	size_t n = 0;
+
+	if (!by_src || !by_dst) {
+		free(by_src);
+		free(by_dst);
+		return -ENOMEM;
+	}
+	for (size_t j = 0; j < set->count; j++) {
+		if (!steady[j])
+			continue;
+		by_src[n] = (struct host_step){hosts->src[j], hosts->dst[j], per->flows[j].job,
+					       set->flows[j].bytes};
+		by_dst[n++] = (struct host_step){hosts->dst[j], hosts->src[j], per->flows[j].job,
+						 set->flows[j].bytes};
+	}
+	qsort(by_src, n, sizeof(*by_src), host_step_cmp);
+	qsort(by_dst, n, sizeof(*by_dst), host_step_cmp);
 	for (size_t i = 0; i < set->count; i++) {
 		double b = (double)set->flows[i].bytes;
-		int into = 0, out = 0;
+		int job = per->flows[i].job;
 
-		if (!unplaced[i])
-			continue;
-		for (size_t j = 0; j < set->count && !(into && out); j++) {
-			double r = (double)set->flows[j].bytes / b;
-
-			if (!steady[j] || per->flows[j].job != per->flows[i].job ||
-			    r > FAMILY_GAP || r < 1 / FAMILY_GAP)
-				continue;
-			into |= hosts->dst[j] == hosts->src[i] && hosts->src[j] != hosts->dst[i];
-			out |= hosts->src[j] == hosts->dst[i] && hosts->dst[j] != hosts->src[i];
-		}
-		steady[i] = into && out;
+		/* a step into its source (not from its destination), one out of its destination */
+		if (unplaced[i])
+			steady[i] = continues(by_dst, n, hosts->src[i], job, b, hosts->dst[i]) &&
+				    continues(by_src, n, hosts->dst[i], job, b, hosts->src[i]);
 	}
+	free(by_src);
+	free(by_dst);
+	return 0;
 }
 
 int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_periodicity *per,
@@ -682,7 +743,7 @@ int ct_classify_by_signature(const struct ct_flow_set *set, const struct ct_peri
 	 */
 	err = ct_hosts_rank(set, &hosts);
 	if (!err && per)
-		ring_steps_rejoin(set, per, &hosts, unplaced, steady);
+		err = ring_steps_rejoin(set, per, &hosts, unplaced, steady);
 	if (!err)
 		err = ep_paths_demote(set, &hosts, by_volume, steady, out);
 	if (!err)

@@ -153,17 +153,17 @@ static int double_cmp(const void *a, const void *b)
 /*
  * How much later than s the partner ends its iterations, as a share of the
  * period: the median over the whole windows both send in (cut at the
- * pair's pause; the first and last may be cut by the capture), each
+ * pair's pause, pause; the first and last may be cut by the capture), each
  * direction ending with its last burst of data, or, ignoring the last
  * tail share of each window's bytes, with its bulk. Returns NAN when no
  * window has both.
  */
 static double cooldown_at(const struct groups_ctx *c, const struct stream *s,
-			  const struct stream *partner, double tail, uint64_t *room, double *d)
+			  const struct stream *partner, double pause, double tail, uint64_t *room,
+			  double *d)
 {
 	const struct ct_period *job = ct_periodicity_period_of(c->per, c->members[s->first]);
 	uint64_t *a = room, *b = room + job->iterations + 1;
-	double pause = pair_pause(s->hist, partner->hist);
 	size_t n = 0;
 
 	stream_ends(c, s, job, pause, tail, a, d);
@@ -191,14 +191,14 @@ static double cooldown_of(const struct groups_ctx *c, const struct stream *s,
 			  const struct stream *partner, uint64_t *room, double *d)
 {
 	const struct ct_period *job = ct_periodicity_period_of(c->per, c->members[s->first]);
-	double last, bulk;
+	double pause = pair_pause(s->hist, partner->hist), last, bulk;
 
 	if (job->iterations < 3)
 		return NAN;
-	last = cooldown_at(c, s, partner, 0, room, d);
+	last = cooldown_at(c, s, partner, pause, 0, room, d);
 	if (fabs(last) < COOLDOWN_MIN)
 		return last; /* they end together: the bulks need not be read */
-	bulk = cooldown_at(c, s, partner, END_TAIL_SHARE, room, d);
+	bulk = cooldown_at(c, s, partner, pause, END_TAIL_SHARE, room, d);
 	if (isnan(last) || isnan(bulk))
 		return isnan(last) ? bulk : last;
 	return fabs(bulk) < COOLDOWN_MIN ? bulk : last;
