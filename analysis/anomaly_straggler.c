@@ -130,6 +130,13 @@
  * judged.
  */
 #define STRAGGLER_MAX_STEPS 8
+/*
+ * An exchange carries the same bytes every iteration, within this share:
+ * a ring of 8's all-reduce 14,170,286 to 14,172,908 B (0.02%) in
+ * ddp8-straggler-h1, whether found as one step or parted in two by a
+ * pause inside it; the MoE jobs' exchanges differ from one another by 2x.
+ */
+#define STRAGGLER_PIECES 0.01
 /* "Iteration after iteration": one late iteration is a hiccup, not a straggler. */
 #define STRAGGLER_MIN_ITERATIONS 2
 /*
@@ -1019,48 +1026,94 @@ static int judge_waits(struct anom_ctx *c, int cls, const struct anom_hosts *h, 
  * in most iterations), round the iteration's cycle of steps: those before
  * it are the iteration's first ones, after the wait that was longest there.
  * An iteration with one step (the capture's last, cut short) has no anchor
- * and keeps its places. gate, after: renumbered in place; at: n_iter scratch.
+ * and keeps its places.
+ *
+ * Nor do steps that are pieces of one exchange: where iterations carry
+ * the collective's usual bytes (the median of its iterations') in one step
+ * in some (two or more) and in several in others, a pause inside the
+ * exchange parted it there (gloo's ring of 8 on two loaded cores: its
+ * ranks reduce in turns, and one sends a ready message after 2-4 ms of
+ * silence). Which part is the heavier moves with where the pause falls, and
+ * renumbered by it the part holding the members' entries went to the second
+ * place in 5 of 18 iterations (ddp8-straggler-h1: its late rank, last in 9
+ * of 11 iterations by the ranks' clocks, read at 0.00 or not at all). The
+ * pieces are joined into the first step; the places still seen in half the
+ * iterations or more are the steps (*n_steps). gate, after: renumbered in
+ * place; at: n_iter scratch; whole: 2 n_iter.
  */
 static void match_steps(const struct anom_ctx *c, const struct ct_burst *b, size_t n,
-			uint64_t *gate, uint64_t *after, size_t n_steps, size_t *at)
+			uint64_t *gate, uint64_t *after, size_t *n_steps, size_t *at, double *whole)
 {
-	size_t ni = c->n_iter, votes[STRAGGLER_MAX_STEPS] = {0}, usual = 0;
+	size_t ni = c->n_iter, votes[STRAGGLER_MAX_STEPS] = {0}, usual = 0, n_whole = 0, lone = 0;
+	size_t steps = *n_steps;
+	double usual_bytes;
 
-	if (n_steps < 2)
+	if (steps < 2)
 		return;
 	for (size_t it = 0; it < ni; it++) {
-		uint64_t most = 0;
+		uint64_t most = 0, all = 0;
 		size_t found = 0;
 
 		at[it] = SIZE_MAX;
-		for (size_t k = 0; k < n_steps; k++) {
-			uint64_t bytes = step_bytes(c, b, n, gate, n_steps, k, it);
+		for (size_t k = 0; k < steps; k++) {
+			uint64_t bytes = step_bytes(c, b, n, gate, steps, k, it);
 
 			found += gate[k * ni + it] != UINT64_MAX;
+			all += bytes;
 			if (bytes > most) {
 				most = bytes;
 				at[it] = k;
 			}
 		}
+		whole[it] = found ? (double)all : NAN;
+		if (found && it + 1 < ni) /* the capture's last may be cut short */
+			whole[ni + n_whole++] = (double)all;
 		if (found < 2) /* one step alone is its own heaviest: no anchor */
 			at[it] = SIZE_MAX;
-		if (at[it] != SIZE_MAX)
-			votes[at[it]]++;
 	}
-	for (size_t k = 1; k < n_steps; k++)
+	if (!n_whole)
+		return;
+	usual_bytes = anom_median(whole + ni, n_whole);
+	for (size_t it = 0; it + 1 < ni; it++)
+		lone += at[it] == SIZE_MAX &&
+			fabs(whole[it] - usual_bytes) <= STRAGGLER_PIECES * usual_bytes;
+	/* pieces of one exchange: joined into the first step, no anchor */
+	for (size_t it = 0; it < ni && lone >= STRAGGLER_MIN_ITERATIONS; it++) {
+		if (!(fabs(whole[it] - usual_bytes) <= STRAGGLER_PIECES * usual_bytes))
+			continue;
+		at[it] = SIZE_MAX;
+		for (size_t k = 1; k < steps; k++)
+			gate[k * ni + it] = after[k * ni + it] = UINT64_MAX;
+	}
+	/* the places still seen in half the iterations or more */
+	for (*n_steps = 1; *n_steps < steps; (*n_steps)++) {
+		size_t seen = 0;
+
+		for (size_t it = 0; it < ni; it++)
+			seen += gate[*n_steps * ni + it] != UINT64_MAX;
+		if (2 * seen < ni)
+			break;
+	}
+	steps = *n_steps;
+	if (steps < 2)
+		return;
+	for (size_t it = 0; it < ni; it++)
+		if (at[it] < steps)
+			votes[at[it]]++;
+	for (size_t k = 1; k < steps; k++)
 		if (votes[k] > votes[usual])
 			usual = k;
 	for (size_t it = 0; it < ni; it++) {
 		uint64_t g[STRAGGLER_MAX_STEPS], a[STRAGGLER_MAX_STEPS];
-		size_t shift = at[it] == SIZE_MAX ? 0 : (usual + n_steps - at[it]) % n_steps;
+		size_t shift = at[it] >= steps ? 0 : (usual + steps - at[it]) % steps;
 
 		if (!shift)
 			continue;
-		for (size_t k = 0; k < n_steps; k++) {
-			g[(k + shift) % n_steps] = gate[k * ni + it];
-			a[(k + shift) % n_steps] = after[k * ni + it];
+		for (size_t k = 0; k < steps; k++) {
+			g[(k + shift) % steps] = gate[k * ni + it];
+			a[(k + shift) % steps] = after[k * ni + it];
 		}
-		for (size_t k = 0; k < n_steps; k++) {
+		for (size_t k = 0; k < steps; k++) {
 			gate[k * ni + it] = g[k];
 			after[k * ni + it] = a[k];
 		}
@@ -1099,7 +1152,7 @@ static int group(struct anom_ctx *c, int cls, const struct anom_hosts *h, const 
 			member[bursts[k].flow] = a;
 	}
 	starts(c, bursts, nb, member, nh, gate, after, longest, seen_by, &n_steps);
-	match_steps(c, bursts, nb, gate, after, n_steps, anchor);
+	match_steps(c, bursts, nb, gate, after, &n_steps, anchor, tmp);
 	for (size_t a = 0; a < nh; a++) {
 		best[a].confidence = -1;
 		best_chance[a] = 2;

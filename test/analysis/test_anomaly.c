@@ -371,6 +371,14 @@ static uint64_t gloo_last_by;
 static uint64_t gloo_jitter;
 /* iterations (a bit each) in which the late host enters first after all, 3 ms early */
 static uint32_t gloo_early_at;
+/*
+ * Iterations (a bit each) in which the exchange pauses inside itself: its
+ * last steps parted in two by 3 ms of silence (3% of the period), host 0's
+ * ready message first after it, where the part before carries 1 to 4
+ * fifths of the data by the iteration (a ring of 8 on 2 loaded cores: its
+ * ranks reduce in turns, ddp8-straggler-h1).
+ */
+static uint32_t gloo_parted;
 
 static void gloo_ring(struct job *j, int late, uint64_t late_ns, unsigned from, uint64_t *entered)
 {
@@ -410,6 +418,19 @@ static void gloo_ring(struct job *j, int late, uint64_t late_ns, unsigned from, 
 			gloo_burst(j, h, e[h], 10000, 114, 1, 1);
 			gloo_burst(j, h, next + 50000, 1000, 66, 1, 0);
 			gloo_burst(j, h, both + 100000, 1 * MS, 250000, 28, 1);
+			if (gloo_parted >> i & 1) {
+				uint64_t fifths = 1 + i % 4,
+					 gap = last + 2 * MS + 4 * MS * fifths / 5;
+
+				gloo_burst(j, h, last + 2 * MS, 4 * MS * fifths / 5,
+					   1250000 * fifths / 5, (uint32_t)(28 * fifths), 1);
+				if (!h)
+					gloo_burst(j, h, gap + 3 * MS, 10000, 114, 1, 1);
+				gloo_burst(j, h, gap + 3 * MS + 20000, 4 * MS * (5 - fifths) / 5,
+					   1250000 * (5 - fifths) / 5,
+					   (uint32_t)(28 * (5 - fifths)), 1);
+				continue;
+			}
 			gloo_burst(j, h, last + 2 * MS, 4 * MS, 1250000, 140, 5);
 		}
 		t0 += PERIOD + (i >= from && late >= 0 && !(gloo_early_at >> i & 1) ? late_ns : 0);
@@ -592,6 +613,48 @@ static void test_straggler_beyond_half_a_period(void **state)
 	truth = truth_lateness(e, 8, GLOO_ITERS, 2);
 	assert_near(a->value, truth, 0.15 * truth); /* 60 ms of jitter: a wider bar */
 	assert_true(a->seen >= 12);
+	done(&j);
+}
+
+/*
+ * Host 2 30 ms late from iteration 8 in the gloo ring whose exchange
+ * pauses inside itself in 16 of its 24 iterations, parted where its data
+ * is a fifth to four fifths through. Its two parts read as two steps, the
+ * heavier first in some iterations and last in others: renumbered so
+ * that the heavier sits at one place, the part after the entries moved to
+ * the second place in half of them, and host 2 read late in one step in
+ * some iterations and in the other in the rest (at 0.00 on the real
+ * ddp8-straggler-h1, the step of its entries rotated away in 5 of 18).
+ * The parts carry what the exchange carries where it does not pause:
+ * pieces of one exchange, kept in their place. Host 2 is late in its
+ * step in every iteration from 8: named, about iteration 8, an alarm. The
+ * clean twin, parted the same: no straggler.
+ */
+static void test_straggler_in_a_ring_that_pauses_inside_its_exchange(void **state)
+{
+	uint64_t e[GLOO_ITERS * HOSTS];
+	const struct ct_anomaly *a;
+	double truth;
+	struct job j;
+
+	(void)state;
+	gloo_parted = 0x6db6db; /* two of every three iterations */
+	gloo_ring(&j, 2, 30 * MS, 8, e);
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[2].src, sizeof(a->host));
+	assert_true(labs(a->onset - 8) <= 3);
+	assert_true(a->seen >= 14);
+	assert_true(a->confidence >= 0.5);
+	truth = truth_lateness(e, 8, GLOO_ITERS, 2);
+	assert_near(a->value, truth, 0.1 * truth);
+	done(&j);
+
+	gloo_ring(&j, -1, 0, 0, NULL);
+	gloo_parted = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
 	done(&j);
 }
 
@@ -1858,6 +1921,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_last_all_along_dated_by_its_size),
 		cmocka_unit_test(test_straggler_dated_by_its_size_though_read_early_at_times),
 		cmocka_unit_test(test_straggler_beyond_half_a_period),
+		cmocka_unit_test(test_straggler_in_a_ring_that_pauses_inside_its_exchange),
 		cmocka_unit_test(test_straggler_in_a_queued_bucket),
 		cmocka_unit_test(test_straggler_in_pairwise_exchange),
 		cmocka_unit_test(test_straggler_when_the_longest_wait_moves),
