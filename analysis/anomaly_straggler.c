@@ -41,7 +41,9 @@
  * on-time members' entries are not on the wire at all. Every member falls
  * silent, and the member whose data ends the silence is the one waited for
  * (the real ddp-bucket-straggler-r1: every iteration from the onset but
- * two; before it and in the job run clean, no such silence).
+ * two; before it and in the job run clean, no such silence); or, where
+ * that data answers its receiver's message on the way back, the receiver
+ * (answered()).
  */
 #include "anomaly_internal.h"
 
@@ -868,6 +870,38 @@ static int held_in(const double *held, size_t nh, size_t ni, size_t it)
 }
 
 /*
+ * Whom send x, that ended a wait of gap, answers (lead, its sender: none):
+ * where its receiver said it was in during the silence, on the way back
+ * (a message on the reverse flow, which carries no data and is none of
+ * the collective's sends), x is the data that waited for that message,
+ * and the wait was for its receiver. A gloo ring's receiver asks for its
+ * data on the way back (ddp8-straggler-r7 of set T: its late rank 7's
+ * message to rank 0, and rank 0's data to it 0.05 ms after, ended the
+ * wait in 5 of its 7 late iterations, and rank 0 was named at 0.80).
+ * The receiver's member: the member sending on one of b's flows from its
+ * address.
+ */
+static size_t answered(const struct anom_ctx *c, const struct ct_burst *b, size_t n,
+		       const size_t *member, const struct ct_burst *x, uint64_t gap, size_t lead)
+{
+	const struct ct_flow_summary *f = &c->set->flows[x->flow];
+	const struct ct_flow_periodicity *back;
+	int asked = 0;
+
+	if (f->reverse < 0 || !c->per || (size_t)f->reverse >= c->per->n_flows)
+		return lead;
+	back = &c->per->flows[f->reverse];
+	for (size_t i = 0; i < back->n_bursts && !asked; i++)
+		asked = anom_carries_message(&back->bursts[i]) &&
+			back->bursts[i].start + gap >= x->start &&
+			back->bursts[i].start <= x->start;
+	for (size_t i = 0; i < n && asked; i++)
+		if (!memcmp(&c->set->flows[b[i].flow].key.src, &f->key.dst, sizeof(f->key.dst)))
+			return member[b[i].flow];
+	return lead;
+}
+
+/*
  * The collective's held waits: a wait of every member (runs apart by more
  * than STRAGGLER_STEP_JOIN of the period, as a step's start) that begins a
  * step every member sends in (its runs apart by that or less), each
@@ -923,6 +957,7 @@ static size_t held_waits(const struct anom_ctx *c, const struct ct_burst *b, siz
 			continue;
 		while (it + 1 < ni && c->bounds[it + 1] <= s)
 			it++;
+		lead = answered(c, b, n, member, &b[first], gap, lead);
 		/* the others' entries: first sends since the last step every member sent in */
 		for (size_t a = 0; a < nh; a++)
 			entry[a] = (double)gap / 1e9;

@@ -670,9 +670,20 @@ static void test_straggler_in_a_ring_that_pauses_inside_its_exchange(void **stat
  * us after it. The wire shows no entry of the on-time hosts into the second
  * bucket: they wait silent.
  */
+/*
+ * Where set, the late host says it is in on the way back to its
+ * predecessor (a way that carries no data), and the predecessor's data
+ * to it answers 50 us after, before any other host's (a gloo ring's
+ * receiver asks for its data: ddp8-straggler-r7 of set T).
+ */
+static int gloo_asks_back;
+
 static void gloo_two_buckets(struct job *j, int late, uint64_t late_ns, unsigned from)
 {
 	uint64_t t0 = T0, seed = 777;
+	int before = (late + HOSTS - 1) % HOSTS;
+	struct ct_flow_key back = tcp_key(addr[late >= 0 ? late : 0], addr[before], 29500,
+					  (uint16_t)(40000 + before));
 
 	memset(j, 0, sizeof(*j));
 	for (int h = 0; h < HOSTS; h++)
@@ -690,6 +701,14 @@ static void gloo_two_buckets(struct job *j, int late, uint64_t late_ns, unsigned
 			int held = late >= 0 && i >= from;
 			uint64_t own = second + (held ? late_ns + (h == late ? 0 : 200000) : 0);
 
+			if (held && gloo_asks_back && h == late) {
+				log_burst(&j->log, &back, own, own + 10000, 114);
+				j->log.b[j->log.n - 1].packets = j->log.b[j->log.n - 1].messages =
+					1;
+				own += 200000;
+			} else if (held && gloo_asks_back && h == before) {
+				own = second + late_ns + 50000;
+			}
 			gloo_burst(j, h, e[h], 10000, 114, 1, 1);
 			gloo_burst(j, h, last + 1 * MS, 5 * MS, 1250000, 140, 5);
 			gloo_burst(j, h, own, 3 * MS, 800000, 90, 3);
@@ -736,6 +755,31 @@ static void test_straggler_in_a_queued_bucket(void **state)
 	gloo_two_buckets(&j, -1, 0, 0);
 	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
 	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 0);
+	done(&j);
+}
+
+/*
+ * The same, host 1 saying it is in only on the way back to host 0, whose
+ * data to it answers first: the wait ended by host 0's data was for host
+ * 1 (host 0 was named at 0.80 in set T's ddp8-straggler-r7). Host 1 named,
+ * not host 0, surely enough to page.
+ */
+static void test_straggler_whose_data_is_asked_for(void **state)
+{
+	const struct ct_anomaly *a;
+	struct job j;
+
+	(void)state;
+	gloo_asks_back = 1;
+	gloo_two_buckets(&j, 1, 25 * MS, 8);
+	gloo_asks_back = 0;
+	assert_int_equal(ct_anomalies_find(&j.set, &j.per, &j.cls, NULL, &j.found), 0);
+	assert_int_equal(count(&j.found, CT_ANOMALY_STRAGGLER), 1);
+	a = &j.found.list[0];
+	assert_memory_equal(&a->host, &j.ring[1].src, sizeof(a->host));
+	assert_true(labs(a->onset - 8) <= 3);
+	assert_near(a->value, 0.025, 0.0025);
+	assert_true(a->confidence >= 0.5);
 	done(&j);
 }
 
@@ -1923,6 +1967,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_beyond_half_a_period),
 		cmocka_unit_test(test_straggler_in_a_ring_that_pauses_inside_its_exchange),
 		cmocka_unit_test(test_straggler_in_a_queued_bucket),
+		cmocka_unit_test(test_straggler_whose_data_is_asked_for),
 		cmocka_unit_test(test_straggler_in_pairwise_exchange),
 		cmocka_unit_test(test_straggler_when_the_longest_wait_moves),
 		cmocka_unit_test(test_straggler_in_pairs),
