@@ -155,5 +155,6 @@ void ct_anomalies_free(struct ct_anomalies *a)
 	for (size_t i = 0; i < a->n; i++)
 		free(a->list[i].iters);
 	free(a->list);
+	free(a->hang_flows);
 	memset(a, 0, sizeof(*a));
 }

@@ -32,6 +32,7 @@
 #include "anomaly_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +195,29 @@ static int later_first(const void *a, const void *b, void *arg)
 	return h[x].last_end < h[y].last_end ? 1 : h[x].last_end > h[y].last_end ? -1 : 0;
 }
 
+/*
+ * The watch a producer keeps between its reports (ct_anomalies.hang_after_s):
+ * the silence from which a hang pages, HANG_PERIODS periods or, where the
+ * job has come back from longer stalls, HANG_NEW_STALL times its longest
+ * silence (before), and the flows it is of.
+ */
+static int watch(const struct anom_ctx *c, double before)
+{
+	struct ct_anomalies *o = c->out;
+	size_t n = 0;
+
+	for (size_t f = 0; f < c->set->count; f++)
+		n += anom_job_data_flow(c, f);
+	o->hang_flows = n ? malloc(n * sizeof(*o->hang_flows)) : NULL;
+	if (n && !o->hang_flows)
+		return -ENOMEM;
+	for (size_t f = 0; f < c->set->count; f++)
+		if (anom_job_data_flow(c, f))
+			o->hang_flows[o->n_hang_flows++] = c->set->flows[f].key;
+	o->hang_after_s = n ? fmax(HANG_PERIODS * c->period_s, HANG_NEW_STALL * before) : 0;
+	return 0;
+}
+
 int anom_hang(struct anom_ctx *c)
 {
 	const struct ct_flow_set *set = c->set;
@@ -224,13 +248,14 @@ int anom_hang(struct anom_ctx *c)
 			if (fp->bursts[b].end > job_last)
 				job_last = fp->bursts[b].end;
 	}
-	if (err || !hosts.n || end <= job_last)
+	if (err || !hosts.n)
+		goto out;
+	err = longest_silence(c, &before);
+	err = err ?: watch(c, before);
+	if (err || end <= job_last)
 		goto out;
 	silence = (double)(end - job_last) / 1e9;
 	if (silence < HANG_PERIODS * c->period_s)
-		goto out;
-	err = longest_silence(c, &before);
-	if (err)
 		goto out;
 	anom_hosts_done(&hosts);
 	h = calloc(hosts.n, sizeof(*h));

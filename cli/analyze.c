@@ -10,6 +10,7 @@
 #include "analyze.h"
 #include "capture.h"
 #include "commands.h"
+#include "hang_watch.h"
 #include "progress.h"
 
 #include "app_args.h"
@@ -310,15 +311,19 @@ static void describe_source(struct ct_report *r, const struct analyze_opts *o)
  * the engine and those still in it, left untouched), periodicity over the
  * bursts that ended in the last window.
  */
+/* An interval report at input time now, whose analysis sets the hang watch. */
 static int put_interval_report(const struct analyze_opts *o, struct ct_knowledge *k,
 			       struct ct_engine *engine, struct collected *got, uint64_t now,
-			       struct ct_report_sink *sink)
+			       struct ct_report_sink *sink, struct hang_watch *watch)
 {
 	struct ct_report r = {0};
 	struct ct_flow_set set;
 	struct interval_ctx ic = {&set, 0};
-	struct ct_report_input in = {
-		.know = k, .bursts = &got->bursts, .min_period_s = o->common.min_period_s};
+	struct ct_report_input in = {.know = k,
+				     .bursts = &got->bursts,
+				     .min_period_s = o->common.min_period_s,
+				     .analysed = hang_watch_keep,
+				     .ctx = watch};
 	size_t keep = 0;
 	int err = 0;
 
@@ -414,6 +419,7 @@ int cmd_analyze(int argc, char **argv)
 	int rc, status = CT_EXIT_ERROR;
 	uint64_t interval_ns, origin = 0, next_report = 0, backwards = 0, first_ts = 0;
 	struct timespec started = {0};
+	struct hang_watch watch = {0};
 
 	if (parse_args(argc, argv, &o))
 		return CT_EXIT_ERROR;
@@ -494,8 +500,12 @@ int cmd_analyze(int argc, char **argv)
 		} else if (pkt.ts_ns < origin) {
 			backwards++; /* before the first packet: counted, it ends no interval */
 		} else if (pkt.ts_ns >= next_report) {
-			put_interval_report(&o, &know, engine, &got, pkt.ts_ns, sink);
+			put_interval_report(&o, &know, engine, &got, pkt.ts_ns, sink, &watch);
 			next_report = interval_end(origin, interval_ns, pkt.ts_ns);
+		} else if (hang_watch_due(&watch, engine, &got.flows, pkt.ts_ns)) {
+			/* the job silent as long as a hang pages: said now, not at the interval's
+			 * end */
+			put_interval_report(&o, &know, engine, &got, pkt.ts_ns, sink, &watch);
 		}
 	}
 	progress_end(&progress);
@@ -536,6 +546,7 @@ int cmd_analyze(int argc, char **argv)
 	while (o.common.listen && !interrupted)
 		nanosleep(&tick, NULL);
 cleanup:
+	hang_watch_free(&watch);
 	ct_report_sink_close(sink);
 	ct_knowledge_free(&know);
 	ct_burst_log_free(&got.bursts);

@@ -6,7 +6,11 @@ at the iteration it stopped in, at 0.45 or more (the synthesized others go
 on whatever they wait for, so the stop reads as one of all: below an alarm
 where one host does not stand out); the same job stopped after a whole
 iteration is said at a confidence below an alarm's (it may have ended); the
-job whole gives no hang.
+job whole gives no hang. Read with interval reports six iterations apart (the
+first at iteration 6, the next after the capture's last job packet by
+four periods and more), the stopped job's hang is said in an interval
+report put as its silence reaches the one that pages (the hang watch of
+analyze), within 3 periods of its last packet.
 
   test_hang.py COMMTAP PROFILE
 """
@@ -62,6 +66,27 @@ def hangs(commtap, pcap):
     return [f for f in doc["anomalies"]["findings"] if f["kind"] == "hang"], doc
 
 
+def said_as_it_comes(commtap, pcap, tmp, period_ns, interval_ns):
+    reports = os.path.join(tmp, "reports")
+    os.mkdir(reports)
+    r = subprocess.run([commtap, "analyze", pcap, "--interval", "%.9f" % (interval_ns / 1e9),
+                        "--report-dir", reports,
+                        "--json", os.path.join(tmp, "final.json")], capture_output=True, text=True)
+    if r.returncode:
+        sys.exit("FAIL: analyze --interval %s: %s" % (pcap, r.stderr.strip()))
+    job_last = max(ts for ts, frame, _ in pcapio.read(pcap) if not other_traffic(frame))
+    said = []
+    for name in sorted(os.listdir(reports)):
+        doc = json.load(open(os.path.join(reports, name)))
+        if any(f["kind"] == "hang" for f in doc["anomalies"]["findings"]):
+            said.append((doc["capture"]["last_ts"] - job_last) / period_ns)
+    ok = bool(said) and said[0] <= 3
+    print("%s said as it comes: %s" % ("ok  " if ok else "FAIL",
+          "%.2f periods after the job's last packet (%d interval reports hold it)" %
+          (said[0], len(said)) if said else "in no interval report"))
+    return not ok
+
+
 def main():
     commtap, profile = sys.argv[1], sys.argv[2]
     fail = 0
@@ -90,6 +115,10 @@ def main():
         print("%s stopped mid-iteration 7: %s" % ("ok  " if ok else "FAIL",
               [(f["confidence"], f.get("onset_iteration"), f["evidence"]) for f in found]))
         fail |= not ok
+        # as it comes: an interval report put when the silence pages, with no
+        # interval ending before the capture does
+        fail |= said_as_it_comes(commtap, mid, tmp, period,
+                                 starts[6] - next(pcapio.read(mid))[0])
         # stopped after a whole iteration (iteration 7's start): said below an alarm's confidence
         end = os.path.join(tmp, "end.pcap")
         cut(whole, end, starts[7] - int(0.02 * period), int(period))

@@ -89,6 +89,15 @@ struct ct_anomalies {
 	double straggler_jitter_s;    /* the job's own lateness spread (the noise floor), -1 n/a */
 	double straggler_threshold_s; /* lateness flagged from, -1 n/a */
 	const char *not_looked[CT_ANOMALY_KINDS]; /* why a detector did not look, NULL: it did */
+	/*
+	 * The hang watch, for a producer that reports a hang as it comes
+	 * rather than at its next interval: the silence of the job's data
+	 * flows from which the hang detector pages (0: no job to watch), and
+	 * those flows (owned).
+	 */
+	double hang_after_s;
+	struct ct_flow_key *hang_flows;
+	size_t n_hang_flows;
 };
 
 /*

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+/* The hang watch between interval reports (hang_watch.h). */
+#include "hang_watch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <commtap/anomaly.h>
+
+void hang_watch_keep(struct ct_report *r, void *ctx)
+{
+	struct hang_watch *w = ctx;
+	const struct ct_anomalies *a = r->anomalies;
+	struct ct_flow_key *keys = NULL;
+
+	w->due = 0;
+	w->err = 0;
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->list[i].kind == CT_ANOMALY_HANG && a->list[i].confidence >= CT_ANOMALY_ALARM)
+			w->told = w->last;
+	if (a->hang_after_s <= 0 || !a->n_hang_flows)
+		return;
+	keys = malloc(a->n_hang_flows * sizeof(*keys));
+	if (!keys) {
+		w->err = -ENOMEM;
+		return;
+	}
+	memcpy(keys, a->hang_flows, a->n_hang_flows * sizeof(*keys));
+	free(w->keys);
+	w->keys = keys;
+	w->n = a->n_hang_flows;
+	w->after_ns = (uint64_t)(a->hang_after_s * 1e9);
+	w->due = 1; /* from the next packet: the silence may have begun already */
+}
+
+struct last_seen {
+	const struct hang_watch *w;
+	uint64_t last;
+};
+
+static int watched(const struct hang_watch *w, const struct ct_flow_key *key)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (!memcmp(&w->keys[i], key, sizeof(*key)))
+			return 1;
+	return 0;
+}
+
+/*
+ * A live flow's last packet, its acknowledgements' too: the hang detector
+ * times the silence from the job's flows' last burst of any kind (a
+ * stopped rank's kernel acknowledges what still comes to it).
+ */
+static void take_last(struct ct_flow *flow, void *ctx)
+{
+	struct last_seen *d = ctx;
+
+	if (flow->last_ts > d->last && watched(d->w, &flow->key))
+		d->last = flow->last_ts;
+}
+
+int hang_watch_look(struct hang_watch *w, struct ct_engine *e, const struct ct_flow_set *gone,
+		    uint64_t now)
+{
+	struct last_seen d = {w, 0};
+
+	ct_engine_foreach_flow(e, take_last, &d);
+	for (size_t i = 0; i < w->n; i++) { /* evicted: silent since their last packet */
+		int64_t f = ct_flow_set_find(gone, &w->keys[i]);
+
+		if (f >= 0 && gone->flows[f].last_ts > d.last)
+			d.last = gone->flows[f].last_ts;
+	}
+	if (!d.last) { /* none of them seen: nothing to time */
+		w->due = 0;
+		return 0;
+	}
+	if (d.last != w->last) {
+		w->last = d.last;
+		w->tries = 0;
+	}
+	if (now < d.last + w->after_ns) {
+		w->due = d.last + w->after_ns;
+		return 0;
+	}
+	/* look again later: the job may come back, or the report not page yet */
+	w->due = now + w->after_ns / 2;
+	if (d.last == w->told || w->tries >= HANG_WATCH_TRIES)
+		return 0;
+	w->tries++;
+	return 1;
+}
+
+void hang_watch_free(struct hang_watch *w)
+{
+	free(w->keys);
+	memset(w, 0, sizeof(*w));
+}
