@@ -139,6 +139,15 @@
  * pause inside it; the MoE jobs' exchanges differ from one another by 2x.
  */
 #define STRAGGLER_PIECES 0.01
+/*
+ * Data answers a message on the way back from this long after it, ns: the
+ * message has to reach the sender and the data come back through the
+ * switch and two NICs (about a microsecond each on RDMA hardware; gloo's
+ * answer in the real ddp8-straggler-r7 came 50 us after its request). The
+ * synthesizer's clear-to-send leads its data by 1 us, timed by the sender
+ * (CTS_LEAD_NS in profiles/synth.c): no answer.
+ */
+#define STRAGGLER_ANSWER_NS 2000
 /* "Iteration after iteration": one late iteration is a hiccup, not a straggler. */
 #define STRAGGLER_MIN_ITERATIONS 2
 /*
@@ -873,8 +882,9 @@ static int held_in(const double *held, size_t nh, size_t ni, size_t it)
  * Whom send x, that ended a wait of gap, answers (lead, its sender: none):
  * where its receiver said it was in during the silence, on the way back
  * (a message on the reverse flow, which carries no data and is none of
- * the collective's sends), x is the data that waited for that message,
- * and the wait was for its receiver. A gloo ring's receiver asks for its
+ * the collective's sends) a round trip or more before x
+ * (STRAGGLER_ANSWER_NS), x is the data that waited for that message, and
+ * the wait was for its receiver. A gloo ring's receiver asks for its
  * data on the way back (ddp8-straggler-r7 of set T: its late rank 7's
  * message to rank 0, and rank 0's data to it 0.05 ms after, ended the
  * wait in 5 of its 7 late iterations, and rank 0 was named at 0.80).
@@ -894,7 +904,7 @@ static size_t answered(const struct anom_ctx *c, const struct ct_burst *b, size_
 	for (size_t i = 0; i < back->n_bursts && !asked; i++)
 		asked = anom_carries_message(&back->bursts[i]) &&
 			back->bursts[i].start + gap >= x->start &&
-			back->bursts[i].start <= x->start;
+			back->bursts[i].start + STRAGGLER_ANSWER_NS <= x->start;
 	for (size_t i = 0; i < n && asked; i++)
 		if (!memcmp(&c->set->flows[b[i].flow].key.src, &f->key.dst, sizeof(f->key.dst)))
 			return member[b[i].flow];
