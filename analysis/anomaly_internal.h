@@ -22,6 +22,8 @@ struct anom_ctx {
 	struct ct_addr rdv_host;
 	uint16_t rdv_port;
 	int starting; /* the job is starting (anom_job_starting) */
+	/* the straggler's: flows a link meters (anom_metered_flows), NULL: none looked for */
+	const unsigned char *metered;
 	struct ct_anomalies *out;
 };
 
@@ -83,6 +85,29 @@ int anom_acks_only(const struct ct_burst *b);
  * frame, is one: how a member says it entered).
  */
 int anom_carries_message(const struct ct_burst *b);
+/*
+ * Bursts of this many packets or more can be timed: a link's rate shows in
+ * them (fewer, and a packet's own serialization is all there is).
+ */
+#define ANOM_TIMED_PACKETS 3
+/*
+ * A link that meters what it carries lets a flow's bytes through as single
+ * packets or pairs spaced at its rate, bursts too short to time, where its
+ * peers' move in timed bursts. A flow (a pair, in the slow-link detector)
+ * that moves under this share of its peers' timed share is metered: tbf at
+ * 50 Mbit/s on one real rank's link moved 4% of its bytes timed against
+ * its peers' 100% (0.04 of theirs); of the 910 pairs with peers in the 67
+ * clean real recordings none moved under 0.69 of its peers' share (pp4's
+ * misread EP link), nor under 59% of its bytes (a pipeline pair's).
+ */
+#define ANOM_METERED_SHARE 0.5
+/*
+ * The job's data flows whose bytes a link meters (metered[f] = 1): their
+ * timed share (bytes in bursts of ANOM_TIMED_PACKETS or more, in the job's
+ * iterations) under ANOM_METERED_SHARE of the median of their class's
+ * data flows' (two or more). metered: set->count. 0 or -ENOMEM.
+ */
+int anom_metered_flows(const struct anom_ctx *c, unsigned char *metered);
 /*
  * The rendezvous's flows (rdv[i] = 1, set->count of them), if the capture
  * has one: the TCP endpoint (*host, *port) that each of its clients, three

@@ -29,24 +29,17 @@
 
 /* peers to compare with: the median of two is their mean, one slow pair would drag it */
 #define SLOW_MIN_PAIRS 3
-/*
- * Bursts of fewer packets are too few to time a rate (a clear-to-send is
- * one; the first packet's own serialization is not in the burst's span).
- */
-#define SLOW_MIN_PACKETS 3
 /* peers move between 1/2 and 2 times the pair's bytes an iteration */
 #define SLOW_PEER_VOLUME 2.0
 
 /*
  * A link that meters what it carries pages without a step (see
- * SLOW_UNDECIDED_CONFIDENCE): a token bucket lets a pair's bytes through as single packets or pairs
- * spaced at its rate, bursts too short to time (SLOW_MIN_PACKETS), where its peers' move in timed
- * bursts. A pair that moves under this share of its peers' timed share is metered: tbf at 50 Mbit/s
- * on one real rank's link moved 4% of its bytes timed against its peers' 100% (0.04 of theirs); of
- * the 910 pairs with peers in the 67 clean real recordings none moved under 0.69 of its peers'
- * share (pp4's misread EP link), nor under 59% of its bytes (a pipeline pair's).
+ * SLOW_UNDECIDED_CONFIDENCE): a pair that moves under ANOM_METERED_SHARE of
+ * its peers' timed share (bursts of ANOM_TIMED_PACKETS or more; fewer are
+ * too few to time a rate: a clear-to-send is one, and the first packet's
+ * own serialization is not in the burst's span) is metered
+ * (anomaly_internal.h).
  */
-#define SLOW_METERED_SHARE 0.5
 
 struct pair {
 	struct ct_addr src, dst;
@@ -217,7 +210,7 @@ int anom_slow_link(struct anom_ctx *c)
 			if (it >= 0)
 				inside[p - pairs] += (double)u->bytes;
 			if (it < 0 || u->end <= u->start ||
-			    (u->packets && u->packets < SLOW_MIN_PACKETS))
+			    (u->packets && u->packets < ANOM_TIMED_PACKETS))
 				continue;
 			timed[p - pairs] += (double)u->bytes;
 			bytes[(size_t)(p - pairs) * ni + (size_t)it] += (double)u->bytes;
@@ -336,11 +329,11 @@ int anom_slow_link(struct anom_ctx *c)
 					       before * 100, own_spread * 100);
 			at = at < sizeof(an.evidence) ? at : sizeof(an.evidence) - 1;
 			anom_slow_step_felt(c, &an, on + a * ni, before, at, tmp);
-		} else if (!isnan(metered) && timed[a] < SLOW_METERED_SHARE * metered * inside[a])
+		} else if (!isnan(metered) && timed[a] < ANOM_METERED_SHARE * metered * inside[a])
 			snprintf(an.evidence + at, sizeof(an.evidence) - at,
 				 "; %.0f%% of its bytes move in bursts of %d packets or more, "
 				 "%.0f%% of its peers': the link meters them",
-				 timed[a] / inside[a] * 100, SLOW_MIN_PACKETS, metered * 100);
+				 timed[a] / inside[a] * 100, ANOM_TIMED_PACKETS, metered * 100);
 		else if (isnan(before)) {
 			an.confidence = fmin(an.confidence, SLOW_UNDECIDED_CONFIDENCE);
 			snprintf(an.evidence + at, sizeof(an.evidence) - at,

@@ -10,6 +10,7 @@
 #include <commtap/traffic_class.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,5 +259,51 @@ int anom_job_bursts(const struct anom_ctx *c, int data, struct ct_burst **out, s
 	qsort(all, k, sizeof(*all), anom_burst_start_cmp);
 	*out = all;
 	*n = k;
+	return 0;
+}
+
+int anom_metered_flows(const struct anom_ctx *c, unsigned char *metered)
+{
+	size_t n = c->set->count, k;
+	double *share = malloc((2 * n + 1) * sizeof(*share)), *peers = share + n;
+
+	if (!share)
+		return -ENOMEM;
+	for (size_t f = 0; f < n; f++) {
+		const struct ct_flow_periodicity *fp = &c->per->flows[f];
+		double all = 0, timed = 0;
+
+		metered[f] = 0;
+		share[f] = NAN;
+		if (!anom_job_data_flow(c, f))
+			continue;
+		for (size_t b = 0; b < fp->n_bursts; b++) {
+			const struct ct_burst *u = &fp->bursts[b];
+
+			if (anom_iteration(c, u->start) < 0)
+				continue;
+			all += (double)u->bytes;
+			if (u->end > u->start && u->packets >= ANOM_TIMED_PACKETS)
+				timed += (double)u->bytes;
+		}
+		if (all > 0)
+			share[f] = timed / all;
+	}
+	/* each class's median, its flows among them */
+	for (int cls = 0; cls < CT_CLASS_COUNT; cls++) {
+		double mid;
+
+		k = 0;
+		for (size_t f = 0; f < n; f++)
+			if (!isnan(share[f]) && anom_class(c, f) == cls)
+				peers[k++] = share[f];
+		if (k < 2)
+			continue;
+		mid = anom_median(peers, k);
+		for (size_t f = 0; f < n; f++)
+			if (!isnan(share[f]) && anom_class(c, f) == cls)
+				metered[f] = share[f] < ANOM_METERED_SHARE * mid;
+	}
+	free(share);
 	return 0;
 }
