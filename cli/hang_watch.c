@@ -8,6 +8,11 @@
 
 #include <commtap/anomaly.h>
 
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct ct_flow_key));
+}
+
 void hang_watch_keep(struct ct_report *r, void *ctx)
 {
 	struct hang_watch *w = ctx;
@@ -29,6 +34,7 @@ void hang_watch_keep(struct ct_report *r, void *ctx)
 		return;
 	}
 	memcpy(keys, a->hang_flows, a->n_hang_flows * sizeof(*keys));
+	qsort(keys, a->n_hang_flows, sizeof(*keys), key_cmp); /* looked up per live flow */
 	free(w->keys);
 	w->keys = keys;
 	w->n = a->n_hang_flows;
@@ -43,10 +49,7 @@ struct last_seen {
 
 static int watched(const struct hang_watch *w, const struct ct_flow_key *key)
 {
-	for (size_t i = 0; i < w->n; i++)
-		if (!memcmp(&w->keys[i], key, sizeof(*key)))
-			return 1;
-	return 0;
+	return bsearch(key, w->keys, w->n, sizeof(*w->keys), key_cmp) != NULL;
 }
 
 /*
