@@ -13,6 +13,7 @@
  * and the workers start.
  */
 #include "analyze.h"
+#include "hang_watch.h"
 #include "live_ring.h"
 
 #include "privilege.h"
@@ -80,6 +81,7 @@ struct live {
 	/* kernel counters summed over the sockets, at the last report */
 	uint64_t kernel_packets, kernel_drops;
 	uint64_t prev_packets, prev_ns;
+	struct hang_watch watch; /* set by each report's analysis */
 };
 
 /* What the filter keeps when --filter is not given: RoCEv2 and TCP, and the
@@ -278,8 +280,11 @@ static int put_report(struct live *l, int final, uint64_t stopped_ns)
 	struct ct_snapshot all;
 	struct ct_report r = {0};
 	struct ct_burst_log bursts = {0};
-	struct ct_report_input in = {
-		.know = &l->know, .min_period_s = o->common.min_period_s, .stopped_ns = stopped_ns};
+	struct ct_report_input in = {.know = &l->know,
+				     .min_period_s = o->common.min_period_s,
+				     .stopped_ns = stopped_ns,
+				     .analysed = hang_watch_keep,
+				     .ctx = &l->watch};
 	struct json_object *section = NULL;
 	int err = 0;
 
@@ -311,6 +316,26 @@ out:
 	ct_flow_set_free(&r.flows);
 	ct_snapshot_free(&all);
 	return err;
+}
+
+/*
+ * The watched flows' last packet in the workers' snapshots (0: none), and
+ * the last packet of all (*now): the silence is timed to it, as the
+ * report's hang detector times it, not to the wall clock.
+ */
+static uint64_t watched_last(const struct live *l, uint64_t *now)
+{
+	uint64_t last = 0;
+
+	*now = 0;
+	for (unsigned i = 0; i < l->n_workers; i++) {
+		const struct ct_snapshot *s = &l->workers[i].snap;
+		uint64_t t = hang_watch_last_in(&l->watch, s->flows, s->n_flows);
+
+		last = t > last ? t : last;
+		*now = s->counters.last_ts > *now ? s->counters.last_ts : *now;
+	}
+	return last;
 }
 
 static int split_ifaces(struct live *l, char *list)
@@ -528,6 +553,18 @@ int analyze_live(const struct analyze_opts *o)
 			now = now_ns(CLOCK_MONOTONIC);
 			while (next_report <= now)
 				next_report += interval_ns;
+		} else if (l.watch.due && now_ns(CLOCK_REALTIME) >= l.watch.due && !stop_signal) {
+			/*
+			 * The job silent as long as a hang pages (packets carry
+			 * CLOCK_REALTIME), by the packets that came since: said
+			 * now, not at the interval's end.
+			 */
+			uint64_t last, wire;
+
+			snapshot_all(&l);
+			last = watched_last(&l, &wire);
+			if (hang_watch_judge(&l.watch, last, wire))
+				put_report(&l, 0, 0);
 		}
 	}
 	if (stop_signal)
@@ -567,6 +604,7 @@ out:
 		free(w->scratch);
 	}
 	free(l.workers);
+	hang_watch_free(&l.watch);
 	ct_report_sink_close(l.sink);
 	ct_knowledge_free(&l.know);
 	live_filter_free(l.filter);

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The hang watch of a producer that reports at intervals (analyze
- * --interval): where the job's data flows, as the last report's analysis
+ * --interval, live or not): where the job's data flows, as the last report's analysis
  * named them, have been silent as long as the hang detector pages at
  * (ct_anomalies.hang_after_s), a report is due then, not at the interval's
  * end (issue 30: a hang reported within 2 periods; with --interval 1 a
  * DDP job of 0.26 s iterations was told 3.6 iterations after its rank
  * stopped).
  */
-#ifndef COMMTAP_CLI_HANG_WATCH_H
-#define COMMTAP_CLI_HANG_WATCH_H
+#ifndef COMMTAP_APP_HANG_WATCH_H
+#define COMMTAP_APP_HANG_WATCH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,10 +45,19 @@ struct hang_watch {
 void hang_watch_keep(struct ct_report *r, void *ctx);
 
 /*
- * 1 where at input time now the watched flows have sent nothing (the
- * engine's live flows, those already evicted in gone) for the silence
- * that pages and no report has told it yet (HANG_WATCH_TRIES at most);
- * else 0, and when to look again.
+ * 1 where at input time now the watched flows, last seen at last (0: none
+ * of them seen), have been silent as long as a hang pages and no report
+ * has told it yet (HANG_WATCH_TRIES at most); else 0, and when to look
+ * again (w->due).
+ */
+int hang_watch_judge(struct hang_watch *w, uint64_t last, uint64_t now);
+
+/* The watched flows' last packet among flows[0, n) (a snapshot's), 0: none. */
+uint64_t hang_watch_last_in(const struct hang_watch *w, const struct ct_flow *flows, size_t n);
+
+/*
+ * hang_watch_judge on an engine's live flows and those already evicted
+ * from it (gone).
  */
 int hang_watch_look(struct hang_watch *w, struct ct_engine *e, const struct ct_flow_set *gone,
 		    uint64_t now);

@@ -57,12 +57,47 @@ static int watched(const struct hang_watch *w, const struct ct_flow_key *key)
  * times the silence from the job's flows' last burst of any kind (a
  * stopped rank's kernel acknowledges what still comes to it).
  */
+static uint64_t later(const struct hang_watch *w, const struct ct_flow *flow, uint64_t last)
+{
+	return flow->last_ts > last && watched(w, &flow->key) ? flow->last_ts : last;
+}
+
 static void take_last(struct ct_flow *flow, void *ctx)
 {
 	struct last_seen *d = ctx;
 
-	if (flow->last_ts > d->last && watched(d->w, &flow->key))
-		d->last = flow->last_ts;
+	d->last = later(d->w, flow, d->last);
+}
+
+int hang_watch_judge(struct hang_watch *w, uint64_t last, uint64_t now)
+{
+	if (!last) { /* none of them seen: nothing to time */
+		w->due = 0;
+		return 0;
+	}
+	if (last != w->last) {
+		w->last = last;
+		w->tries = 0;
+	}
+	if (now < last + w->after_ns) {
+		w->due = last + w->after_ns;
+		return 0;
+	}
+	/* look again later: the job may come back, or the report not page yet */
+	w->due = now + w->after_ns / 2;
+	if (last == w->told || w->tries >= HANG_WATCH_TRIES)
+		return 0;
+	w->tries++;
+	return 1;
+}
+
+uint64_t hang_watch_last_in(const struct hang_watch *w, const struct ct_flow *flows, size_t n)
+{
+	uint64_t last = 0;
+
+	for (size_t i = 0; i < n; i++)
+		last = later(w, &flows[i], last);
+	return last;
 }
 
 int hang_watch_look(struct hang_watch *w, struct ct_engine *e, const struct ct_flow_set *gone,
@@ -77,24 +112,7 @@ int hang_watch_look(struct hang_watch *w, struct ct_engine *e, const struct ct_f
 		if (f >= 0 && gone->flows[f].last_ts > d.last)
 			d.last = gone->flows[f].last_ts;
 	}
-	if (!d.last) { /* none of them seen: nothing to time */
-		w->due = 0;
-		return 0;
-	}
-	if (d.last != w->last) {
-		w->last = d.last;
-		w->tries = 0;
-	}
-	if (now < d.last + w->after_ns) {
-		w->due = d.last + w->after_ns;
-		return 0;
-	}
-	/* look again later: the job may come back, or the report not page yet */
-	w->due = now + w->after_ns / 2;
-	if (d.last == w->told || w->tries >= HANG_WATCH_TRIES)
-		return 0;
-	w->tries++;
-	return 1;
+	return hang_watch_judge(w, d.last, now);
 }
 
 void hang_watch_free(struct hang_watch *w)
