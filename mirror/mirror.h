@@ -11,6 +11,7 @@
 #include <rte_ring.h>
 #include <rte_seqlock.h>
 
+#include "hang_watch.h"
 #include "mirror_clock.h"
 #include "producer_options.h"
 
@@ -59,9 +60,9 @@ struct mirror_worker {
 	volatile uint64_t ring_drops; /* distributor: packets a full ring refused */
 	volatile uint64_t duplicates;
 	volatile uint64_t last_rx_tsc;
-	volatile uint64_t last_poll_tsc; /* idle is judged by the worker's own polls */
+	volatile uint64_t last_poll_tsc;    /* idle is judged by the worker's own polls */
 	volatile uint64_t last_starved_tsc; /* an empty poll with no mbuf free: not idle */
-	uint64_t feed_cycles, fed;	 /* --bench: cycles inside ct_engine_feed */
+	uint64_t feed_cycles, fed;	    /* --bench: cycles inside ct_engine_feed */
 	uint64_t first_rx_tsc;
 	uint64_t cpu_ns; /* the lcore's thread CPU time in its polling loop */
 	/* snapshot handshake: the main lcore bumps snap_req, the worker answers */
@@ -88,7 +89,6 @@ unsigned mirror_bench_ring_queues(const struct mirror_bench_ring *b);
 int mirror_bench_ring_run(void *arg); /* the generator's lcore function */
 uint64_t mirror_bench_ring_sent(const struct mirror_bench_ring *b);
 void mirror_bench_ring_free(struct mirror_bench_ring *b);
-
 
 /* Symmetric hash of the analysed (inner) frame's IP address pair (0 for non-IP frames). */
 uint32_t mirror_flow_hash(const uint8_t *data, uint32_t len);
@@ -127,6 +127,7 @@ struct mirror {
 	struct ct_knowledge *know;
 	struct ct_report_sink *sink;
 	uint64_t prev_packets, prev_bytes, prev_tsc, start_tsc;
+	struct hang_watch watch; /* set by each report's analysis */
 };
 
 /*

@@ -217,7 +217,8 @@ static unsigned pool_free_here(void)
 {
 	unsigned n = rte_mempool_avail_count(app.pool), self = rte_lcore_id(), lc;
 
-	RTE_LCORE_FOREACH(lc) {
+	RTE_LCORE_FOREACH(lc)
+	{
 		struct rte_mempool_cache *cache = rte_mempool_default_cache(app.pool, lc);
 
 		if (lc != self && cache)
@@ -540,7 +541,6 @@ static int setup_port(struct mirror *m, unsigned n_lcores_for_work)
 	return socket;
 }
 
-
 /*
  * The slots of each engine lcore's ring in software distribution: the rings
  * together must not be able to hold every mbuf, or the RX lcore starves
@@ -645,8 +645,7 @@ static void print_report_times(const struct mirror *m)
 		return;
 	qsort(report_cycles, n_report_times, sizeof(report_cycles[0]), cmp_u64);
 	printf("reports: %u interval reports, %.3f ms each (median; min %.3f, max %.3f)\n",
-	       n_report_times,
-	       (double)report_cycles[n_report_times / 2] * 1e3 / (double)m->tsc_hz,
+	       n_report_times, (double)report_cycles[n_report_times / 2] * 1e3 / (double)m->tsc_hz,
 	       (double)report_cycles[0] * 1e3 / (double)m->tsc_hz,
 	       (double)report_cycles[n_report_times - 1] * 1e3 / (double)m->tsc_hz);
 }
@@ -688,6 +687,26 @@ static void print_bench(const struct mirror *m)
 	print_report_times(m);
 	(void)end;
 	fflush(stdout);
+}
+
+/*
+ * The watched flows' last packet in the workers' snapshots (0: none), and
+ * the last packet of all (*now): the silence is timed to it, as the
+ * report's hang detector times it.
+ */
+static uint64_t watched_last(const struct mirror *m, uint64_t *now)
+{
+	uint64_t last = 0;
+
+	*now = 0;
+	for (unsigned i = 0; i < m->n_workers; i++) {
+		const struct ct_snapshot *s = &m->workers[i].snap;
+		uint64_t t = hang_watch_last_in(&m->watch, s->flows, s->n_flows);
+
+		last = t > last ? t : last;
+		*now = s->counters.last_ts > *now ? s->counters.last_ts : *now;
+	}
+	return last;
 }
 
 int main(int argc, char **argv)
@@ -766,7 +785,7 @@ int main(int argc, char **argv)
 		gen_lcore = lcore;
 		if (mirror_bench_ring_create(m->o.bench_ring,
 					     m->o.mbuf_data ? m->o.mbuf_data
-							 : MBUF_DATA_ROOM - RTE_PKTMBUF_HEADROOM,
+							    : MBUF_DATA_ROOM - RTE_PKTMBUF_HEADROOM,
 					     (int)rte_socket_id(), &workers_quit, &m->port, &bench))
 			goto out;
 	}
@@ -818,6 +837,17 @@ int main(int argc, char **argv)
 			while (next_report <= now)
 				next_report +=
 					(uint64_t)(m->o.common.interval_s * (double)m->tsc_hz);
+		} else if (m->watch.due && tsc_to_ns(m, now) >= m->watch.due && !m->o.bare) {
+			/*
+			 * The job silent as long as a hang pages, by the packets
+			 * that came since: said now, not at the interval's end.
+			 */
+			uint64_t seen, wire;
+
+			snapshot_all(m, 0, inline_worker);
+			seen = watched_last(m, &wire);
+			if (hang_watch_judge(&m->watch, seen, wire))
+				mirror_put_report(m, 0, 0);
 		}
 		/*
 		 * Idle: every worker polled without a packet for the whole span, by
@@ -855,8 +885,8 @@ int main(int argc, char **argv)
 	if (m->o.bench)
 		print_bench(m);
 	if (bench)
-		printf("generator (lcore %u): %llu packets enqueued from %u capture(s)\n", gen_lcore,
-		       (unsigned long long)mirror_bench_ring_sent(bench),
+		printf("generator (lcore %u): %llu packets enqueued from %u capture(s)\n",
+		       gen_lcore, (unsigned long long)mirror_bench_ring_sent(bench),
 		       mirror_bench_ring_queues(bench));
 out:
 	if (m->started)
@@ -872,6 +902,7 @@ out:
 	rte_free(m->workers);
 	mirror_bench_ring_free(bench); /* after the port that carried its rings */
 	rte_mempool_free(m->pool);
+	hang_watch_free(&m->watch);
 	ct_report_sink_close(m->sink);
 	ct_knowledge_free(&know);
 	rte_eal_cleanup();

@@ -113,7 +113,10 @@ int mirror_put_report(struct mirror *m, int final, int stopping)
 	struct ct_snapshot all;
 	struct ct_report r = {0};
 	struct ct_burst_log bursts = {0};
-	struct ct_report_input in = {.know = m->know, .min_period_s = m->o.common.min_period_s};
+	struct ct_report_input in = {.know = m->know,
+				     .min_period_s = m->o.common.min_period_s,
+				     .analysed = hang_watch_keep,
+				     .ctx = &m->watch};
 	struct json_object *section = NULL;
 	int err = 0;
 

@@ -186,44 +186,21 @@ vlan)
 	;;
 hang)
 	# A DDP job (iterations of 1.2 s) stopped in the middle of iteration 7
-	# while other traffic goes on (test/anomaly/test_hang.py's cut), replayed
+	# while other traffic goes on (test/anomaly/hung_job.py), replayed
 	# at its own pace; interval reports every 6.2 periods, the first before
 	# the stop, the next 4.5 periods or more after it. The first report
 	# holding the hang says the job silent 3.5 periods or less: put as the
 	# silence paged (the hang watch), not at the interval's end.
-	ddp=$(dirname "$profile")/ddp-resnet50-32gpu.json
-	"$commtap" synth "$ddp" -o "$work/whole.pcap" --iterations 12 --scale 1e-3 \
-		--time-scale 30 --noise --seed 3 >/dev/null 2>&1 || fail "commtap synth"
-	period=$(python3 - "$(dirname "$0")/../anomaly" "$work" <<'PY'
-import json, os, sys
-sys.path.insert(0, sys.argv[1])
-import test_hang
-work = sys.argv[2]
-truth = json.load(open(os.path.join(work, "whole.truth.json")))
-starts, period = truth["iteration_starts_ns"], truth["mean_period_s"]
-in7 = sorted(ts for ts, frame, _ in test_hang.pcapio.read(os.path.join(work, "whole.pcap"))
-             if starts[7] <= ts < starts[8] and not test_hang.other_traffic(frame))
-test_hang.cut(os.path.join(work, "whole.pcap"), os.path.join(work, "hung.pcap"),
-              in7[len(in7) // 2], int(period * 1e9))
-print(period)
-PY
-) || fail "cutting the job"
+	hung=$(dirname "$0")/../anomaly/hung_job.py
+	period=$(python3 "$hung" make "$commtap" "$(dirname "$profile")/ddp-resnet50-32gpu.json" \
+		"$work") || fail "making the hung job"
 	mkdir -p "$work/hang"
 	start_live hang --interval "$(python3 -c "print(6.2 * $period)")" --report-dir "$work/hang" \
 		--json "$work/hang.json"
 	ip netns exec $nsa tcpreplay -q -i $vetha "$work/hung.pcap" >"$work/replay.out" 2>&1 ||
 		{ cat "$work/replay.out"; fail "tcpreplay"; }
 	stop_live hang INT
-	said=$(python3 - "$work/hang" <<'PY'
-import glob, json, re, sys
-for path in sorted(glob.glob(sys.argv[1] + "/commtap-report-*.json")):
-    for f in json.load(open(path))["anomalies"]["findings"]:
-        if f["kind"] == "hang":
-            print(re.search(r"\(([0-9.]+) periods", f["evidence"]).group(1))
-            sys.exit(0)
-print("none")
-PY
-)
+	said=$(python3 "$hung" said "$work/hang")
 	echo "the first interval report holding the hang: the job silent $said periods"
 	[ "$said" != none ] || fail "no interval report holds the hang"
 	python3 -c "import sys; sys.exit(0 if $said <= 3.5 else 1)" ||
