@@ -22,6 +22,7 @@
 #include "probe.h"
 
 #include "app_args.h"
+#include "hang_watch.h"
 #include "producer_options.h"
 #include "report_sink.h"
 
@@ -369,16 +370,17 @@ static const struct ct_labels *job_names(const struct agent_opts *o,
 
 static int put_report(const struct agent_opts *o, struct ct_knowledge *k, struct ct_collect *col,
 		      const char *source, int final, struct ct_report_sink *sink,
-		      uint64_t stopped_ns)
+		      uint64_t stopped_ns, struct hang_watch *watch)
 {
 	struct ct_report r = {0};
 	struct gpu_join_ctx g = {o, k, col, NULL};
+	/* the final report joins the GPU rings; an interval report keeps the hang watch */
 	struct ct_report_input in = {
 		.know = k,
 		.bursts = &col->bursts,
 		.min_period_s = o->common.min_period_s,
-		.analysed = final ? join_gpu : NULL,
-		.ctx = &g,
+		.analysed = final ? join_gpu : hang_watch_keep,
+		.ctx = final ? (void *)&g : (void *)watch,
 		.stopped_ns = stopped_ns,
 	};
 	json_object *host = NULL;
@@ -418,6 +420,15 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The probe's timestamps' clock (moved to CLOCK_REALTIME), ns. */
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -507,6 +518,7 @@ int cmd_agent(int argc, char **argv)
 	struct ct_knowledge know = {0};
 	struct ct_probe *probes[MAX_IFACES] = {0};
 	struct ct_collect col = {0};
+	struct hang_watch watch = {0};
 	struct ct_report_sink *sink = NULL;
 	struct ct_report_sink_config sink_cfg = {0};
 	struct ct_run_as user;
@@ -630,16 +642,27 @@ int cmd_agent(int argc, char **argv)
 		}
 		t = now_s();
 		if (t >= next) {
-			put_report(&o, &know, &col, source, 0, sink, 0);
+			put_report(&o, &know, &col, source, 0, sink, 0, &watch);
 			attach_rings(&o);
 			/* a report that took longer than the interval skips, not stacks, the next
 			 */
 			while (next <= t)
 				next += o.common.interval_s;
+		} else if (watch.due && realtime_ns() >= watch.due && !ct_collect_read(&col, 0)) {
+			/*
+			 * The job silent as long as a hang pages (the probe's clock
+			 * is moved to CLOCK_REALTIME), by the packets the maps have
+			 * seen since: said now, not at the interval's end.
+			 */
+			uint64_t live = hang_watch_last_in_set(&watch, &col.live),
+				 gone = hang_watch_last_in_set(&watch, &col.retired);
+
+			if (hang_watch_judge(&watch, live > gone ? live : gone, col.newest_ts))
+				put_report(&o, &know, &col, source, 0, sink, 0, &watch);
 		}
 	}
 	/* the shutdown deadline counts from here (the stop, or --duration) */
-	if (put_report(&o, &know, &col, source, 1, sink, ct_monotonic_ns()))
+	if (put_report(&o, &know, &col, source, 1, sink, ct_monotonic_ns(), &watch))
 		status = CT_EXIT_ERROR;
 	/* every failed write, interval reports included, is the exit status's */
 	if (ct_report_sink_failures(sink) || job_labels_failed)
@@ -654,6 +677,7 @@ out:
 	 */
 	for (unsigned i = 0; i < n; i++)
 		ct_probe_close(probes[i], o.persist && (started || ct_probe_resumed(probes[i])));
+	hang_watch_free(&watch);
 	ct_report_sink_close(sink);
 	ct_knowledge_free(&know);
 	ct_labels_free(&job_labels);

@@ -100,19 +100,27 @@ uint64_t hang_watch_last_in(const struct hang_watch *w, const struct ct_flow *fl
 	return last;
 }
 
+uint64_t hang_watch_last_in_set(const struct hang_watch *w, const struct ct_flow_set *s)
+{
+	uint64_t last = 0;
+
+	for (size_t i = 0; i < w->n; i++) {
+		int64_t f = ct_flow_set_find(s, &w->keys[i]);
+
+		if (f >= 0 && s->flows[f].last_ts > last)
+			last = s->flows[f].last_ts;
+	}
+	return last;
+}
+
 int hang_watch_look(struct hang_watch *w, struct ct_engine *e, const struct ct_flow_set *gone,
 		    uint64_t now)
 {
 	struct last_seen d = {w, 0};
+	uint64_t evicted = hang_watch_last_in_set(w, gone); /* silent since their last packet */
 
 	ct_engine_foreach_flow(e, take_last, &d);
-	for (size_t i = 0; i < w->n; i++) { /* evicted: silent since their last packet */
-		int64_t f = ct_flow_set_find(gone, &w->keys[i]);
-
-		if (f >= 0 && gone->flows[f].last_ts > d.last)
-			d.last = gone->flows[f].last_ts;
-	}
-	return hang_watch_judge(w, d.last, now);
+	return hang_watch_judge(w, evicted > d.last ? evicted : d.last, now);
 }
 
 void hang_watch_free(struct hang_watch *w)

@@ -55,6 +55,9 @@ int hang_watch_judge(struct hang_watch *w, uint64_t last, uint64_t now);
 /* The watched flows' last packet among flows[0, n) (a snapshot's), 0: none. */
 uint64_t hang_watch_last_in(const struct hang_watch *w, const struct ct_flow *flows, size_t n);
 
+/* The watched flows' last packet in a set of flow summaries (the agent's reads), 0: none. */
+uint64_t hang_watch_last_in_set(const struct hang_watch *w, const struct ct_flow_set *s);
+
 /*
  * hang_watch_judge on an engine's live flows and those already evicted
  * from it (gone).

@@ -6,7 +6,7 @@
 #
 # usage: test_agent_netns.sh CASE COMMTAP PROFILE EMPTY_BPF_O COMPARE_PY
 # CASE: xdp | tc | period | persist | reuse | stop | ring | lru | gpu | gpujunk | errors | twins | user | jobname
-#       | kubejob | unitsandbox
+#       | kubejob | unitsandbox | hang
 # (gpu also needs GPU_RINGS, the ring writer, and NCCL_PLUGIN, the plugin)
 set -u
 case_=$1 commtap=$2 profile=$3 empty_obj=$4 compare=$5
@@ -265,6 +265,24 @@ period) # real-time replay: the period of what crossed the wire, within 1%
 	python3 -c "import json,sys; p=[json.load(open(f))['job']['iteration_period_s'] for f in sys.argv[1:]]; print('period: capture %.6f s, wire (tcpreplay) %.6f s, agent %.6f s' % tuple(p))" \
 		"$work/p.pcap.json" "$work/wire.json" "$final" || fail "a report has no period"
 	compare "$work/wire.json" "$final" --totals-only --period-tolerance 0.01
+	;;
+hang) # a DDP job (iterations of 1.2 s) stopped in the middle of iteration 7
+	# while other traffic goes on (test/anomaly/hung_job.py), replayed at its
+	# own pace; interval reports every 6.2 periods, the first before the stop,
+	# the next 4.5 periods or more after it. The first report holding the hang
+	# says the job silent 3.5 periods or less: put as the silence paged (the
+	# hang watch), not at the interval's end.
+	hung=$(dirname "$0")/../anomaly/hung_job.py
+	period=$(python3 "$hung" make "$commtap" "$(dirname "$profile")/ddp-resnet50-32gpu.json" \
+		"$work") || fail "making the hung job"
+	start_agent "$work/reports" --interval "$(python3 -c "print(6.2 * $period)")"
+	replay $nsa $vetha "$work/hung.pcap"
+	stop_agent INT
+	said=$(python3 "$hung" said "$work/reports")
+	echo "the first interval report holding the hang: the job silent $said periods"
+	[ "$said" != none ] || fail "no interval report holds the hang"
+	python3 -c "import sys; sys.exit(0 if $said <= 3.5 else 1)" ||
+		fail "the hang said $said periods into the silence, not as it paged (3.5 or less)"
 	;;
 persist) # an agent restarted mid-replay with --persist loses no counts
 	synth "$work/roce.pcap" --noise
