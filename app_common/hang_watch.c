@@ -91,13 +91,13 @@ int hang_watch_judge(struct hang_watch *w, uint64_t last, uint64_t now)
 	return 1;
 }
 
-uint64_t hang_watch_last_in(const struct hang_watch *w, const struct ct_flow *flows, size_t n)
+void hang_watch_snapshot(const struct hang_watch *w, const struct ct_snapshot *s, uint64_t *last,
+			 uint64_t *now)
 {
-	uint64_t last = 0;
-
-	for (size_t i = 0; i < n; i++)
-		last = later(w, &flows[i], last);
-	return last;
+	for (size_t i = 0; i < s->n_flows; i++)
+		*last = later(w, &s->flows[i], *last);
+	if (s->counters.last_ts > *now)
+		*now = s->counters.last_ts;
 }
 
 uint64_t hang_watch_last_in_set(const struct hang_watch *w, const struct ct_flow_set *s)

@@ -17,6 +17,7 @@
 #include <commtap/dataplane.h>
 #include <commtap/flow_set.h>
 #include <commtap/report.h>
+#include <commtap/snapshot.h>
 
 /*
  * Reports due for one silence at most: at the silence that pages, and half
@@ -52,8 +53,13 @@ void hang_watch_keep(struct ct_report *r, void *ctx);
  */
 int hang_watch_judge(struct hang_watch *w, uint64_t last, uint64_t now);
 
-/* The watched flows' last packet among flows[0, n) (a snapshot's), 0: none. */
-uint64_t hang_watch_last_in(const struct hang_watch *w, const struct ct_flow *flows, size_t n);
+/*
+ * A worker's snapshot s: the watched flows' last packet in it, and its last
+ * packet of all (the silence is timed to that, as the report's hang
+ * detector times it), each raised into *last and *now.
+ */
+void hang_watch_snapshot(const struct hang_watch *w, const struct ct_snapshot *s, uint64_t *last,
+			 uint64_t *now);
 
 /* The watched flows' last packet in a set of flow summaries (the agent's reads), 0: none. */
 uint64_t hang_watch_last_in_set(const struct hang_watch *w, const struct ct_flow_set *s);

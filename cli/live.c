@@ -318,26 +318,6 @@ out:
 	return err;
 }
 
-/*
- * The watched flows' last packet in the workers' snapshots (0: none), and
- * the last packet of all (*now): the silence is timed to it, as the
- * report's hang detector times it, not to the wall clock.
- */
-static uint64_t watched_last(const struct live *l, uint64_t *now)
-{
-	uint64_t last = 0;
-
-	*now = 0;
-	for (unsigned i = 0; i < l->n_workers; i++) {
-		const struct ct_snapshot *s = &l->workers[i].snap;
-		uint64_t t = hang_watch_last_in(&l->watch, s->flows, s->n_flows);
-
-		last = t > last ? t : last;
-		*now = s->counters.last_ts > *now ? s->counters.last_ts : *now;
-	}
-	return last;
-}
-
 static int split_ifaces(struct live *l, char *list)
 {
 	char *save = NULL;
@@ -559,10 +539,11 @@ int analyze_live(const struct analyze_opts *o)
 			 * CLOCK_REALTIME), by the packets that came since: said
 			 * now, not at the interval's end.
 			 */
-			uint64_t last, wire;
+			uint64_t last = 0, wire = 0;
 
 			snapshot_all(&l);
-			last = watched_last(&l, &wire);
+			for (unsigned i = 0; i < l.n_workers; i++)
+				hang_watch_snapshot(&l.watch, &l.workers[i].snap, &last, &wire);
 			if (hang_watch_judge(&l.watch, last, wire))
 				put_report(&l, 0, 0);
 		}

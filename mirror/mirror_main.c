@@ -689,26 +689,6 @@ static void print_bench(const struct mirror *m)
 	fflush(stdout);
 }
 
-/*
- * The watched flows' last packet in the workers' snapshots (0: none), and
- * the last packet of all (*now): the silence is timed to it, as the
- * report's hang detector times it.
- */
-static uint64_t watched_last(const struct mirror *m, uint64_t *now)
-{
-	uint64_t last = 0;
-
-	*now = 0;
-	for (unsigned i = 0; i < m->n_workers; i++) {
-		const struct ct_snapshot *s = &m->workers[i].snap;
-		uint64_t t = hang_watch_last_in(&m->watch, s->flows, s->n_flows);
-
-		last = t > last ? t : last;
-		*now = s->counters.last_ts > *now ? s->counters.last_ts : *now;
-	}
-	return last;
-}
-
 int main(int argc, char **argv)
 {
 	struct mirror *m = &app;
@@ -842,10 +822,11 @@ int main(int argc, char **argv)
 			 * The job silent as long as a hang pages, by the packets
 			 * that came since: said now, not at the interval's end.
 			 */
-			uint64_t seen, wire;
+			uint64_t seen = 0, wire = 0;
 
 			snapshot_all(m, 0, inline_worker);
-			seen = watched_last(m, &wire);
+			for (unsigned i = 0; i < m->n_workers; i++)
+				hang_watch_snapshot(&m->watch, &m->workers[i].snap, &seen, &wire);
 			if (hang_watch_judge(&m->watch, seen, wire))
 				mirror_put_report(m, 0, 0);
 		}
