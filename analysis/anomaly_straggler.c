@@ -1068,6 +1068,12 @@ static int judge_waits(struct anom_ctx *c, int cls, const struct anom_hosts *h, 
 	return err;
 }
 
+/* An iteration's steps carry the usual bytes of the exchange (NAN: no step). */
+static int carries(double bytes, double usual)
+{
+	return fabs(bytes - usual) <= STRAGGLER_PIECES * usual;
+}
+
 /*
  * Steps matched by what they are, not by their place. Step k is the k-th
  * step after the iteration's longest wait; where that wait falls before
@@ -1129,11 +1135,10 @@ static void match_steps(const struct anom_ctx *c, const struct ct_burst *b, size
 		return;
 	usual_bytes = anom_median(whole + ni, n_whole);
 	for (size_t it = 0; it + 1 < ni; it++)
-		lone += at[it] == SIZE_MAX &&
-			fabs(whole[it] - usual_bytes) <= STRAGGLER_PIECES * usual_bytes;
+		lone += at[it] == SIZE_MAX && carries(whole[it], usual_bytes);
 	/* pieces of one exchange: joined into the first step, no anchor */
 	for (size_t it = 0; it < ni && lone >= STRAGGLER_MIN_ITERATIONS; it++) {
-		if (!(fabs(whole[it] - usual_bytes) <= STRAGGLER_PIECES * usual_bytes))
+		if (!carries(whole[it], usual_bytes))
 			continue;
 		at[it] = SIZE_MAX;
 		for (size_t k = 1; k < steps; k++)

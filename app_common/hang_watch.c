@@ -2,7 +2,6 @@
 /* The hang watch between interval reports (hang_watch.h). */
 #include "hang_watch.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +18,7 @@ void hang_watch_keep(struct ct_report *r, void *ctx)
 	const struct ct_anomalies *a = r->anomalies;
 	struct ct_flow_key *keys = NULL;
 
-	w->due = 0;
-	w->err = 0;
+	w->due = 0; /* nothing watched until a report names the flows */
 	if (!a)
 		return;
 	for (size_t i = 0; i < a->n; i++)
@@ -29,10 +27,8 @@ void hang_watch_keep(struct ct_report *r, void *ctx)
 	if (a->hang_after_s <= 0 || !a->n_hang_flows)
 		return;
 	keys = malloc(a->n_hang_flows * sizeof(*keys));
-	if (!keys) {
-		w->err = -ENOMEM;
+	if (!keys) /* out of memory: the watch stays off until the next report */
 		return;
-	}
 	memcpy(keys, a->hang_flows, a->n_hang_flows * sizeof(*keys));
 	qsort(keys, a->n_hang_flows, sizeof(*keys), key_cmp); /* looked up per live flow */
 	free(w->keys);

@@ -307,11 +307,11 @@ static void describe_source(struct ct_report *r, const struct analyze_opts *o)
 }
 
 /*
- * A report while the input goes on: every flow so far (those already out of
- * the engine and those still in it, left untouched), periodicity over the
- * bursts that ended in the last window.
+ * A report while the input goes on, at input time now: every flow so far
+ * (those already out of the engine and those still in it, left untouched),
+ * periodicity over the bursts that ended in the last window. Its analysis
+ * sets the hang watch.
  */
-/* An interval report at input time now, whose analysis sets the hang watch. */
 static int put_interval_report(const struct analyze_opts *o, struct ct_knowledge *k,
 			       struct ct_engine *engine, struct collected *got, uint64_t now,
 			       struct ct_report_sink *sink, struct hang_watch *watch)
